@@ -1,0 +1,58 @@
+"""Argument types shared by the command modules (argparse ``type=`` callables)."""
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+_RESOLUTION = re.compile(r"^(\d+)x(\d+)$")
+
+
+def resolution(text: str) -> tuple[int, int]:
+    """Parse ``WxH`` (e.g. ``832x480``) into ``(width, height)``.
+
+    >>> resolution("832x480")
+    (832, 480)
+    """
+    m = _RESOLUTION.match(text.strip())
+    if not m or int(m.group(1)) <= 0 or int(m.group(2)) <= 0:
+        raise argparse.ArgumentTypeError(f"malformed resolution {text!r}: expected WxH with positive integers, e.g. 832x480")
+    return int(m.group(1)), int(m.group(2))
+
+
+def non_negative_int(text: str) -> int:
+    """An integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def output_directory(text: str) -> Path:
+    """A directory to write into: it may not exist yet, but must not be an existing file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{path}: exists and is not a directory")
+    return path
+
+
+def existing_path(text: str) -> Path:
+    """A file or directory that must exist."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{path}: no such file or directory")
+    return path
+
+
+EXAMPLE_FORMATTER = argparse.RawDescriptionHelpFormatter

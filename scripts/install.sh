@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Creates .venv and installs devil-dataset with every extra, pinned by constraints.txt.
+# Usage: ./scripts/install.sh            (idempotent: re-running only checks the environment)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+# constraints.txt pins torch/torchvision as a matching pair (see README "Install").
+.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[all,test]"
+.venv/bin/python -c "import torch, torchvision, cv2, datasets, devil_dataset; print('devil-dataset', devil_dataset.__version__, '| torch', torch.__version__, '| opencv', cv2.__version__, '| datasets', datasets.__version__)"
