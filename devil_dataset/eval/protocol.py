@@ -55,3 +55,22 @@ class VideoMetric(Protocol):
 
     def provenance(self) -> dict:
         """Modes, weights hashes and backends that produced the values (stored in the results JSON)."""
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """Options every metric receives at construction: ``MetricClass(options)``.
+
+    ``ssim_mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (range 1).
+    ``flow``: ``"auto"`` (RAFT when its weights are cached, else DIS), ``"raft"`` or ``"dis"``.
+    ``second_inpainter``: baseline used by the re-inpainting self-consistency metric.
+    """
+
+    device: str = "cpu"
+    batch_size: int = 8
+    ssim_mode: str = "release"
+    flow: str = "auto"
+    seed: int = 0
+    second_inpainter: str = "telea"
+    self_consistency_submetric: str = "lpips"
+    self_consistency_k: int = 10
