@@ -4,12 +4,19 @@ Example:
     >>> import devil_dataset
     >>> devil_dataset.mask_seed(0)
     2357136044
+    >>> devil_dataset.render_mask("fgs-h_fgm-l_fgd-l", devil_dataset.mask_seed(1), num_frames=2).shape
+    (2, 1080, 1920)
 """
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .builder.mask_stats import MaskStats, mask_stats  # noqa: E402
+from .builder.mask_store import stored_mask, time_reverse  # noqa: E402
 from .builder.masks import PRESETS, mask_seed, render_mask  # noqa: E402
 from .slices import SLICES, SliceSpec  # noqa: E402
 
-__all__ = ["__version__", "PRESETS", "mask_seed", "render_mask", "SLICES", "SliceSpec"]
+__all__ = [
+    "__version__", "PRESETS", "mask_seed", "render_mask", "stored_mask", "time_reverse",
+    "MaskStats", "mask_stats", "SLICES", "SliceSpec",
+]

@@ -18,12 +18,26 @@ from .slices import EVAL_SIZE
 
 
 def cover_crop_geometry(src_size: tuple[int, int], dst_size: tuple[int, int] = EVAL_SIZE) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Return ``((resized_w, resized_h), (left, top))`` for cover-cropping ``src_size`` (W, H) to ``dst_size``."""
+    """Return ``((resized_w, resized_h), (left, top))`` for cover-cropping ``src_size`` (W, H) to ``dst_size``.
+
+    The axis that limits the scale gets the target length exactly; the other is rounded up (exact integer
+    arithmetic), which gives the release's 854x480 for 1920x1080 (SPEC section 6; rounding would give 853).
+    """
     (sw, sh), (dw, dh) = src_size, dst_size
-    scale = max(dw / sw, dh / sh)
-    rw, rh = max(dw, round(sw * scale)), max(dh, round(sh * scale))
+    if dh * sw >= dw * sh:  # scale = dh / sh >= dw / sw: the height fits exactly
+        rw, rh = max(dw, -(-sw * dh // sh)), dh
+    else:
+        rw, rh = dw, max(dh, -(-sh * dw // sw))
     return (rw, rh), ((rw - dw) // 2, (rh - dh) // 2)
 
+
+def _nearest_index(n_in: int, n_out: int) -> np.ndarray:
+    """Source indices Pillow's NEAREST resize reads: it accumulates ``n_in / n_out`` from half a step in float64
+    (``ImagingScaleAffine``), so ``cumsum`` (sequential) reproduces its rounding, which a closed form can miss."""
+    step = n_in / n_out
+    steps = np.full(n_out, step)
+    steps[0] = step * 0.5
+    return np.minimum(np.cumsum(steps).astype(np.int64), n_in - 1)
 
 
 def cover_crop_frame(frame: np.ndarray, size: tuple[int, int] = EVAL_SIZE) -> np.ndarray:
@@ -45,9 +59,8 @@ def cover_crop_mask(mask: np.ndarray, size: tuple[int, int] = EVAL_SIZE) -> np.n
     h, w = mask.shape[-2:]
     (rw, rh), (left, top) = cover_crop_geometry((w, h), size)
     if (rw, rh) != (w, h):
-        # Pillow NEAREST picks source index floor((x + 0.5) * w / rw); the same index table for every frame.
-        xs = np.minimum(((np.arange(rw) + 0.5) * (w / rw)).astype(np.int64), w - 1)
-        ys = np.minimum(((np.arange(rh) + 0.5) * (h / rh)).astype(np.int64), h - 1)
+        # The pixels Pillow's NEAREST resize picks (see _nearest_index); the same index table for every frame.
+        xs, ys = _nearest_index(w, rw), _nearest_index(h, rh)
         xs, ys = xs[left : left + size[0]], ys[top : top + size[1]]
-        return np.ascontiguousarray(mask[..., ys[:, None], xs[None, :]])
+        return np.ascontiguousarray(mask[..., ys, :][..., xs])  # rows first: ~4x faster than one 2-D gather
     return np.ascontiguousarray(mask[..., top : top + size[1], left : left + size[0]])

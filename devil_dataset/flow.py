@@ -24,3 +24,41 @@ def dis_flow(frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
     """Flow [H, W, 2] (dx, dy) from uint8 RGB ``frame0`` to ``frame1`` with OpenCV DIS: frame0(p) ~ frame1(p + flow(p))."""
     dis = cv2.DISOpticalFlow_create(DIS_PRESET)
     return dis.calc(_gray(frame0), _gray(frame1), None)
+
+
+# Flow backends for estimate_flow: "auto" = RAFT when its weights are cached, else DIS (issue 5, SPEC section 7).
+FLOW_BACKENDS = ("auto", "dis", "raft")
+
+
+def resolve_flow_backend(backend: str = "auto") -> str:
+    """``"raft"`` or ``"dis"``: ``"auto"`` picks RAFT when its weights are in the cache (no download).
+
+    >>> resolve_flow_backend("dis")
+    'dis'
+    """
+    if backend not in FLOW_BACKENDS:
+        raise ValueError(f"unknown flow backend {backend!r}; valid: {', '.join(FLOW_BACKENDS)}")
+    if backend != "auto":
+        return backend
+    try:
+        from .eval.weights import available
+    except ImportError:  # pragma: no cover
+        return "dis"
+    return "raft" if available("raft") else "dis"
+
+
+def estimate_flow(frame0: np.ndarray, frame1: np.ndarray, backend: str = "auto", device: str = "cpu") -> np.ndarray:
+    """Flow [H, W, 2] from uint8 RGB ``frame0`` to ``frame1`` (frame0(p) ~ frame1(p + flow(p))).
+
+    ``backend``: ``"dis"`` (OpenCV, :func:`dis_flow`), ``"raft"`` (torchvision RAFT, cached weights required,
+    else :class:`~devil_dataset.errors.WeightsMissingError`) or ``"auto"`` (RAFT if cached, else DIS).
+
+    >>> a = np.zeros((32, 32, 3), np.uint8)
+    >>> estimate_flow(a, a, backend="dis").shape
+    (32, 32, 2)
+    """
+    if resolve_flow_backend(backend) == "dis":
+        return dis_flow(frame0, frame1)
+    from .eval.networks.raft import cached_raft
+
+    return cached_raft(device).flow(frame0, frame1)

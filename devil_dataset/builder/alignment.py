@@ -80,10 +80,97 @@ def detect_features(frame: np.ndarray, detector: str | None = None, mask: np.nda
     ``mask`` (bool [H, W], optional) keeps only keypoints on True (background) pixels.
     """
     detector = resolve_detector(detector)
-    cv_mask = None if mask is None else mask.astype(np.uint8) * 255
-    keypoints, descriptors = _create(detector).detectAndCompute(frame, cv_mask)
+    if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+        raise ValueError(f"expected a uint8 RGB frame [H, W, 3], got {frame.dtype} {frame.shape}")
+    cv_mask = None if mask is None else np.ascontiguousarray(mask, dtype=np.uint8) * 255
+    keypoints, descriptors = _create(detector).detectAndCompute(np.ascontiguousarray(frame), cv_mask)
     points = np.array([kp.pt for kp in keypoints], dtype=np.float32).reshape(-1, 2)
     return Features(points, descriptors if len(keypoints) else None, detector)
+
+
+def match_features(source: Features, target: Features) -> np.ndarray:
+    """Cross-checked brute-force matches as an int array [K, 2] of (source index, target index).
+
+    Query = target, train = source (SPEC section 2): rows come in OpenCV's order, ascending target index.
+    L2 norm, Hamming for ORB's binary descriptors; no ratio test. Cross-checked matches are mutual nearest
+    neighbours, so the matches of the reversed pair are the same rows swapped and re-sorted
+    (:func:`reverse_matches`), which is how the camera-motion scorer matches each unordered pair once.
+
+    SIFT (integer-valued float descriptors) and ORB descriptors are matched by :func:`_exact_cross_check`, a
+    matrix-product form that gives exactly the matches of ``cv2.BFMatcher(norm, crossCheck=True)``; other
+    descriptors (SURF) go through OpenCV's matcher.
+    """
+    if len(source) == 0 or len(target) == 0:
+        return np.zeros((0, 2), np.int64)
+    fast = _exact_cross_check(target.descriptors, source.descriptors, binary=source.detector == "orb")
+    if fast is not None:
+        return fast
+    norm = cv2.NORM_HAMMING if source.detector == "orb" else cv2.NORM_L2
+    matches = cv2.BFMatcher(norm, crossCheck=True).match(target.descriptors, source.descriptors)
+    return np.array([(m.trainIdx, m.queryIdx) for m in matches], np.int64).reshape(-1, 2)
+
+
+# Bound on |descriptor|^2 sums below which float32 products of integer-valued descriptors are exact (< 2^24) and
+# sqrt is injective on the integer squared distances (< 2^22), so comparing squared distances is comparing
+# OpenCV's float32 L2 distances.
+_EXACT_NORM_BOUND = 2.0**21
+
+
+def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) -> np.ndarray | None:
+    """OpenCV's cross-checked 1-NN (first minimum on ties, both ways) via a matrix product; None if not exact.
+
+    Rows (train index, query index) ascending in query index; ``None`` when descriptors are not integer-valued
+    or too large for exact float32 arithmetic (the caller then uses ``cv2.BFMatcher``).
+    """
+    if binary:
+        if query.dtype != np.uint8:
+            return None
+        q = np.unpackbits(query, axis=1).astype(np.float32)
+        t = np.unpackbits(train, axis=1).astype(np.float32)
+    else:
+        if query.dtype != np.float32 or not (np.array_equal(query, np.round(query)) and np.array_equal(train, np.round(train))):
+            return None
+        q, t = query, train
+    nq = np.einsum("ij,ij->i", q, q, dtype=np.float64)
+    nt = np.einsum("ij,ij->i", t, t, dtype=np.float64)
+    if nq.max() + nt.max() >= _EXACT_NORM_BOUND:
+        return None
+    d = q @ t.T  # exact: integer partial sums below 2^24
+    d *= -2.0
+    d += nq.astype(np.float32)[:, None]
+    d += nt.astype(np.float32)[None, :]  # squared L2 (or Hamming) distance, exact integers
+    best_train = d.argmin(axis=1)  # first minimum, as OpenCV
+    col_min = d.min(axis=0)
+    at_min = d == col_min[None, :]
+    ties = at_min.sum(axis=0)
+    rows = np.arange(len(q))
+    mutual = d[rows, best_train] == col_min[best_train]
+    # Where several queries reach a train's minimum, OpenCV keeps the first one.
+    for col in np.unique(best_train[mutual & (ties[best_train] > 1)]):
+        first = int(np.argmax(at_min[:, col]))
+        mutual &= ~((best_train == col) & (rows != first))
+    keep = np.nonzero(mutual)[0]
+    return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
+
+
+def reverse_matches(matches: np.ndarray) -> np.ndarray:
+    """The matches of the reversed pair: columns swapped, rows in ascending new-target (query) order.
+
+    >>> reverse_matches(np.array([[4, 0], [1, 2]])).tolist()
+    [[2, 1], [0, 4]]
+    """
+    swapped = matches[:, ::-1]
+    return swapped[np.argsort(swapped[:, 1], kind="stable")]
+
+
+def similarity_from_matches(source: Features, target: Features, matches: np.ndarray) -> np.ndarray | None:
+    """Similarity RANSAC (5 px, OpenCV defaults otherwise) on given matches; ``None`` when alignment fails."""
+    if len(matches) < MIN_MATCHES:
+        return None
+    src = np.ascontiguousarray(source.points[matches[:, 0]])
+    dst = np.ascontiguousarray(target.points[matches[:, 1]])
+    matrix, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=RANSAC_REPROJ_THRESHOLD)
+    return matrix
 
 
 def estimate_similarity(source: Features, target: Features) -> np.ndarray | None:
@@ -91,17 +178,9 @@ def estimate_similarity(source: Features, target: Features) -> np.ndarray | None
 
     Brute-force matching with cross-check (query = target, train = source), then
     ``cv2.estimateAffinePartial2D`` with RANSAC at 5 px and OpenCV's other defaults (SPEC section 2).
+    Zero keypoints in either frame or fewer than 2 matches: alignment fails.
     """
-    if len(source) == 0 or len(target) == 0:
-        return None
-    norm = cv2.NORM_HAMMING if source.detector == "orb" else cv2.NORM_L2
-    matches = cv2.BFMatcher(norm, crossCheck=True).match(target.descriptors, source.descriptors)
-    if len(matches) < MIN_MATCHES:
-        return None
-    src = source.points[[m.trainIdx for m in matches]]
-    dst = target.points[[m.queryIdx for m in matches]]
-    matrix, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=RANSAC_REPROJ_THRESHOLD)
-    return matrix
+    return similarity_from_matches(source, target, match_features(source, target))
 
 
 def warp_valid_mask(matrix: np.ndarray, size: tuple[int, int]) -> np.ndarray:

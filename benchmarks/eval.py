@@ -1,0 +1,215 @@
+"""Evaluation speed: pixel-metric fps at 832x480, PCons vectorised vs the release's direct loop, network fps.
+
+    python benchmarks/eval.py [--quick] [--device cpu|cuda] [--no-networks]
+
+Prints frames per second for PSNR, SSIM and PCons (CPU, 832x480), the PCons speed-up of our vectorised search
+over a direct double loop written like the release's (baseline measured in the same run; goal >= 50x; values
+must be identical), and frames per second of the network metrics with random weights (LPIPS, FID, PVCS+VFID,
+warp error with DIS flow, and RAFT) when their modules are installed.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from devil_dataset.eval.pixel import pcons_psnr_mask_pairs, psnr_frames, ssim_frames  # noqa: E402
+from devil_dataset.eval.protocol import EvalOptions, VideoSample  # noqa: E402
+
+W, H = 832, 480  # SPEC section 6: evaluation size
+
+
+def make_video(t: int, seed: int = 0) -> VideoSample:
+    """A textured scene panning 2 px/frame, a drifting elliptical hole, a noisy prediction inside it."""
+    rng = np.random.default_rng(seed)
+    small = rng.integers(0, 256, (H // 8 + 4, (W + 2 * t) // 8 + 4, 3), dtype=np.uint8)
+    import cv2
+
+    base = cv2.resize(small, (small.shape[1] * 8, small.shape[0] * 8), interpolation=cv2.INTER_CUBIC)
+    base = np.clip(base.astype(np.int16) + rng.integers(-10, 11, base.shape), 0, 255).astype(np.uint8)
+    gt = np.stack([base[:H, 2 * i : 2 * i + W] for i in range(t)])
+    pred = np.clip(gt.astype(np.int16) + rng.integers(-20, 21, gt.shape), 0, 255).astype(np.uint8)
+    yy, xx = np.mgrid[0:H, 0:W]
+    hole = np.stack([((yy - 200 - i) / 80.0) ** 2 + ((xx - 380 - 3 * i) / 120.0) ** 2 < 1 for i in range(t)])
+    return VideoSample("bench", gt, pred, hole)
+
+
+def release_pcons_loop(frames: np.ndarray, hole: np.ndarray, ps: int = 50, sw: int = 20) -> list[float]:
+    """The baseline: a direct double loop over offsets with skimage PSNR on float32 patches (release style)."""
+    from skimage.metrics import peak_signal_noise_ratio
+
+    f = frames.astype(np.float32) / 255
+    out = []
+    for t in range(1, len(f)):
+        rows, cols = np.where(hole[t - 1])
+        if len(rows) == 0:
+            out.append(float("nan"))
+            continue
+        a_sy = int(np.clip(math.floor(rows.mean() - ps / 2), 0, f.shape[1] - ps))
+        a_sx = int(np.clip(math.floor(cols.mean() - ps / 2), 0, f.shape[2] - ps))
+        a = f[t - 1, a_sy : a_sy + ps, a_sx : a_sx + ps]
+        best = 0.0
+        for b_sy in range(a_sy - sw, a_sy + sw):
+            for b_sx in range(a_sx - sw, a_sx + sw):
+                b = f[t, b_sy : b_sy + ps, b_sx : b_sx + ps]
+                if b.shape != a.shape:
+                    continue
+                with np.errstate(divide="ignore"):
+                    value = peak_signal_noise_ratio(a, b)
+                if value > best:
+                    best = value
+        out.append(best)
+    return out
+
+
+def timed(fn, repeat: int = 1) -> tuple[float, object]:
+    best, result = math.inf, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def bench_pixel(video: VideoSample, loop_pairs: int) -> None:
+    comp, gt, hole = video.composite, video.gt, video.hole
+    n = video.num_frames
+    print(f"pixel metrics on CPU, {W}x{H}, {n} frames")
+    for name, fn in (("psnr", lambda: psnr_frames(gt, comp)), ("ssim", lambda: ssim_frames(gt, comp)),
+                     ("pcons", lambda: pcons_psnr_mask_pairs(comp, hole))):
+        s, _ = timed(fn, repeat=2)
+        print(f"  {name:<6} {n / s:8.1f} frames/s")
+    s, _ = timed(lambda: (psnr_frames(gt, comp), ssim_frames(gt, comp), pcons_psnr_mask_pairs(comp, hole)))
+    print(f"  all 3  {n / s:8.1f} frames/s")
+    sub, sub_hole = comp[: loop_pairs + 1], hole[: loop_pairs + 1]
+    t_vec, vec = timed(lambda: pcons_psnr_mask_pairs(sub, sub_hole), repeat=3)
+    t_loop, ref = timed(lambda: release_pcons_loop(sub, sub_hole))
+    same = np.array_equal(np.asarray(vec), np.asarray(ref))
+    diff = float(np.nanmax(np.abs(np.asarray(vec) - np.asarray(ref))))
+    print(f"PCons on {loop_pairs} pairs: direct loop {1000 * t_loop / loop_pairs:.1f} ms/pair, "
+          f"vectorised {1000 * t_vec / loop_pairs:.2f} ms/pair -> speed-up {t_loop / t_vec:.0f}x (goal >= 50x); "
+          f"identical values: {same} (max |diff| {diff:.1e})")
+    if not same:
+        raise SystemExit("PCons values differ from the direct loop")
+
+
+def bench_networks(video: VideoSample, device: str) -> None:
+    try:
+        import torch
+
+        from devil_dataset.eval import metrics as M
+        from devil_dataset.eval.networks.i3d import load_i3d, random_i3d_state
+        from devil_dataset.eval.networks.inception import FIDInception, random_inception_state
+        from devil_dataset.eval.networks.lpips import LPIPSNetwork, random_alexnet_state
+    except ImportError as exc:
+        print(f"network metrics: not installed ({exc}); skipped")
+        return
+    torch.manual_seed(0)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    opts = EvalOptions(device=device, batch_size=8)
+    n = video.num_frames
+    print(f"network metrics on {device} with random weights, {W}x{H}, {n} frames (torch threads "
+          f"{torch.get_num_threads()})")
+    i3d = load_i3d(device, random_i3d_state())
+    cases = [
+        ("lpips", lambda: M.LPIPSMetric(opts, network=LPIPSNetwork(device, random_alexnet_state()))),
+        ("fid", lambda: M.FIDMetric(opts, network=FIDInception(device, random_inception_state()))),
+        ("pvcs+vfid", lambda: _I3DPair(opts, i3d)),
+        ("warp_dis", lambda: M.WarpErrorMetric(EvalOptions(device=device, flow="dis"))),
+    ]
+    try:
+        from devil_dataset.eval.networks.raft import RAFTFlow, random_raft_state
+
+        raft = RAFTFlow(device, random_raft_state())
+        cases.append(("warp_raft", lambda: _RaftWarp(opts, raft)))
+    except ImportError:
+        pass
+    for name, make in cases:
+        metric = make()
+        metric.update(VideoSample("warm", video.gt[:2], video.pred[:2], video.hole[:2]))  # warm-up
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        metric.update(video)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # random features: singular covariances
+            metric.compute()
+        c = time.perf_counter() - t0
+        print(f"  {name:<10} {n / s:8.2f} frames/s  (compute() once per slice: {c:.2f} s)")
+
+
+class _I3DPair:
+    """PVCS and VFID share one I3D pass over a video in the evaluator; time them together."""
+
+    def __init__(self, opts, net):
+        from devil_dataset.eval import metrics as M
+
+        self.pvcs, self.vfid = M.PVCSMetric(opts, network=net), M.VFIDMetric(opts, network=net)
+
+    def update(self, video):
+        return {**self.pvcs.update(video), **self.vfid.update(video)}
+
+    def compute(self):
+        return {**self.pvcs.compute(), **self.vfid.compute()}
+
+
+class _RaftWarp:
+    def __init__(self, opts, raft):
+        from devil_dataset.eval import metrics as M
+
+        self.m = M.WarpErrorMetric(opts, flow_fn=lambda a, b: raft.flow_batch(a[None], b[None])[0])
+
+    def update(self, video):
+        return self.m.update(video)
+
+    def compute(self):
+        return self.m.compute()
+
+
+def bench_memory(clips: int, frames: int = 90) -> None:
+    """Peak RSS of the one-pass evaluator over synthetic 90-frame 832x480 clips (psnr + pcons; one clip at a time)."""
+    import resource
+
+    from devil_dataset.eval.evaluate import build_metrics, evaluate
+
+    def videos():
+        for i in range(clips):
+            v = make_video(frames, seed=i)
+            yield VideoSample(f"clip{i}", v.gt, v.pred, v.hole)
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    metrics, _ = build_metrics(["psnr", "pcons"], EvalOptions())
+    t0 = time.perf_counter()
+    evaluate(videos(), metrics, progress=False)
+    s = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"memory: {clips} clips x {frames} frames at {W}x{H} (psnr+pcons, incl. generating them): peak RSS "
+          f"{peak:.0f} MiB (before {before:.0f} MiB), {clips * frames / s:.1f} frames/s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer frames and loop pairs")
+    ap.add_argument("--device", default="cpu", help="device for the network metrics (cpu or cuda)")
+    ap.add_argument("--no-networks", action="store_true", help="pixel metrics only")
+    args = ap.parse_args()
+    video = make_video(12 if args.quick else 30)
+    bench_pixel(video, loop_pairs=2 if args.quick else 5)
+    bench_memory(2 if args.quick else 4)
+    if not args.no_networks:
+        bench_networks(make_video(12), args.device)
+
+
+if __name__ == "__main__":
+    main()

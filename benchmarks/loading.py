@@ -1,0 +1,185 @@
+"""Loading speed and memory of a built DEVIL dataset.
+
+1. Throughput: frames/s through a torch DataLoader with 2 workers (``datasets`` map-style and streaming, torch
+   format, default collate) against plain single-process decoding of the same parquet shards in the same run
+   (pyarrow + Pillow, no ``datasets``). Goal: ratio >= 0.8.
+2. Memory: peak RSS (``VmHWM`` from /proc, in a fresh process per measurement) while streaming a whole slice,
+   for a slice and a slice four times larger. Goal: flat (ratio close to 1).
+
+The data is synthetic but shaped like the benchmark: 832x480 clips of 45 frames, per-frame JPEG q95 of smooth
+moving content, 1-bit PNG masks, written by the package's own writer.
+
+    python benchmarks/loading.py            # 8 clips vs 32 clips
+    python benchmarks/loading.py --quick    # 4 clips vs 16 clips of 20 frames
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+import numpy as np
+
+W, H = 832, 480
+
+
+def synthetic_clip(i: int, num_frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """Smooth textured frames with a moving camera-like shift, and a moving blob mask."""
+    yy, xx = np.mgrid[0:H, 0 : W + 2 * num_frames].astype(np.float32)
+    rng = np.random.default_rng(i)
+    base = np.zeros((H, W + 2 * num_frames, 3), np.float32)
+    for c in range(3):
+        for k in range(4):
+            fx, fy, ph = rng.uniform(0.005, 0.05), rng.uniform(0.005, 0.05), rng.uniform(0, 6.3)
+            base[..., c] += np.sin(xx * fx + yy * fy + ph) * 30
+    base += rng.normal(0, 6, base.shape).astype(np.float32)  # fine texture, as in natural footage
+    base = np.clip(base + 128, 0, 255).astype(np.uint8)
+    frames = np.stack([base[:, 2 * t : 2 * t + W] for t in range(num_frames)])
+    hole = np.zeros((num_frames, H, W), bool)
+    for t in range(num_frames):
+        cx, cy = 200 + 5 * t + 30 * (i % 5), 240
+        hole[t] = (xx[:, :W] - cx) ** 2 / 90**2 + (yy[:, :W] - cy) ** 2 / 60**2 < 1
+    return frames, hole
+
+
+def write_synthetic(out: Path, num_clips: int, num_frames: int) -> int:
+    """A dataset folder with config ``all`` of ``num_clips`` rows; returns its bytes."""
+    from devil_dataset.builder import dataset_writer as writer
+    from devil_dataset.data.features import encode_frames, encode_hole
+
+    cache: dict[int, tuple[list, list]] = {}
+
+    def row(i: int) -> dict:
+        key = i % 4  # 4 distinct clips, repeated: rows are as large as real ones, the data is cheap to make
+        if key not in cache:
+            f, h = synthetic_clip(key, num_frames)
+            cache[key] = (encode_frames(f, "jpeg"), encode_hole(h))
+        frames, hole = cache[key]
+        return {"clip_id": f"synthetic-{i:05d}", "mask_id": f"devil_fgs-h_fgm-h_fgd-h_{i:05d}", "frames": frames,
+                "hole": hole, "num_frames": num_frames, "height": H, "width": W, "fps": 30.0,
+                "preset": "fgs-h_fgm-h_fgd-h", "mask_index": i, "mask_seed": 0, "reversed": False,
+                "source": f"synthetic-{key}", "source_first_frame": 0, "attribution": "", "license": "",
+                "camera_motion_score": 0.1, "camera_motion_label": "", "bg_scene_motion_score": 0.1,
+                "bg_scene_motion_label": "", "fg_displacement_label": "high", "fg_motion_label": "high",
+                "fg_size_label": "high", "mask_mean_area": 0.05, "mask_centroid_speed": 0.01,
+                "mask_pose_motion": 0.01, "mask_union_coverage": 0.2}
+
+    writer.write_config(out, "all", num_clips, row)
+    writer.finish_repository(out, configs={"all": {"rows": num_clips, "description": "synthetic"}}, license="mit",
+                             pretty_name="synthetic", build_notes="", attributions=[], info={})
+    return writer.config_bytes(out)["all"]
+
+
+def plain_decode(directory: Path) -> tuple[int, float]:
+    """Frames decoded by a plain single-process loop over the shards (pyarrow + Pillow)."""
+    from devil_dataset.data import iter_slice
+
+    t0 = time.perf_counter()
+    n = 0
+    for row in iter_slice(directory, "all", columns=["frames", "hole"]):
+        n += len(row["frames"])
+    return n, time.perf_counter() - t0
+
+
+def loader_decode(directory: Path, cache: str, streaming: bool, workers: int = 2) -> tuple[int, float]:
+    """Frames through ``DataLoader(load_dataset(...).with_format("torch"), num_workers=2)`` (default collate)."""
+    import datasets
+    import torch
+
+    if streaming:
+        ds = datasets.load_dataset(str(directory), "all", split="test", streaming=True)
+    else:
+        ds = datasets.load_dataset(str(directory), "all", split="test", cache_dir=cache)
+    ds = ds.select_columns(["frames", "hole"]).with_format("torch")
+    loader = torch.utils.data.DataLoader(ds, batch_size=1, num_workers=workers, persistent_workers=False)
+    t0 = time.perf_counter()
+    n = 0
+    for batch in loader:
+        n += batch["frames"].shape[1]
+    return n, time.perf_counter() - t0
+
+
+def _peak_rss_child(directory: str, mode: str) -> None:
+    """Child process: stream the slice and print peak RSS (kB) and the baseline before streaming."""
+    import datasets  # noqa: F401  (imported before the baseline so library memory is not counted as data)
+    import torch  # noqa: F401
+
+    from devil_dataset.data import iter_slice
+
+    def hwm() -> int:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        return 0
+
+    base = hwm()
+    frames = 0
+    if mode == "iter_slice":
+        for row in iter_slice(directory, "all"):
+            frames += len(row["frames"])
+    else:
+        ds = datasets.load_dataset(directory, "all", split="test", streaming=True).with_format("torch")
+        for row in ds:
+            frames += len(row["frames"])
+    print(json.dumps({"base_kb": base, "peak_kb": hwm(), "frames": frames}))
+
+
+def peak_rss(directory: Path, mode: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", str(directory), mode], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="4 vs 16 clips of 20 frames")
+    p.add_argument("--child", nargs=2, metavar=("DIR", "MODE"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        _peak_rss_child(*args.child)
+        return 0
+    clips, frames = (4, 20) if args.quick else (8, 45)
+    with tempfile.TemporaryDirectory(prefix="devil-loading-") as tmp:
+        tmp = Path(tmp)
+        small, large = tmp / "small", tmp / "large"
+        t0 = time.perf_counter()
+        size_small = write_synthetic(small, clips, frames)
+        size_large = write_synthetic(large, 4 * clips, frames)
+        print(f"data: {clips} and {4 * clips} clips of {frames} frames at {W}x{H}: {size_small / 1e6:.1f} MB and "
+              f"{size_large / 1e6:.1f} MB ({size_small / clips / frames / 1e3:.0f} kB per frame incl. mask; "
+              f"written in {time.perf_counter() - t0:.0f} s)")
+
+        cache = str(tmp / "hf-cache")
+        loader_decode(small, cache, streaming=False)  # warm-up: builds the datasets arrow cache once
+        results = {}
+        n, dt = plain_decode(large)
+        results["plain decode (1 process)"] = n / dt
+        n, dt = loader_decode(large, cache, streaming=False)
+        results["DataLoader(2 workers), map-style torch"] = n / dt
+        n, dt = loader_decode(large, cache, streaming=True)
+        results["DataLoader(2 workers), streaming torch"] = n / dt
+        base = results["plain decode (1 process)"]
+        print(f"\nthroughput on {os.cpu_count()} cores ({4 * clips} clips, {n} frames + masks):")
+        for name, fps in results.items():
+            print(f"  {name:42s} {fps:8.1f} frames/s   ratio {fps / base:.2f}")
+
+        print("\npeak RSS while streaming the whole slice (fresh process each):")
+        for mode in ("streaming", "iter_slice"):
+            a, b = peak_rss(small, mode), peak_rss(large, mode)
+            da, db = a["peak_kb"] - a["base_kb"], b["peak_kb"] - b["base_kb"]
+            print(f"  {mode:11s} {clips:3d} clips: peak {a['peak_kb'] / 1024:7.1f} MB (+{da / 1024:6.1f} MB over "
+                  f"imports)   {4 * clips:3d} clips: peak {b['peak_kb'] / 1024:7.1f} MB (+{db / 1024:6.1f} MB)   "
+                  f"ratio of peaks {b['peak_kb'] / a['peak_kb']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

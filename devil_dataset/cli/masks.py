@@ -1,0 +1,202 @@
+"""``devil masks``: render the DEVIL occlusion masks (SPEC section 5) and print their statistics."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from ..errors import DevilError
+from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
+
+RENDER_EPILOG = """\
+examples:
+  # mask 0 of one preset as the benchmark uses it: 832x480 release PNGs in masks/devil_fgs-h_fgm-l_fgd-l/00000/
+  devil masks render --preset fgs-h_fgm-l_fgd-l --index 0 --out masks/
+
+  # 20 masks of every preset as npz files (masks/devil_<preset>_<index>.npz), time-reversed
+  devil masks render --preset all --index 0 --count 20 --reverse --format npz --out masks/
+
+  # the raw 1920x1080 render (what the release's generator draws, before cover-cropping)
+  devil masks render --preset fgs-l_fgm-h_fgd-h --index 0 --resolution 1920x1080 --format npz --out raw/
+
+--resolution WxH: render at 1920x1080 (the release's canvas), then cover-crop to WxH with nearest resampling
+(SPEC section 6). The default 832x480 is the benchmark's mask; 1920x1080 is the raw render.
+Outputs are written atomically; a mask already stored with the same settings is skipped, so re-running resumes.
+"""
+
+STATS_EPILOG = """\
+examples:
+  devil masks stats --preset fgs-h_fgm-l_fgd-l --index 0 --count 5
+  devil masks stats --preset all --count 20 --summary-only
+  devil masks stats --stored masks/devil_fgs-h_fgm-l_fgd-l/00000 masks/devil_fgs-l_fgm-h_fgd-h_00000.npz
+
+Statistics are measured on the 832x480 cover-cropped mask (see docs/masks.md): mean_area (hole fraction),
+centroid_speed / centroid_path (centroid motion per frame / summed, relative to the frame diagonal), pose_motion
+(1 - IoU of consecutive frames after aligning their centroids), consecutive_iou, union_coverage.
+"""
+
+PRESETS_EPILOG = """\
+example:
+  devil masks presets
+"""
+
+ALL = "all"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    masks = subparsers.add_parser(
+        "masks", help="render the DEVIL occlusion masks and measure them",
+        description="The DEVIL occlusion masks: eight presets x 1000 seeds, bit-identical to the original release.",
+        epilog=RENDER_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    sub = masks.add_subparsers(dest="masks_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    r = sub.add_parser(
+        "render", help="render masks to release PNG folders or npz files",
+        description="Render masks of a preset (release generator at 1920x1080), cover-crop them to --resolution, "
+        "optionally reverse them in time, measure their statistics and store them.",
+        epilog=RENDER_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    _selection_args(r)
+    r.add_argument("--resolution", type=resolution, default=(832, 480), metavar="WxH",
+                   help="output size: cover-crop of the 1920x1080 render (default 832x480; 1920x1080 = raw)")
+    r.add_argument("--reverse", action="store_true", help="reverse the masks in time (frame k -> T-1-k)")
+    r.add_argument("--out", type=output_directory, required=True, metavar="DIR", help="output folder")
+    r.add_argument("--format", dest="fmt", choices=("release-png", "npz"), default="release-png",
+                   help="release-png: DIR/devil_<preset>/<index:05d>/frame_%%04d_mask.png (+ mask.json); "
+                   "npz: DIR/devil_<preset>_<index:05d>.npz (default release-png)")
+    r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    r.set_defaults(func=run_render)
+
+    s = sub.add_parser(
+        "stats", help="print mask statistics as JSON",
+        description="Print per-mask statistics (and per-preset median / quartiles) as JSON, for rendered "
+        "preset/index ranges or for stored masks.",
+        epilog=STATS_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    _selection_args(s, required=False)
+    s.add_argument("--stored", nargs="+", type=existing_path, metavar="PATH",
+                   help="stored masks instead: .npz files or release-png mask folders")
+    s.add_argument("--summary-only", action="store_true", help="print only the per-preset summary")
+    s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    s.set_defaults(func=run_stats)
+
+    p = sub.add_parser("presets", help="print the preset table as JSON",
+                       description="Print the eight presets' parameters (SPEC section 5) as JSON.",
+                       epilog=PRESETS_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    p.set_defaults(func=run_presets)
+
+
+def _selection_args(p: argparse.ArgumentParser, required: bool = True) -> None:
+    p.add_argument("--preset", required=required, metavar="PRESET",
+                   help="preset name, e.g. fgs-h_fgm-l_fgd-l, or 'all' for the eight presets")
+    p.add_argument("--index", type=non_negative_int, default=0, metavar="I", help="first mask index (default 0)")
+    p.add_argument("--count", type=positive_int, default=1, metavar="N", help="number of masks (default 1)")
+    p.add_argument("--num-frames", type=positive_int, default=90, metavar="T",
+                   help="frames per mask (default 90, the release's; the first T frames of the sequence)")
+
+
+def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
+    from ..builder.masks import PRESETS, SEED_TABLE_SIZE
+
+    if args.preset == ALL:
+        presets = list(PRESETS)
+    elif args.preset in PRESETS:
+        presets = [args.preset]
+    else:
+        raise DevilError(f"--preset: unknown preset {args.preset!r}; valid presets: {', '.join(PRESETS)}, {ALL}")
+    if args.index + args.count > SEED_TABLE_SIZE:
+        raise DevilError(f"--index/--count: masks {args.index}..{args.index + args.count - 1} requested, but each "
+                         f"preset has masks 0..{SEED_TABLE_SIZE - 1}")
+    return [(p, i) for p in presets for i in range(args.index, args.index + args.count)]
+
+
+def _progress(total: int, disable: bool, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="mask", desc=desc, file=sys.stderr, disable=True if disable else None)
+
+
+def run_render(args: argparse.Namespace) -> int:
+    from ..atomic import remove_stale_temporaries
+    from ..builder.mask_store import store_mask
+
+    jobs = _jobs(args)
+    out: Path = args.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DevilError(f"{out}: cannot create the output folder ({exc})") from None
+    remove_stale_temporaries(out)
+    written = 0
+    with _progress(len(jobs), args.no_progress or len(jobs) == 1, "render") as bar:
+        for preset, index in jobs:
+            if args.fmt == "release-png":
+                remove_stale_temporaries(out / f"devil_{preset}")
+            try:
+                _, new = store_mask(out, preset, index, fmt=args.fmt, reverse=args.reverse, size=args.resolution,
+                                    num_frames=args.num_frames)
+            except (NotADirectoryError, FileExistsError, PermissionError) as exc:
+                raise DevilError(f"{out}: cannot write mask {preset}/{index:05d} ({exc})") from None
+            written += new
+            bar.update(1)
+    w, h = args.resolution
+    print(f"{written} masks written, {len(jobs) - written} already present ({w}x{h}, {args.fmt}) in {out}")
+    return 0
+
+
+def _clean(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    from ..builder.mask_stats import MaskStats, mask_stats, summarize
+    from ..builder.mask_store import read_stored, stored_mask
+
+    records: list[dict] = []
+    by_preset: dict[str, list[MaskStats]] = {}
+    if args.stored:
+        if args.preset is not None:
+            raise DevilError("--stored: give either --stored or --preset, not both")
+        items = [("stored", path) for path in args.stored]
+    else:
+        if args.preset is None:
+            raise DevilError("--preset: required (or --stored PATH ...)")
+        items = [("render", job) for job in _jobs(args)]
+    with _progress(len(items), args.no_progress or len(items) == 1, "stats") as bar:
+        for kind, item in items:
+            if kind == "stored":
+                hole, meta = read_stored(item)
+                record = {"path": str(item), "preset": meta.get("preset"), "index": meta.get("index"),
+                          "seed": meta.get("seed"), "reversed": meta.get("reversed")}
+            else:
+                preset, index = item
+                hole = stored_mask(preset, index, num_frames=args.num_frames)
+                from ..builder.masks import mask_seed
+
+                record = {"preset": preset, "index": index, "seed": mask_seed(index), "reversed": False}
+            stats = mask_stats(hole)
+            record["stats"] = stats.to_dict()
+            records.append(record)
+            by_preset.setdefault(record["preset"] or "unknown", []).append(stats)
+            bar.update(1)
+    doc: dict = {"summary": {p: summarize(s) for p, s in sorted(by_preset.items())}}
+    if not args.summary_only:
+        doc["masks"] = records
+    print(json.dumps(_clean(doc), indent=1))
+    return 0
+
+
+def run_presets(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from ..builder.masks import PRESETS
+
+    print(json.dumps({name: asdict(p) for name, p in PRESETS.items()}, indent=1))
+    return 0

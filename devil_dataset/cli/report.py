@@ -1,0 +1,48 @@
+"""``devil report``: the paper's Table 1, relative improvements and plots from ``devil evaluate`` results."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._args import EXAMPLE_FORMATTER, existing_path, output_directory
+
+EPILOG = """\
+example:
+  devil report results/*.json --out report/
+  # -> report/table1.md, table1.tsv, relative_improvement.md/.tsv, method_performance_<metric>.png,
+  #    slice_difficulty_<metric>.png, sensitivity_<attribute>.png
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="tables (markdown/TSV) and plots from evaluation results",
+        description="Combine results files (one per method and slice) into the paper's Table 1 (methods x slices "
+        "x metrics, release number formats, arrows for the better direction), the relative improvement "
+        "(hi - lo) / lo per attribute, and PNG plots (method performance, slice difficulty, sensitivity). "
+        "The markdown table is printed on stdout.",
+        epilog=EPILOG,
+        formatter_class=EXAMPLE_FORMATTER,
+    )
+    p.add_argument("results", nargs="+", type=existing_path, metavar="RESULTS.json", help="devil evaluate outputs")
+    p.add_argument("--out", type=output_directory, metavar="DIR", help="write tables and plots here")
+    p.add_argument("--metrics", nargs="+", metavar="KEY", help="result keys to include (default: all present)")
+    p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..eval.report import relative_improvement_markdown, score_table, table1_markdown, write_report
+    from ..eval.results import read_results
+
+    table = score_table(read_results(p) for p in args.results)
+    keys = [k.strip() for item in args.metrics for k in item.split(",") if k.strip()] if args.metrics else None
+    sys.stdout.write(table1_markdown(table, keys))
+    ri = relative_improvement_markdown(table, keys)
+    if ri.count("\n") > 2:
+        sys.stdout.write("\nRelative improvement (low -> high):\n\n" + ri)
+    if args.out is not None:
+        written = write_report(table, args.out, keys, plots=not args.no_plots)
+        print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,161 @@
+"""Load a DEVIL dataset (a local directory written by ``devil build`` or a Hub repo) as slices.
+
+- :func:`load_slice`: a thin wrapper over ``datasets.load_dataset`` that checks the config name.
+- :func:`iter_slice`: numpy rows ``{"clip_id", "frames" uint8 [T, H, W, 3], "hole" bool [T, H, W], ...}``, one
+  clip in memory at a time. A local directory is read straight from its parquet shards with pyarrow (no
+  ``datasets`` cache); a Hub repo id goes through ``datasets`` streaming. Both decode with Pillow, exactly like
+  ``datasets`` does, so every path gives identical pixels.
+- :func:`collate_videos`: a DataLoader ``collate_fn`` for clips of different lengths.
+
+    >>> from devil_dataset.data.load import resolve_config
+    >>> resolve_config("camera_motion_high")
+    'camera_motion_high'
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import DevilError
+from ..slices import SLICES
+from .features import decode_frames, decode_hole, to_numpy_frames, to_numpy_hole
+
+SPLIT = "test"
+VIDEO_COLUMNS = ("frames", "hole")
+
+
+def resolve_config(config: str) -> str:
+    """Check a config name (``all`` or one of the ten slices); the error lists the valid names."""
+    if config not in SLICES:
+        raise DevilError(f"unknown config {config!r}; valid: {', '.join(SLICES)}")
+    return config
+
+
+def local_shards(directory: str | os.PathLike, config: str, split: str = SPLIT) -> list[Path]:
+    """The parquet shards of ``config`` in a local dataset directory, in order (``data/<config>/<split>-*.parquet``)."""
+    files = sorted((Path(directory) / "data" / config).glob(f"{split}-*.parquet"))
+    if not files:
+        raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards (is it a dataset built by `devil build`?)")
+    return files
+
+
+def load_slice(dir_or_repo: str | os.PathLike, config: str = "all", split: str = SPLIT, streaming: bool = False, **kwargs: Any):
+    """``datasets.load_dataset(dir_or_repo, config, split=split, streaming=streaming, **kwargs)``.
+
+    Rows hold ``frames`` (T PIL RGB images), ``hole`` (T PIL mode-'1' images, True = hole) and the metadata
+    columns; add ``.with_format("torch")`` for tensors (frames uint8 [T, 3, H, W], hole bool [T, 1, H, W]).
+
+    >>> ds = load_slice("path/to/dataset", "fg_size_high")  # doctest: +SKIP
+    """
+    import datasets
+
+    resolve_config(config)
+    return datasets.load_dataset(str(dir_or_repo), config, split=split, streaming=streaming, **kwargs)
+
+
+def _decode_row(row: dict, columns: Sequence[str] | None) -> dict:
+    out = {}
+    for key, value in row.items():
+        if columns is not None and key not in columns:
+            continue
+        if key == "frames":
+            out[key] = decode_frames(value)
+        elif key == "hole":
+            out[key] = decode_hole(value)
+        else:
+            out[key] = value
+    return out
+
+
+def iter_slice(
+    dir_or_repo: str | os.PathLike,
+    config: str = "all",
+    split: str = SPLIT,
+    *,
+    columns: Sequence[str] | None = None,
+) -> Iterator[dict]:
+    """Yield the rows of a slice as numpy: ``frames`` uint8 [T, H, W, 3], ``hole`` bool [T, H, W] (True = hole).
+
+    ``columns`` limits what is read and decoded (e.g. ``["clip_id", "hole"]``). One row group (one clip) is in
+    memory at a time.
+
+    >>> for row in iter_slice("path/to/dataset", "camera_motion_high"):  # doctest: +SKIP
+    ...     frames, hole = row["frames"], row["hole"]
+    """
+    resolve_config(config)
+    path = Path(dir_or_repo)
+    if path.is_dir():
+        import pyarrow.parquet as pq
+
+        for shard in local_shards(path, config, split):
+            pf = pq.ParquetFile(shard)
+            for g in range(pf.num_row_groups):
+                table = pf.read_row_group(g, columns=list(columns) if columns is not None else None)
+                for row in table.to_pylist():
+                    yield _decode_row(row, columns)
+        return
+    text = str(dir_or_repo)
+    if isinstance(dir_or_repo, Path) or path.exists() or text.startswith(("/", ".", "~")) or text.count("/") != 1:
+        raise DevilError(f"{dir_or_repo}: no such dataset directory (or Hub repo id ORG/NAME)")
+    import datasets
+
+    ds = datasets.load_dataset(str(dir_or_repo), config, split=split, streaming=True)
+    for col in VIDEO_COLUMNS:
+        if columns is None or col in columns:
+            ds = ds.cast_column(col, datasets.List(datasets.Image(decode=False)))
+    if columns is not None:
+        ds = ds.select_columns(list(columns))
+    for row in ds:
+        yield _decode_row(row, columns)
+
+
+def row_arrays(row: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(frames uint8 [T, H, W, 3], hole bool [T, H, W])`` from a row of any path (PIL lists, numpy, torch)."""
+    return to_numpy_frames(row["frames"]), to_numpy_hole(row["hole"])
+
+
+def collate_videos(batch: Sequence[dict]) -> dict:
+    """Collate rows whose clips have different lengths: pad ``frames``/``hole`` along time to the longest clip.
+
+    Works on torch-format rows (``frames`` [T, 3, H, W]) and on numpy rows from :func:`iter_slice`
+    (``frames`` [T, H, W, 3]); padding frames are zeros, padding mask frames False. Adds ``num_frames_valid``
+    (the true lengths). Numbers become tensors, strings stay lists.
+
+    >>> import torch
+    >>> rows = [{"frames": torch.zeros(2, 3, 4, 4, dtype=torch.uint8), "hole": torch.zeros(2, 1, 4, 4, dtype=torch.bool), "clip_id": "a"},
+    ...         {"frames": torch.ones(3, 3, 4, 4, dtype=torch.uint8), "hole": torch.ones(3, 1, 4, 4, dtype=torch.bool), "clip_id": "b"}]
+    >>> b = collate_videos(rows)
+    >>> tuple(b["frames"].shape), b["num_frames_valid"].tolist(), b["clip_id"]
+    ((2, 3, 3, 4, 4), [2, 3], ['a', 'b'])
+    """
+    import torch
+
+    out: dict[str, Any] = {}
+    lengths = [len(r["frames"]) for r in batch]
+    longest = max(lengths)
+    for key in batch[0]:
+        values = [r[key] for r in batch]
+        if key in VIDEO_COLUMNS:
+            tensors = [v if isinstance(v, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(v)) for v in values]
+            padded = []
+            for t in tensors:
+                if len(t) < longest:
+                    pad = torch.zeros((longest - len(t),) + tuple(t.shape[1:]), dtype=t.dtype)
+                    t = torch.cat([t, pad])
+                padded.append(t)
+            out[key] = torch.stack(padded)
+        elif all(isinstance(v, torch.Tensor) for v in values):
+            out[key] = torch.stack(values)
+        elif all(isinstance(v, (bool, np.bool_)) for v in values):
+            out[key] = torch.tensor(values, dtype=torch.bool)
+        elif all(isinstance(v, (int, np.integer)) for v in values):
+            out[key] = torch.tensor(values, dtype=torch.int64)
+        elif all(isinstance(v, (float, np.floating)) for v in values):
+            out[key] = torch.tensor(values, dtype=torch.float64)
+        else:
+            out[key] = list(values)
+    out["num_frames_valid"] = torch.tensor(lengths, dtype=torch.int64)
+    return out

@@ -1,0 +1,168 @@
+"""Training dataset: random T-frame windows of the clips, paired with masks rendered on the fly.
+
+Each item is reproducible from ``(seed, epoch, index)`` alone (``numpy.random.default_rng([seed, epoch, index])``),
+so the same seed gives the same samples whatever the number of DataLoader workers or their order.
+
+    >>> ds = InpaintingTrainDataset("path/to/dataset", num_frames=10, crop=(256, 256))  # doctest: +SKIP
+    >>> loader = torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2, worker_init_fn=worker_init_fn)  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+from torch.utils.data import Dataset
+
+from ..builder.masks import PRESETS, RELEASE_SIZE, mask_seed, render_mask
+from ..cover_crop import cover_crop_mask
+from ..errors import DevilError
+from .features import decode_frames
+from .load import local_shards, resolve_config
+
+# SPEC section 5: 1000 masks (seed indices) per preset.
+MASK_INDICES = 1000
+
+MaskRenderer = Callable[[str, int, int], np.ndarray]  # (preset, seed, num_frames) -> bool [T, H, W] at 1920x1080
+
+
+def _default_renderer(preset: str, seed: int, num_frames: int) -> np.ndarray:
+    return render_mask(preset, seed, size=RELEASE_SIZE, num_frames=num_frames)
+
+
+def worker_init_fn(worker_id: int) -> None:
+    """Seed numpy's and Python's global RNGs per worker from torch's per-worker seed (for user augmentations).
+
+    The dataset itself does not need it: its randomness comes from ``(seed, epoch, index)``.
+    """
+    import random
+
+    import torch
+
+    s = torch.initial_seed() % 2**32
+    np.random.seed(s)
+    random.seed(s)
+
+
+class InpaintingTrainDataset(Dataset):
+    """A torch map-style dataset of ``num_frames``-frame windows with on-the-fly masks.
+
+    Args:
+        dataset_dir: a local dataset directory written by ``devil build`` (or ``devil import-release``).
+        config: which config's clips to use (default ``all``); clips are de-duplicated by ``clip_id``.
+        num_frames: window length T (<= the shortest clip used; shorter clips are skipped).
+        presets: mask presets to draw from (default: all eight).
+        mask_indices: range of seed indices to draw from (default 0..999, the release's masks).
+        reverse_prob: probability of playing a mask backwards (renders all 90 frames when reversed).
+        crop: random crop (W, H) applied to frames and mask alike; ``None`` keeps the full frame.
+        resize: final size (W, H) (bilinear frames, nearest mask); ``None`` keeps the size.
+        samples_per_epoch: items per epoch (default: one per clip); item i uses clip i % num_clips.
+        seed: base seed; change the epoch with :meth:`set_epoch` for fresh windows.
+        mask_renderer: ``(preset, seed, num_frames) -> bool [T, 1080, 1920]`` (default: the release generator).
+
+    Items: ``frames`` uint8 [T, 3, H, W], ``hole`` bool [T, 1, H, W] (True = hole), ``clip_id``, ``start``
+    (first frame of the window in the clip), ``preset``, ``mask_index``, ``reversed``.
+    """
+
+    def __init__(
+        self,
+        dataset_dir: str | os.PathLike,
+        config: str = "all",
+        *,
+        num_frames: int = 10,
+        presets: Sequence[str] | None = None,
+        mask_indices: tuple[int, int] = (0, MASK_INDICES),
+        reverse_prob: float = 0.0,
+        crop: tuple[int, int] | None = None,
+        resize: tuple[int, int] | None = None,
+        samples_per_epoch: int | None = None,
+        seed: int = 0,
+        split: str = "test",
+        mask_renderer: MaskRenderer | None = None,
+    ) -> None:
+        import pyarrow.parquet as pq
+
+        resolve_config(config)
+        self.presets = tuple(presets) if presets else tuple(PRESETS)
+        unknown = [p for p in self.presets if p not in PRESETS]
+        if unknown:
+            raise DevilError(f"unknown preset(s) {unknown}; valid: {', '.join(PRESETS)}")
+        if num_frames < 1:
+            raise DevilError(f"num_frames must be >= 1, got {num_frames}")
+        self.num_frames = int(num_frames)
+        self.mask_indices = (int(mask_indices[0]), int(mask_indices[1]))
+        self.reverse_prob = float(reverse_prob)
+        self.crop, self.resize = crop, resize
+        self.seed, self.epoch = int(seed), 0
+        self.mask_renderer = mask_renderer or _default_renderer
+        # Index: (shard path, row group, clip id, frame count, (W, H)) for every distinct clip long enough.
+        self.clips: list[tuple[str, int, str, int, tuple[int, int]]] = []
+        seen: set[str] = set()
+        for shard in local_shards(Path(dataset_dir), config, split):
+            pf = pq.ParquetFile(shard)
+            for g in range(pf.num_row_groups):
+                meta = pf.read_row_group(g, columns=["clip_id", "num_frames", "width", "height"]).to_pylist()
+                for row in meta:
+                    if row["clip_id"] in seen or row["num_frames"] < self.num_frames:
+                        continue
+                    seen.add(row["clip_id"])
+                    self.clips.append((str(shard), g, row["clip_id"], row["num_frames"], (row["width"], row["height"])))
+        if not self.clips:
+            raise DevilError(f"{dataset_dir}: no clip of config {config!r} has >= {num_frames} frames")
+        self.samples_per_epoch = int(samples_per_epoch or len(self.clips))
+        self._files: dict[str, object] = {}
+
+    def __len__(self) -> int:
+        return self.samples_per_epoch
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the epoch (windows, masks and crops change with it; same epoch -> same items)."""
+        self.epoch = int(epoch)
+
+    def _read_frames(self, shard: str, group: int, start: int) -> np.ndarray:
+        import pyarrow.parquet as pq
+
+        pf = self._files.get(shard)
+        if pf is None:  # opened lazily, so each DataLoader worker has its own handle
+            pf = self._files[shard] = pq.ParquetFile(shard)
+        items = pf.read_row_group(group, columns=["frames"]).column("frames")[0].as_py()
+        return decode_frames(items[start : start + self.num_frames])
+
+    def __getitem__(self, index: int) -> dict:
+        import torch
+
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        rng = np.random.default_rng([self.seed, self.epoch, index])
+        shard, group, clip_id, length, (w, h) = self.clips[index % len(self.clips)]
+        start = int(rng.integers(0, length - self.num_frames + 1))
+        preset = self.presets[int(rng.integers(len(self.presets)))]
+        mask_index = int(rng.integers(*self.mask_indices))
+        reverse = bool(rng.random() < self.reverse_prob)
+        frames = self._read_frames(shard, group, start)
+        total = 90 if reverse else self.num_frames
+        mask = self.mask_renderer(preset, mask_seed(mask_index), max(total, self.num_frames))
+        if reverse:
+            mask = mask[::-1]
+        hole = cover_crop_mask(np.ascontiguousarray(mask[: self.num_frames]), (w, h))
+        if self.crop is not None:
+            cw, ch = self.crop
+            if cw > w or ch > h:
+                raise DevilError(f"crop {cw}x{ch} is larger than the frames ({w}x{h})")
+            x0, y0 = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
+            frames, hole = frames[:, y0 : y0 + ch, x0 : x0 + cw], hole[:, y0 : y0 + ch, x0 : x0 + cw]
+        f = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2).contiguous()
+        m = torch.from_numpy(np.ascontiguousarray(hole))[:, None]
+        if self.resize is not None:
+            rw, rh = self.resize
+            f = torch.nn.functional.interpolate(f.float(), size=(rh, rw), mode="bilinear", align_corners=False, antialias=True)
+            f = f.round().clamp(0, 255).to(torch.uint8)
+            m = torch.nn.functional.interpolate(m.float(), size=(rh, rw), mode="nearest") > 0.5
+        return {"frames": f, "hole": m, "clip_id": clip_id, "start": start, "preset": preset,
+                "mask_index": mask_index, "reversed": reverse}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_files"] = {}  # file handles are per process
+        return state

@@ -1,0 +1,254 @@
+"""Compositing, prediction layouts and input validation for the evaluator (SPEC section 7).
+
+The release scores the composite C = M*GT + (1-M)*Pred (M = 1 on known pixels). Predictions come in one of
+three layouts, detected per folder:
+
+- ``frames``: the release's ``PRED/<clip id>/frame_%04d_pred.png``;
+- ``video``: one video file per clip, ``PRED/<clip id>.mp4`` (also .avi .mkv .mov .webm), decoded with PyAV;
+- ``single``: ``PRED/frame_%04d_pred.png`` directly (one video; the release devkit's sample layout).
+
+Everything is checked before any metric runs: :func:`validate_clips` raises ONE DevilError listing every
+offending clip (missing, frame count or size mismatch).
+
+    >>> import numpy as np
+    >>> gt = np.zeros((1, 2, 2, 3), np.uint8); pred = np.full_like(gt, 9)
+    >>> hole = np.array([[[True, False], [False, False]]])
+    >>> composite(gt, pred, hole)[0, :, :, 0].tolist()
+    [[9, 0], [0, 0]]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import numpy as np
+from PIL import Image
+
+from ..errors import DevilError
+from ..release_format import list_frames, read_frame_pngs, read_mask_pngs
+from .protocol import VideoSample
+
+# Video containers accepted for the one-file-per-clip prediction layout.
+VIDEO_EXTENSIONS: tuple[str, ...] = (".mp4", ".avi", ".mkv", ".mov", ".webm")
+
+
+def composite(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """C = M*GT + (1-M)*Pred with M = ~hole (exact in uint8); frames [T, H, W, 3], hole bool [T, H, W]."""
+    if gt.shape != pred.shape or gt.shape[:3] != hole.shape:
+        raise ValueError(f"shape mismatch: gt {gt.shape}, pred {pred.shape}, hole {hole.shape}")
+    return np.where(hole[..., None], pred, gt)
+
+
+@dataclass(frozen=True)
+class ClipInfo:
+    """What validation needs to know of one video without decoding it: frame count and size (W, H)."""
+
+    clip_id: str
+    num_frames: int
+    size: tuple[int, int]
+    source: str = ""
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    try:
+        with Image.open(path) as im:
+            return im.size
+    except OSError as exc:
+        raise DevilError(f"{path}: unreadable image ({exc})") from None
+
+
+def _png_info(directory: Path, kind: str, clip_id: str) -> ClipInfo:
+    paths = list_frames(directory, kind)
+    size = _png_size(paths[0]) if paths else (0, 0)
+    return ClipInfo(clip_id, len(paths), size, str(directory))
+
+
+def read_video_file(path: str | Path) -> np.ndarray:
+    """Decode every frame of a video file to uint8 RGB [T, H, W, 3] with PyAV."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    except (av.error.FFmpegError, IndexError) as exc:  # type: ignore[attr-defined]
+        raise DevilError(f"{path}: unreadable video ({exc})") from None
+    if not frames:
+        raise DevilError(f"{path}: no video frames")
+    return np.stack(frames)
+
+
+def video_file_info(path: str | Path, clip_id: str) -> ClipInfo:
+    """Frame count and size of a video file (container metadata when present, else a decoding pass)."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            size = (int(stream.codec_context.width), int(stream.codec_context.height))
+            n = int(stream.frames or 0)
+            if n <= 0:
+                n = sum(1 for _ in container.decode(video=0))
+    except (av.error.FFmpegError, IndexError) as exc:  # type: ignore[attr-defined]
+        raise DevilError(f"{path}: unreadable video ({exc})") from None
+    return ClipInfo(clip_id, n, size, str(path))
+
+
+class PredictionStore:
+    """Predictions of a method in one of the layouts above; ``layout`` says which was detected.
+
+    >>> import tempfile, pathlib
+    >>> PredictionStore(pathlib.Path(tempfile.mkdtemp())).layout
+    'frames'
+    """
+
+    def __init__(self, root: str | Path, single_clip_id: str | None = None) -> None:
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise DevilError(f"{self.root}: predictions folder does not exist")
+        if list_frames(self.root, "pred"):
+            self.layout = "single"
+        elif any(p.suffix.lower() in VIDEO_EXTENSIONS for p in self.root.iterdir() if p.is_file()):
+            self.layout = "video"
+        else:
+            self.layout = "frames"
+        self.single_clip_id = single_clip_id
+
+    def _video_path(self, clip_id: str) -> Path | None:
+        for ext in VIDEO_EXTENSIONS:
+            for cand in (self.root / f"{clip_id}{ext}", self.root / f"{clip_id}{ext.upper()}"):
+                if cand.is_file():
+                    return cand
+        return None
+
+    def info(self, clip_id: str) -> ClipInfo | None:
+        """Frame count and size of a clip's prediction; ``None`` when it is missing."""
+        if self.layout == "single":
+            if self.single_clip_id is not None and clip_id != self.single_clip_id:
+                return None
+            return _png_info(self.root, "pred", clip_id)
+        if self.layout == "video":
+            path = self._video_path(clip_id)
+            return video_file_info(path, clip_id) if path else None
+        folder = self.root / clip_id
+        if not folder.is_dir():
+            return None
+        return _png_info(folder, "pred", clip_id)
+
+    def read(self, clip_id: str) -> np.ndarray:
+        """The clip's prediction as uint8 RGB [T, H, W, 3]."""
+        if self.layout == "single":
+            return read_frame_pngs(self.root, "pred")
+        if self.layout == "video":
+            path = self._video_path(clip_id)
+            if path is None:
+                raise DevilError(f"{self.root}: no prediction video for clip {clip_id}")
+            return read_video_file(path)
+        return read_frame_pngs(self.root / clip_id, "pred")
+
+
+def validate_clips(gt: Mapping[str, ClipInfo], pred: Mapping[str, ClipInfo | None], where: str = "") -> None:
+    """Check every clip has a prediction with the same frame count and size; ONE DevilError lists every problem.
+
+    >>> a = ClipInfo("a", 3, (8, 8)); b = ClipInfo("b", 3, (8, 8))
+    >>> validate_clips({"a": a, "b": b}, {"a": ClipInfo("a", 2, (8, 8)), "b": None})
+    Traceback (most recent call last):
+    ...
+    devil_dataset.errors.DevilError: 2 of 2 clips cannot be evaluated:
+      a: 2 predicted frames, expected 3
+      b: prediction missing
+    """
+    problems = []
+    for clip_id, g in gt.items():
+        p = pred.get(clip_id)
+        issues = []
+        if g.num_frames == 0:
+            issues.append("ground truth has no frames")
+        if p is None:
+            issues.append("prediction missing")
+        else:
+            if p.num_frames != g.num_frames:
+                issues.append(f"{p.num_frames} predicted frames, expected {g.num_frames}")
+            if p.size != g.size:
+                issues.append(f"prediction is {p.size[0]}x{p.size[1]}, expected {g.size[0]}x{g.size[1]}")
+        if issues:
+            problems.append(f"  {clip_id}: {'; '.join(issues)}")
+    if problems:
+        head = f"{where}: " if where else ""
+        raise DevilError(f"{head}{len(problems)} of {len(gt)} clips cannot be evaluated:\n" + "\n".join(problems))
+
+
+class DirectorySource:
+    """Directory mode: ground truth and masks in the release's layout, predictions in any layout above.
+
+    ``gt_dir`` holds one folder per video with ``frame_%04d_gt.png`` and ``frame_%04d_mask.png`` (mask 1 = known),
+    or those files directly (a single video named after the folder). Frames are evaluated at their native size.
+    """
+
+    def __init__(self, gt_dir: str | Path, pred_dir: str | Path) -> None:
+        self.gt_dir = Path(gt_dir)
+        if not self.gt_dir.is_dir():
+            raise DevilError(f"{self.gt_dir}: ground-truth folder does not exist")
+        if list_frames(self.gt_dir, "gt"):
+            self.clip_dirs = {self.gt_dir.resolve().name: self.gt_dir}
+            single = self.gt_dir.resolve().name
+        else:
+            self.clip_dirs = {p.name: p for p in sorted(self.gt_dir.iterdir()) if p.is_dir() and list_frames(p, "gt")}
+            single = next(iter(self.clip_dirs)) if len(self.clip_dirs) == 1 else None
+            if not self.clip_dirs:
+                raise DevilError(f"{self.gt_dir}: no frame_%04d_gt.png files and no video folders holding them")
+        self.predictions = PredictionStore(pred_dir, single_clip_id=single)
+        if self.predictions.layout == "single" and len(self.clip_dirs) > 1:
+            raise DevilError(f"{pred_dir}: holds the frames of one video, but {self.gt_dir} has {len(self.clip_dirs)} videos")
+
+    @property
+    def clip_ids(self) -> list[str]:
+        return list(self.clip_dirs)
+
+    def validate(self) -> None:
+        """Check masks, ground truth and predictions of every clip (one error listing every problem)."""
+        gt: dict[str, ClipInfo] = {}
+        pred: dict[str, ClipInfo | None] = {}
+        problems: dict[str, list[str]] = {}
+        for c in self.clip_ids:
+            folder = self.clip_dirs[c]
+            issues = problems.setdefault(c, [])
+            try:
+                gt[c] = info = _png_info(folder, "gt", c)
+                n_masks = len(list_frames(folder, "mask"))
+                if n_masks != info.num_frames:
+                    issues.append(f"{n_masks} mask frames, expected {info.num_frames}")
+                elif n_masks and _png_size(folder / "frame_0000_mask.png") != info.size:
+                    issues.append(f"mask size differs from the ground truth's {info.size[0]}x{info.size[1]}")
+            except DevilError as exc:
+                issues.append(str(exc))
+            try:
+                pred[c] = self.predictions.info(c)
+            except DevilError as exc:
+                issues.append(str(exc))
+                pred[c] = gt.get(c)  # reported above; do not report it twice
+            if c in gt:
+                try:
+                    validate_clips({c: gt[c]}, pred)
+                except DevilError as exc:
+                    issues.append(str(exc).split("\n", 1)[1].strip().split(": ", 1)[1])
+        bad = {c: v for c, v in problems.items() if v}
+        if bad:
+            lines = [f"  {c}: {'; '.join(v)}" for c, v in bad.items()]
+            raise DevilError(
+                f"{self.gt_dir} vs {self.predictions.root}: {len(bad)} of {len(self.clip_ids)} clips cannot be "
+                "evaluated:\n" + "\n".join(lines)
+            )
+
+    def __len__(self) -> int:
+        return len(self.clip_dirs)
+
+    def __iter__(self) -> Iterator[VideoSample]:
+        for c in self.clip_ids:
+            folder = self.clip_dirs[c]
+            gt = read_frame_pngs(folder, "gt")
+            hole = read_mask_pngs(folder)
+            pred = self.predictions.read(c)
+            if gt.shape != pred.shape or gt.shape[:3] != hole.shape:
+                raise DevilError(f"{folder}: frame sizes differ within the clip (gt {gt.shape}, pred {pred.shape})")
+            yield VideoSample(c, gt, pred, hole)

@@ -1,0 +1,104 @@
+"""FID InceptionV3 pool3 features (2048-d) with pytorch-fid's network and the cached FID weights.
+
+SPEC section 7: InceptionV3 FID weights, 2048-d pool3, frames bilinearly resized to 299x299. The network is
+pytorch-fid's ``fid_inception_v3`` structure (torchvision InceptionV3 skeleton with 1008 classes, no aux head,
+and pytorch-fid's patched FIDInceptionA/C/E_1/E_2 blocks), built here without pytorch-fid's download; the
+forward pass is pytorch-fid's ``InceptionV3`` with ``resize_input`` and ``normalize_input``: x / 255, bilinear
+resize to 299x299 (align_corners=False), 2x - 1, blocks 0..3, global average pool.
+
+    >>> import numpy as np
+    >>> net = FIDInception(state=random_inception_state(seed=0))
+    >>> net.features(np.zeros((1, 64, 64, 3), np.uint8)).shape
+    (1, 2048)
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# SPEC section 7: frames are bilinearly resized to the Inception input size.
+FID_INPUT_SIZE = 299
+FID_DIMS = 2048
+
+
+def build_fid_inception() -> nn.Module:
+    """pytorch-fid's FID InceptionV3 structure with uninitialised-by-download (default-initialised) weights."""
+    import torchvision
+    from pytorch_fid import inception as pfi
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net = torchvision.models.inception_v3(num_classes=1008, aux_logits=False, weights=None, init_weights=False)
+    net.Mixed_5b = pfi.FIDInceptionA(192, pool_features=32)
+    net.Mixed_5c = pfi.FIDInceptionA(256, pool_features=64)
+    net.Mixed_5d = pfi.FIDInceptionA(288, pool_features=64)
+    net.Mixed_6b = pfi.FIDInceptionC(768, channels_7x7=128)
+    net.Mixed_6c = pfi.FIDInceptionC(768, channels_7x7=160)
+    net.Mixed_6d = pfi.FIDInceptionC(768, channels_7x7=160)
+    net.Mixed_6e = pfi.FIDInceptionC(768, channels_7x7=192)
+    net.Mixed_7b = pfi.FIDInceptionE_1(1280)
+    net.Mixed_7c = pfi.FIDInceptionE_2(2048)
+    return net
+
+
+def random_inception_state(seed: int = 0) -> dict[str, torch.Tensor]:
+    """A state dict for :func:`build_fid_inception` with seeded random weights (tests and benchmarks only).
+
+    BatchNorm statistics are randomised too so that the parity tests exercise them.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        net = build_fid_inception()
+        for m in net.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+            elif isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.data.uniform_(0.5, 1.5)
+                m.bias.data.uniform_(-0.1, 0.1)
+        return net.state_dict()
+
+
+class FIDInception(nn.Module):
+    """Pool3 features of the FID Inception for uint8 RGB frames [N, H, W, 3] (one batch; callers chunk).
+
+    ``state``: a state dict in pytorch-fid's layout; default: the cached ``inception`` weights.
+    """
+
+    def __init__(self, device: str = "cpu", state: dict[str, torch.Tensor] | None = None) -> None:
+        super().__init__()
+        from ..weights import weights_path
+
+        if state is None:
+            state = torch.load(weights_path("inception"), map_location="cpu", weights_only=True)
+        net = build_fid_inception()
+        net.load_state_dict(state, strict=True)
+        # pytorch-fid's InceptionV3 blocks 0..3 (block boundaries at the max pools and the final average pool)
+        self.blocks = nn.Sequential(
+            net.Conv2d_1a_3x3, net.Conv2d_2a_3x3, net.Conv2d_2b_3x3, nn.MaxPool2d(kernel_size=3, stride=2),
+            net.Conv2d_3b_1x1, net.Conv2d_4a_3x3, nn.MaxPool2d(kernel_size=3, stride=2),
+            net.Mixed_5b, net.Mixed_5c, net.Mixed_5d, net.Mixed_6a, net.Mixed_6b, net.Mixed_6c, net.Mixed_6d,
+            net.Mixed_6e, net.Mixed_7a, net.Mixed_7b, net.Mixed_7c, nn.AdaptiveAvgPool2d(output_size=(1, 1)),
+        )
+        self.device = torch.device(device)
+        self.eval().to(self.device)
+        for p in self.parameters():
+            p.requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """float [N, 3, H, W] in [0, 1] -> [N, 2048] (pytorch-fid's resize and normalisation)."""
+        x = F.interpolate(x, size=(FID_INPUT_SIZE, FID_INPUT_SIZE), mode="bilinear", align_corners=False)
+        x = 2 * x - 1
+        return self.blocks(x).flatten(1)
+
+    @torch.inference_mode()
+    def features(self, frames: np.ndarray | torch.Tensor) -> np.ndarray:
+        """float32 [N, 2048] features of uint8 frames [N, H, W, 3]."""
+        t = torch.as_tensor(frames).to(self.device)
+        x = t.permute(0, 3, 1, 2).float() / 255.0
+        return self.forward(x).float().cpu().numpy()

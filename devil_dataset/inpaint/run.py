@@ -1,0 +1,188 @@
+"""Run an inpainter over clips and write the release's prediction layout, resumably.
+
+Layout: ``<PRED_DIR>/<clip id>/frame_%04d_pred.png`` (RGB, one per input frame; SPEC section 6). Each clip folder
+appears atomically once all its frames are written, so a clip folder with the right number of frames is
+complete and is skipped when the run is repeated (resume after an interruption).
+
+``<PRED_DIR>/.devil-inpaint.json`` records what the folder holds: the run's description (method, slice, ...) and
+a fingerprint of each clip's hole mask. The same clip id appears in several slices with different masks, so a
+resumed run refuses a folder made by another method or for another slice, and redoes a clip whose mask changed.
+
+    >>> import numpy as np, tempfile, pathlib
+    >>> from devil_dataset.inpaint import get_inpainter
+    >>> hole = np.zeros((2, 16, 16), bool); hole[:, 4:8, 4:8] = True
+    >>> rows = [{"clip_id": "a", "frames": np.zeros((2, 16, 16, 3), np.uint8), "hole": hole}]
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> run_inpainter(get_inpainter("telea"), rows, out, progress=False).written
+    ['a']
+    >>> sorted(p.name for p in (out / "a").iterdir())
+    ['frame_0000_pred.png', 'frame_0001_pred.png']
+    >>> run_inpainter(get_inpainter("telea"), rows, out, progress=False).skipped
+    ['a']
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from ..atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
+from ..errors import DevilError
+from ..release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
+
+
+# Hidden file in PRED_DIR recording the run and per-clip input fingerprints (not part of the release layout).
+MANIFEST_NAME = ".devil-inpaint.json"
+MANIFEST_FORMAT = "devil-inpaint-manifest"
+
+
+def hole_fingerprint(hole: np.ndarray) -> str:
+    """A short hash of a bool hole mask [T, H, W] (shape included), identifying a clip's inputs for resuming.
+
+    >>> import numpy as np
+    >>> hole_fingerprint(np.zeros((2, 3, 4), bool)) == hole_fingerprint(np.zeros((2, 3, 5), bool))
+    False
+    """
+    digest = hashlib.sha256(repr(tuple(hole.shape)).encode())
+    digest.update(np.packbits(np.ascontiguousarray(hole, dtype=bool)).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _read_manifest(out_dir: Path) -> dict:
+    path = out_dir / MANIFEST_NAME
+    if not path.is_file():
+        return {}
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise DevilError(f"{path}: unreadable ({exc}); delete it to start over") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise DevilError(f"{path}: not a devil inpaint manifest; delete it to start over")
+    return manifest
+
+
+@dataclass
+class RunSummary:
+    """Clip ids written in this run and those skipped because their predictions were already complete."""
+
+    written: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _check_clip_id(clip_id: object) -> str:
+    text = str(clip_id)
+    if not text or text in (".", "..") or "/" in text or "\\" in text or text.startswith("."):
+        raise DevilError(f"clip id {text!r}: not usable as a folder name")
+    return text
+
+
+def clip_complete(clip_dir: str | Path, num_frames: int) -> bool:
+    """True when ``clip_dir`` holds exactly ``frame_0000_pred.png`` .. ``frame_{num_frames-1}_pred.png``."""
+    clip_dir = Path(clip_dir)
+    if not clip_dir.is_dir():
+        return False
+    try:
+        return len(list_frames(clip_dir, "pred")) == num_frames
+    except DevilError:  # gaps in the numbering: incomplete
+        return False
+
+
+def check_prediction(pred: object, frames: np.ndarray, clip_id: str) -> np.ndarray:
+    """Return ``pred`` as a uint8 array, or raise :class:`DevilError` naming the clip if its shape or type is wrong."""
+    pred = np.asarray(pred)
+    if pred.shape != frames.shape:
+        raise DevilError(f"clip {clip_id}: the inpainter returned shape {pred.shape}, expected {frames.shape} [T, H, W, 3]")
+    if pred.dtype != np.uint8:
+        raise DevilError(f"clip {clip_id}: the inpainter returned {pred.dtype} frames, expected uint8 (0..255)")
+    return pred
+
+
+def _inpaint(inpainter: Callable, frames: np.ndarray, hole: np.ndarray, clip_id: str) -> np.ndarray:
+    try:
+        if getattr(inpainter, "wants_clip_id", False):
+            return inpainter(frames, hole, clip_id=clip_id)
+        return inpainter(frames, hole)
+    except DevilError as exc:
+        text = str(exc)
+        raise DevilError(text if text.startswith(f"clip {clip_id}:") else f"clip {clip_id}: {text}") from None
+
+
+def run_inpainter(
+    inpainter: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    rows: Iterable[dict],
+    out_dir: str | Path,
+    *,
+    limit: int | None = None,
+    progress: bool = True,
+    description: str = "inpaint",
+    run_info: dict | None = None,
+) -> RunSummary:
+    """Inpaint each row ``{clip_id, frames uint8 [T, H, W, 3], hole bool [T, H, W], ...}`` into ``out_dir``.
+
+    Clips whose folder is already complete (for the same hole mask) are skipped; ``limit`` takes the first N rows.
+    ``run_info`` (JSON-able, e.g. ``{"method": "telea", "config": "fg_size_high"}``) is stored in the manifest;
+    a folder whose manifest holds a different ``run_info`` is refused with a :class:`DevilError`.
+    """
+    from tqdm.auto import tqdm
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out_dir)
+    manifest = _read_manifest(out_dir)
+    run_info = json.loads(json.dumps(run_info or {}))  # normalised as it will read back
+    if manifest and manifest.get("run") != run_info:
+        raise DevilError(
+            f"{out_dir}: holds predictions of another run ({json.dumps(manifest.get('run'))}), not of "
+            f"{json.dumps(run_info)}; use another --out folder, or delete {out_dir / MANIFEST_NAME} to reuse it"
+        )
+    manifest = {"format": MANIFEST_FORMAT, "run": run_info, "clips": dict(manifest.get("clips", {}))}
+    summary = RunSummary()
+    rows = itertools.islice(rows, limit) if limit is not None else rows
+    total = limit if limit is not None else (len(rows) if hasattr(rows, "__len__") else None)
+    bar = tqdm(rows, total=total, desc=description, unit="clip", disable=None if progress else True)
+    for row in bar:
+        clip_id = _check_clip_id(row["clip_id"])
+        frames, hole = np.asarray(row["frames"]), np.asarray(row["hole"])
+        clip_dir = out_dir / clip_id
+        fingerprint = hole_fingerprint(hole)
+        if clip_complete(clip_dir, len(frames)) and manifest["clips"].get(clip_id, fingerprint) == fingerprint:
+            summary.skipped.append(clip_id)
+            continue
+        pred = check_prediction(_inpaint(inpainter, frames, hole, clip_id), frames, clip_id)
+        with atomic_directory(clip_dir, overwrite=True) as tmp:
+            write_frame_pngs(pred, tmp, "pred")
+        manifest["clips"][clip_id] = fingerprint
+        atomic_write_text(out_dir / MANIFEST_NAME, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        summary.written.append(clip_id)
+    bar.close()
+    return summary
+
+
+def iter_release_inputs(directory: str | Path) -> Iterator[dict]:
+    """Rows from folders in the release's method-input layout (``frame_%04d_gt.png`` + ``frame_%04d_mask.png``).
+
+    ``directory`` is one such clip folder (clip id = its name) or a folder of them (sorted by name).
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise DevilError(f"{directory}: not a directory")
+    if any(directory.glob("frame_*_gt.png")):
+        clip_dirs = [directory]
+    else:
+        clip_dirs = sorted(p for p in directory.iterdir() if p.is_dir() and any(p.glob("frame_*_gt.png")))
+        if not clip_dirs:
+            raise DevilError(f"{directory}: no frame_%04d_gt.png files here or in its sub-folders")
+    for clip_dir in clip_dirs:
+        frames, hole = read_frame_pngs(clip_dir, "gt"), read_mask_pngs(clip_dir)
+        if frames.shape[:3] != hole.shape:
+            raise DevilError(f"{clip_dir}: {len(frames)} gt frames of {frames.shape[2]}x{frames.shape[1]} but "
+                             f"{len(hole)} masks of {hole.shape[2]}x{hole.shape[1]}")
+        yield {"clip_id": clip_dir.name, "frames": frames, "hole": hole}
+
+
+__all__ = ["MANIFEST_NAME", "hole_fingerprint", "RunSummary", "run_inpainter", "clip_complete", "check_prediction", "iter_release_inputs", "PRED_PATTERN"]

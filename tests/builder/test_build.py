@@ -1,0 +1,168 @@
+"""The build pipeline end to end on tiny sources: layout, row contents, determinism, resume after a crash."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+import pytest
+
+from devil_dataset.builder.build import build
+from devil_dataset.errors import DevilError
+from devil_dataset.slices import SLICES
+
+BUILD_SIZE = (64, 48)
+
+
+def build_fake_mask(preset: str, index: int) -> np.ndarray:
+    w, h = BUILD_SIZE
+    m = np.zeros((90, h, w), bool)
+    for t in range(90):
+        m[t, 10:20, (index + t) % 50 : (index + t) % 50 + 10] = True
+    m[:, 0, : len(preset) % 7 + 1] = True
+    return m
+
+
+def build_sources(directory, count=6):
+    """Tiny sources as .npy frame arrays (read by :func:`build_fake_curate`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(3)
+    out = []
+    for i in range(count):
+        base = (rng.random((48, 200, 3)) * 255).astype(np.uint8)
+        frames = np.stack([base[:, k * (i % 3) : k * (i % 3) + 80] for k in range(45 + i)])
+        np.save(directory / f"v{i}.npy", frames)
+        out.append(directory / f"v{i}.npy")
+    return out
+
+
+def build_fake_curate(sources, out_dir, *, progress=True, **options):
+    """A lossless stand-in for curation: one clip per source, stored as PNG frames (``load_clip`` reads folders).
+
+    The real curation stores H.264 clips; this keeps the test about the builder's own determinism and speed.
+    """
+    from types import SimpleNamespace
+
+    from devil_dataset.release_format import write_frame_pngs
+
+    clips = []
+    for src in sources:
+        frames = np.load(src)
+        cid = f"{os.path.splitext(os.path.basename(src))[0]}-00000"
+        d = out_dir / "clips" / cid
+        if not d.is_dir():
+            write_frame_pngs(frames, d)
+        clips.append(SimpleNamespace(clip_id=cid, path=f"clips/{cid}", source=str(src), frame_count=len(frames),
+                                     fps=30.0, first_frame=0, sha256=hashlib.sha256(frames.tobytes()).hexdigest()))
+    return SimpleNamespace(out_dir=out_dir, clips=clips, skipped=[])
+
+
+def build_tiny(sources, out, **kw):
+    opts = dict(size=BUILD_SIZE, curate_fn=build_fake_curate, mask_loader=build_fake_mask, progress=False,
+                camera_scorer=lambda f: float(f[..., 1].mean()), scene_scorer=lambda f: float(f[..., 2].std()))
+    opts.update(kw)
+    return build(sources, out, **opts)
+
+
+def _hashes(root):
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if p.is_file() and not rel.parts[0].startswith("."):
+            out[rel.as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def build_once(tmp_path_factory):
+    root = tmp_path_factory.mktemp("build")
+    sources = build_sources(root / "src")
+    result = build_tiny(sources, root / "a")
+    return root, sources, result
+
+
+def test_layout_rows_and_bytes(build_once):
+    root, _, result = build_once
+    out = root / "a"
+    assert result.num_clips == 6 and result.per_slice == 2 and set(result.config_rows) == set(SLICES)
+    for name in SLICES:
+        shards = sorted((out / "data" / name).glob("test-*.parquet"))
+        assert [s.name for s in shards] == ["test-00000-of-00002.parquet", "test-00001-of-00002.parquet"]
+        assert result.config_bytes[name] == sum(s.stat().st_size for s in shards)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["num_clips"] == 6 and manifest["configs"]["all"]["rows"] == 2
+    assert "Scaled down" in (out / "README.md").read_text()
+    assert "v0.mp4" in result.summary() or "all" in result.summary()
+
+
+def test_rows_follow_the_plan(build_once):
+    from devil_dataset.builder.video_io import load_clip
+    from devil_dataset.cover_crop import cover_crop_frames
+    from devil_dataset.data import iter_slice
+    from devil_dataset.data.features import decode_frames, encode_frames
+
+    root, _, _ = build_once
+    out = root / "a"
+    curated = out / ".devil-build" / "curated"
+    for name in ("camera_motion_high", "fg_displacement_low"):
+        rows = list(iter_slice(out, name))
+        assert [r["clip_id"] for r in rows] == sorted(r["clip_id"] for r in rows)
+        for r in rows:
+            mask = build_fake_mask(r["preset"], r["mask_index"])
+            expect = (mask[::-1] if r["reversed"] else mask)[: r["num_frames"]]
+            assert np.array_equal(r["hole"], expect)
+            clip = cover_crop_frames(load_clip(curated / "clips" / r["clip_id"]), BUILD_SIZE)
+            assert np.array_equal(r["frames"], decode_frames(encode_frames(clip, "jpeg")))  # JPEG q95 of the crop
+            assert r["num_frames"] == len(clip) and r["fps"] == 30.0
+        if name == "camera_motion_high":
+            assert all(r["camera_motion_label"] == "high" for r in rows)
+        else:
+            assert all(r["fg_displacement_label"] == "low" for r in rows)
+
+
+def test_byte_identical_rebuild_and_resume_after_crash(build_once):
+    root, sources, _ = build_once
+    reference = _hashes(root / "a")
+    assert len(reference) == 2 + 22
+
+    class Crash(Exception):
+        pass
+
+    written = []
+
+    def crash_after_five(path):
+        written.append(path)
+        if len(written) == 5:
+            raise Crash(path)
+
+    with pytest.raises(Crash):
+        build_tiny(sources, root / "b", on_shard=crash_after_five)
+    assert not (root / "b" / "README.md").exists()
+    assert len(list((root / "b" / "data").rglob("*.parquet"))) == 5
+    resumed_shards = []
+    build_tiny(sources, root / "b", on_shard=resumed_shards.append)
+    assert _hashes(root / "b") == reference
+    # the resumed run kept the five finished shards (same inode = not rewritten)
+    assert all(p.stat().st_ino == q.stat().st_ino for p, q in zip(written, resumed_shards[:5]))
+
+
+def test_changed_seed_changes_plan_and_rewrites(build_once, tmp_path):
+    root, sources, _ = build_once
+    result = build_tiny(sources, tmp_path / "c", seed=5)
+    assert _hashes(tmp_path / "c")["data/all/test-00000-of-00002.parquet"] != \
+        _hashes(root / "a")["data/all/test-00000-of-00002.parquet"]
+    assert result.per_slice == 2
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(DevilError, match="no sources"):
+        build([], tmp_path / "x")
+    with pytest.raises(DevilError, match="frame format"):
+        build(["a.mp4"], tmp_path / "x", frame_format="gif")
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(DevilError, match="not a directory"):
+        build(["a.mp4"], f)

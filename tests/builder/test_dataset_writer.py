@@ -1,0 +1,119 @@
+"""The repository writer: shards, deterministic parquet, resume, card YAML, manifest checksums."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from devil_dataset.builder import dataset_writer as w
+from devil_dataset.data.features import decode_frames, decode_hole, encode_frames, encode_hole
+from devil_dataset.errors import DevilError
+from devil_dataset.slices import SLICES
+
+
+def _row(i: int) -> dict:
+    rng = np.random.default_rng(i)
+    frames = (rng.random((3, 16, 24, 3)) * 255).astype(np.uint8)
+    hole = rng.random((3, 16, 24)) < 0.3
+    return {
+        "clip_id": f"src-{i:05d}", "mask_id": f"devil_fgs-h_fgm-h_fgd-h_{i:05d}",
+        "frames": encode_frames(frames, "png"), "hole": encode_hole(hole),
+        "num_frames": 3, "height": 16, "width": 24, "fps": 25.0, "preset": "fgs-h_fgm-h_fgd-h",
+        "mask_index": i, "mask_seed": 1, "reversed": bool(i % 2), "source": "src.mp4", "source_first_frame": 0,
+        "attribution": "me", "license": "MIT", "camera_motion_score": float("inf"), "camera_motion_label": "high",
+        "bg_scene_motion_score": float("nan"), "bg_scene_motion_label": "", "fg_displacement_label": "high",
+        "fg_motion_label": "high", "fg_size_label": "high", "mask_mean_area": 0.3, "mask_centroid_speed": 0.0,
+        "mask_pose_motion": 0.1, "mask_union_coverage": 0.9,
+    }
+
+
+def test_codecs_roundtrip_lossless_png_and_mask():
+    rng = np.random.default_rng(0)
+    frames = (rng.random((2, 8, 10, 3)) * 255).astype(np.uint8)
+    hole = rng.random((2, 8, 10)) < 0.5
+    assert np.array_equal(decode_frames(encode_frames(frames, "png")), frames)
+    assert np.array_equal(decode_hole(encode_hole(hole)), hole)
+    jpeg = decode_frames(encode_frames(frames, "jpeg"))
+    assert jpeg.shape == frames.shape and jpeg.dtype == np.uint8
+    assert encode_frames(frames, "jpeg") == encode_frames(frames, "jpeg")  # deterministic
+    with pytest.raises(ValueError):
+        encode_frames(frames, "webp")
+
+
+def test_shard_ranges():
+    assert w.shard_ranges(0) == [range(0, 0)]
+    assert w.shard_ranges(1) == [range(0, 1)]
+    assert [len(r) for r in w.shard_ranges(150)] == [15] * 10  # <= 16 rows per shard
+    assert sum(len(r) for r in w.shard_ranges(37)) == 37 and len(w.shard_ranges(37)) == 3
+
+
+def test_write_shard_deterministic_one_row_per_group(tmp_path):
+    a = w.write_shard(tmp_path / "a.parquet", (_row(i) for i in range(3)))
+    b = w.write_shard(tmp_path / "b.parquet", (_row(i) for i in range(3)))
+    assert a.read_bytes() == b.read_bytes()
+    pf = pq.ParquetFile(a)
+    assert pf.num_row_groups == 3 and pf.metadata.num_rows == 3
+    meta = json.loads(pf.schema_arrow.metadata[b"huggingface"])
+    assert meta["info"]["features"]["frames"]["_type"] == "List"
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_write_config_resumes_and_drops_stale_shards(tmp_path):
+    calls = []
+
+    def make(i):
+        calls.append(i)
+        return _row(i)
+
+    paths = w.write_config(tmp_path, "all", 4, make)
+    assert [p.name for p in paths] == ["test-00000-of-00002.parquet", "test-00001-of-00002.parquet"]
+    mtimes = [p.stat().st_mtime_ns for p in paths]
+    stale = tmp_path / "data" / "all" / "test-00000-of-00009.parquet"
+    stale.write_bytes(b"x")
+    calls.clear()
+    w.write_config(tmp_path, "all", 4, make)
+    assert calls == [] and [p.stat().st_mtime_ns for p in paths] == mtimes and not stale.exists()
+
+    class Boom(Exception):
+        pass
+
+    def fail_after_first(path):
+        raise Boom(path)
+
+    w.write_config(tmp_path, "fg_size_low", 4, make, on_shard=None)
+    (tmp_path / "data" / "fg_size_low" / "test-00001-of-00002.parquet").unlink()
+    calls.clear()
+    with pytest.raises(Boom):
+        w.write_config(tmp_path, "fg_size_low", 4, make, on_shard=fail_after_first)
+    assert calls == []  # the first shard exists: nothing re-encoded before the (simulated) crash
+
+
+def test_card_yaml_configs_license_and_docs(tmp_path):
+    configs = {name: {"rows": 5, "bytes": 1000, "description": f"{s.videos} x {s.masks}"} for name, s in SLICES.items()}
+    card = w.render_card(configs=configs, license="other", pretty_name="DEVIL test", build_notes="notes here",
+                         attributions=["a: b"])
+    head = yaml.safe_load(card.split("---")[1])
+    names = [c["config_name"] for c in head["configs"]]
+    assert names == list(SLICES) and len(names) == 11
+    assert [c for c in head["configs"] if c.get("default")] == [head["configs"][0]] and names[0] == "all"
+    assert head["configs"][3]["data_files"] == [{"split": "test", "path": f"data/{names[3]}/test-*.parquet"}]
+    assert head["license"] == "other" and head["size_categories"] == ["n<1K"] and head["task_categories"]
+    assert "@inproceedings{szeto" in card and "notes here" in card and "`mask_pose_motion`" in card
+    assert "{{" not in card
+
+
+def test_manifest_and_verify(tmp_path):
+    w.write_config(tmp_path, "all", 2, _row)
+    (tmp_path / ".devil-build").mkdir()
+    (tmp_path / ".devil-build" / "x").write_text("work")
+    sizes = w.finish_repository(tmp_path, configs={"all": {"rows": 2, "description": "all x all"}}, license="mit",
+                                pretty_name="t", build_notes="", attributions=[], info={"seed": 0})
+    doc = w.verify_manifest(tmp_path)
+    assert set(doc["files"]) == {"README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet"}
+    assert doc["configs"]["all"] == {"rows": 2, "bytes": sizes["all"]} and sizes["all"] > 0
+    (tmp_path / "data" / "all" / "test-00001-of-00002.parquet").write_bytes(b"tampered")
+    with pytest.raises(DevilError, match="checksum mismatch"):
+        w.verify_manifest(tmp_path)

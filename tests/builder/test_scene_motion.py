@@ -1,0 +1,105 @@
+"""Background-scene-motion score (SPEC section 4): AffineScore parity, segments, flow validity, clip score."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from devil_dataset.builder import scene_motion as sm
+from devil_dataset.builder.samples import render_scene, scene
+
+
+def test_affine_score_wraps_in_release_mode_only():
+    target = np.array([[[10, 200, 0], [50, 50, 50]]], np.uint8)
+    warped = np.array([[[11, 190, 255], [50, 49, 51]]], np.uint8)
+    valid = np.ones((1, 2), bool)
+    # release: uint8 subtraction wraps: 10-11 -> 255, 200-190 -> 10, 0-255 -> 1 ; 0, 1, 50-51 -> 255
+    assert sm.affine_score(target, warped, valid, "release") == ((255 + 10 + 1) + (0 + 1 + 255)) / 2
+    # corrected: |difference|: 1 + 10 + 255 ; 0 + 1 + 1
+    assert sm.affine_score(target, warped, valid, "corrected") == ((1 + 10 + 255) + (0 + 1 + 1)) / 2
+    # a brighter target never wraps: both modes agree
+    assert sm.affine_score(warped.clip(0, 200), warped.clip(0, 200) // 2, valid, "release") == \
+        sm.affine_score(warped.clip(0, 200), warped.clip(0, 200) // 2, valid, "corrected")
+
+
+def test_affine_score_only_counts_valid_pixels_and_inf_without_overlap():
+    t = np.zeros((2, 2, 3), np.uint8)
+    w = np.zeros((2, 2, 3), np.uint8)
+    w[0, 0] = 9  # only on an invalid pixel
+    valid = np.array([[False, True], [True, True]])
+    assert sm.affine_score(t, w, valid, "corrected") == 0.0
+    assert sm.affine_score(t, w, np.zeros((2, 2), bool), "release") == math.inf
+    assert sm.pair_affine_score(t, t, None) == math.inf
+    with pytest.raises(ValueError, match="unknown mode"):
+        sm.affine_score(t, w, valid, "fixed")
+
+
+def test_split_segments_walk():
+    # scores: frames drift away from the segment start; a jump at k = 20 and at k = 26
+    def score(i, k):
+        return 0.0 if (k < 20 and i == 0) or (20 <= k < 26 and i == 20) or (k >= 26 and i == 26) else 999.0
+
+    assert sm.split_segments(45, score, 375) == [(0, 20), (26, 45)]  # 20..25 has 6 frames < 12: dropped
+    assert sm.split_segments(11, lambda i, k: 0.0, 375) == []  # 11 frames < 12
+    assert sm.split_segments(12, lambda i, k: 0.0, 375) == [(0, 12)]
+    assert sm.split_segments(30, lambda i, k: 375.0, 375) == []  # not below the threshold: every frame alone
+
+
+def test_valid_flow_vectors_drop_invalid_starts_and_outside_ends():
+    flow = np.zeros((6, 8, 2), np.float32)
+    flow[2, 2] = (-5.0, 0.0)  # ends outside the frame
+    flow[3, 3] = (0.4, 0.0)  # ends inside
+    start = np.ones((6, 8), bool)
+    start[0, 0] = False
+    keep = sm.valid_flow_vectors(flow, start)
+    assert not keep[2, 2] and not keep[0, 0] and keep[3, 3]
+    assert keep.sum() == 6 * 8 - 2
+    # a target mask < 0.999 at the end point drops the vector
+    tmask = np.ones((6, 8), np.float32)
+    tmask[3, 4] = 0.0
+    keep = sm.valid_flow_vectors(flow, start, tmask)
+    assert not keep[3, 3] and not keep[3, 4]
+
+
+@pytest.fixture(scope="module")
+def sm_clips():
+    size = (256, 144)
+    return {name: render_scene(scene(name), size=size, num_frames=14, seed=0)
+            for name in ("still_static", "still_water", "pan_static")}
+
+
+@pytest.mark.parametrize("mode", ["release", "corrected"])
+def test_water_scores_above_static(sm_clips, mode):
+    still = sm.scene_motion(sm_clips["still_static"], mode=mode, detector="sift", scoring_size=None)
+    water = sm.scene_motion(sm_clips["still_water"], mode=mode, detector="sift", scoring_size=None)
+    assert still.segments == ((0, 14),) and water.segments == ((0, 14),)
+    assert still.score < 0.05
+    assert water.score > 5 * max(still.score, 0.05)
+    assert water.mode == mode and water.flow == "dis" and water.detector == "sift"
+
+
+def test_release_mode_splits_on_wrap_around_where_corrected_mode_does_not(sm_clips):
+    """A scene that darkens by one level per frame: every target pixel is 1 below the aligned source, which the
+    release's uint8 subtraction turns into 255 per channel (765 >= 375: a new segment at every frame), while the
+    true difference is 3 per frame (one segment)."""
+    base = sm_clips["still_static"][0].clip(20, 235)
+    frames = np.stack([base - k for k in range(14)]).astype(np.uint8)
+    release = sm.scene_motion(frames, mode="release", detector="sift", scoring_size=None)
+    corrected = sm.scene_motion(frames, mode="corrected", detector="sift", scoring_size=None)
+    assert release.segments == () and math.isnan(release.score)
+    assert corrected.segments == ((0, 14),) and corrected.score < 0.05
+    # the threshold argument overrides the mode's own
+    assert sm.scene_motion(frames, mode="corrected", detector="sift", scoring_size=None, threshold=3.0).segments == ()
+
+
+def test_no_segment_gives_nan_and_flow_choice_is_checked():
+    frames = np.zeros((8, 32, 32, 3), np.uint8)
+    assert math.isnan(sm.scene_motion_score(frames, detector="orb", scoring_size=None))
+    with pytest.raises(ValueError, match="unknown flow"):
+        sm.scene_motion_score(frames, flow="farneback")
+    from devil_dataset import flow as flow_module
+
+    if not hasattr(flow_module, "raft_flow"):
+        with pytest.raises(ValueError, match="raft"):
+            sm.scene_motion_score(frames, flow="raft")

@@ -1,0 +1,109 @@
+"""`devil masks render|stats|presets`: successful runs and every bad input (exit 2, nothing half-written)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from devil_dataset.builder.mask_store import read_stored, stored_mask
+from devil_dataset.cli import main
+
+PRESET = "fgs-l_fgm-l_fgd-h"
+
+
+def _run(args, capsys):
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_render_release_png_and_resume(tmp_path, capsys):
+    code, out, _ = _run(["masks", "render", "--preset", PRESET, "--index", "3", "--count", "2", "--num-frames", "3",
+                         "--out", str(tmp_path), "--no-progress"], capsys)
+    assert code == 0 and "2 masks written" in out
+    folders = sorted(p.name for p in (tmp_path / f"devil_{PRESET}").iterdir())
+    assert folders == ["00003", "00004"]
+    hole, meta = read_stored(tmp_path / f"devil_{PRESET}" / "00004")
+    assert np.array_equal(hole, stored_mask(PRESET, 4, num_frames=3)) and meta["index"] == 4
+    code, out, _ = _run(["masks", "render", "--preset", PRESET, "--index", "3", "--count", "2", "--num-frames", "3",
+                         "--out", str(tmp_path)], capsys)
+    assert code == 0 and "0 masks written, 2 already present" in out
+
+
+def test_render_npz_reversed_raw(tmp_path, capsys):
+    code, _, _ = _run(["masks", "render", "--preset", PRESET, "--index", "0", "--num-frames", "2", "--reverse",
+                       "--resolution", "1920x1080", "--format", "npz", "--out", str(tmp_path)], capsys)
+    assert code == 0
+    hole, meta = read_stored(tmp_path / f"devil_{PRESET}_00000-reversed.npz")
+    assert hole.shape == (2, 1080, 1920) and meta["reversed"] is True
+
+
+def test_stats_json(tmp_path, capsys):
+    code, out, _ = _run(["masks", "stats", "--preset", PRESET, "--index", "1", "--count", "2", "--num-frames", "4",
+                         "--no-progress"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    assert [m["index"] for m in doc["masks"]] == [1, 2]
+    assert doc["summary"][PRESET]["mean_area"]["n"] == 2 and 0 < doc["masks"][0]["stats"]["mean_area"] < 0.2
+    _run(["masks", "render", "--preset", PRESET, "--index", "1", "--num-frames", "4", "--format", "npz",
+          "--out", str(tmp_path)], capsys)
+    code, out, _ = _run(["masks", "stats", "--stored", str(tmp_path / f"devil_{PRESET}_00001.npz")], capsys)
+    assert code == 0
+    stored = json.loads(out)["masks"][0]
+    assert stored["stats"] == doc["masks"][0]["stats"] and stored["preset"] == PRESET
+
+
+def test_presets_json(capsys):
+    code, out, _ = _run(["masks", "presets"], capsys)
+    assert code == 0 and len(json.loads(out)) == 8
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--preset", "fgs-x_fgm-l_fgd-l"], "valid presets: fgs-h_fgm-h_fgd-h"),
+    (["--preset", PRESET, "--resolution", "832by480"], "malformed resolution"),
+    (["--preset", PRESET, "--resolution", "0x480"], "malformed resolution"),
+    (["--preset", PRESET, "--index", "-1"], "must be >= 0"),
+    (["--preset", PRESET, "--count", "-2"], "must be >= 0"),
+    (["--preset", PRESET, "--count", "0"], "must be >= 1"),
+    (["--preset", PRESET, "--index", "999", "--count", "2"], "masks 0..999"),
+    (["--preset", PRESET, "--format", "tiff"], "invalid choice"),
+])
+def test_render_bad_input(tmp_path, capsys, args, message):
+    out_dir = tmp_path / "out"
+    code, _, err = _run(["masks", "render", *args, "--num-frames", "1", "--out", str(out_dir)], capsys)
+    assert code == 2 and message in err
+    assert not out_dir.exists() or not any(out_dir.rglob("*"))
+
+
+def test_render_out_is_a_file(tmp_path, capsys):
+    target = tmp_path / "file.txt"
+    target.write_text("keep me")
+    code, _, err = _run(["masks", "render", "--preset", PRESET, "--out", str(target)], capsys)
+    assert code == 2 and "is not a directory" in err and target.read_text() == "keep me"
+    # a file where the preset folder belongs
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / f"devil_{PRESET}").write_text("x")
+    code, _, err = _run(["masks", "render", "--preset", PRESET, "--num-frames", "1", "--out", str(tmp_path / "o")],
+                        capsys)
+    assert code == 2 and "devil: error:" in err
+
+
+def test_stats_bad_input(tmp_path, capsys):
+    assert _run(["masks", "stats", "--preset", "nope"], capsys)[0] == 2
+    code, _, err = _run(["masks", "stats"], capsys)
+    assert code == 2 and "--preset" in err
+    code, _, err = _run(["masks", "stats", "--stored", str(tmp_path / "missing.npz")], capsys)
+    assert code == 2 and "no such file" in err
+
+
+def test_console_entry_point_runs(tmp_path):
+    code = "import sys; from devil_dataset.cli import main; sys.exit(main())"
+    result = subprocess.run([sys.executable, "-c", code, "masks", "render", "--preset", "nope", "--out", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "unknown preset 'nope'" in result.stderr

@@ -1,0 +1,81 @@
+"""The training dataset: reproducible windows and masks per seed, independent of workers; crop/resize options."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from devil_dataset.data import InpaintingTrainDataset, worker_init_fn
+from devil_dataset.errors import DevilError
+
+
+def _renderer(calls=None):
+    def render(preset, seed, num_frames):
+        if calls is not None:
+            calls.append((preset, seed, num_frames))
+        m = np.zeros((num_frames, 1080, 1920), bool)
+        for t in range(num_frames):
+            x = 200 + (seed % 997) + 10 * t
+            m[t, 300:800, x : x + 300] = True
+        return m
+    return render
+
+
+def _items(ds):
+    return [ds[i] for i in range(len(ds))]
+
+
+def _same(a, b):
+    return (a["clip_id"], a["start"], a["preset"], a["mask_index"], a["reversed"]) == \
+        (b["clip_id"], b["start"], b["preset"], b["mask_index"], b["reversed"]) and \
+        torch.equal(a["frames"], b["frames"]) and torch.equal(a["hole"], b["hole"])
+
+
+def test_reproducible_per_seed_and_epoch(data_tiny_dataset):
+    kw = dict(num_frames=8, samples_per_epoch=6, mask_renderer=_renderer(), presets=["fgs-h_fgm-h_fgd-h", "fgs-l_fgm-l_fgd-l"])
+    a, b = InpaintingTrainDataset(data_tiny_dataset, **kw), InpaintingTrainDataset(data_tiny_dataset, **kw)
+    ia, ib = _items(a), _items(b)
+    assert all(_same(x, y) for x, y in zip(ia, ib))
+    assert {x["preset"] for x in ia} <= {"fgs-h_fgm-h_fgd-h", "fgs-l_fgm-l_fgd-l"}
+    b.set_epoch(1)
+    assert not all(_same(x, y) for x, y in zip(ia, _items(b)))
+    c = InpaintingTrainDataset(data_tiny_dataset, seed=1, **kw)
+    assert not all(_same(x, y) for x, y in zip(ia, _items(c)))
+    item = ia[0]
+    assert item["frames"].shape == (8, 3, 48, 64) and item["frames"].dtype == torch.uint8
+    assert item["hole"].shape == (8, 1, 48, 64) and item["hole"].dtype == torch.bool and item["hole"].any()
+
+
+def test_same_items_with_and_without_workers(data_tiny_dataset):
+    ds = InpaintingTrainDataset(data_tiny_dataset, num_frames=5, samples_per_epoch=4, mask_renderer=_renderer(),
+                                crop=(32, 32), reverse_prob=0.5)
+    single = list(torch.utils.data.DataLoader(ds, batch_size=2, num_workers=0))
+    multi = list(torch.utils.data.DataLoader(ds, batch_size=2, num_workers=2, worker_init_fn=worker_init_fn))
+    for s, m in zip(single, multi):
+        assert torch.equal(s["frames"], m["frames"]) and torch.equal(s["hole"], m["hole"])
+        assert s["clip_id"] == m["clip_id"]
+    assert single[0]["frames"].shape == (2, 5, 3, 32, 32)
+
+
+def test_masks_rendered_on_the_fly_and_reversed(data_tiny_dataset):
+    calls = []
+    ds = InpaintingTrainDataset(data_tiny_dataset, num_frames=6, samples_per_epoch=8, mask_renderer=_renderer(calls),
+                                reverse_prob=1.0)
+    item = ds[0]
+    assert item["reversed"] and calls[-1][2] == 90  # a reversed mask needs all 90 frames
+    full = _renderer()(item["preset"], calls[-1][1], 90)[::-1][:6]
+    from devil_dataset.cover_crop import cover_crop_mask
+
+    assert np.array_equal(item["hole"][:, 0].numpy(), cover_crop_mask(full, (64, 48)))
+
+
+def test_resize_and_errors(data_tiny_dataset):
+    ds = InpaintingTrainDataset(data_tiny_dataset, num_frames=4, resize=(32, 24), mask_renderer=_renderer())
+    item = ds[1]
+    assert item["frames"].shape == (4, 3, 24, 32) and item["hole"].shape == (4, 1, 24, 32)
+    with pytest.raises(DevilError, match="no clip"):
+        InpaintingTrainDataset(data_tiny_dataset, num_frames=500)
+    with pytest.raises(DevilError, match="unknown preset"):
+        InpaintingTrainDataset(data_tiny_dataset, presets=["fgs-x"])
+    with pytest.raises(IndexError):
+        ds[len(ds)]

@@ -1,0 +1,186 @@
+"""PSNR and SSIM equal scikit-image; vectorised PCons equals a direct implementation of the release's loop."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+
+from devil_dataset.eval.pixel import (
+    PConsMetric,
+    PSNRMetric,
+    SSIMMetric,
+    clip_psnr_values,
+    hole_centroid_topleft,
+    mean_of,
+    pcons_psnr_mask,
+    pcons_psnr_mask_pairs,
+    psnr,
+    psnr_frames,
+    ssim,
+    ssim_frames,
+)
+from devil_dataset.eval.protocol import EvalOptions, VideoSample
+
+
+def release_pcons_loop(frames: np.ndarray, hole: np.ndarray, ps: int = 50, sw: int = 20) -> list[float]:
+    """Direct double loop as the release computes PCons (PSNR, mask): float32 frames in [0, 1], skimage PSNR.
+
+    Returns the best PSNR per consecutive pair; NaN where frame t-1 has no hole (the release fails there).
+    """
+    f = frames.astype(np.float32) / 255
+    out = []
+    for t in range(1, len(f)):
+        rows, cols = np.where(hole[t - 1])
+        if len(rows) == 0:
+            out.append(float("nan"))
+            continue
+        a_sy = int(np.clip(math.floor(rows.mean() - ps / 2), 0, f.shape[1] - ps))
+        a_sx = int(np.clip(math.floor(cols.mean() - ps / 2), 0, f.shape[2] - ps))
+        a = f[t - 1, a_sy : a_sy + ps, a_sx : a_sx + ps]
+        best = 0.0
+        for b_sy in range(a_sy - sw, a_sy + sw):
+            for b_sx in range(a_sx - sw, a_sx + sw):
+                b = f[t, b_sy : b_sy + ps, b_sx : b_sx + ps]
+                if b.shape != a.shape:
+                    continue
+                with np.errstate(divide="ignore"):
+                    value = peak_signal_noise_ratio(a, b)
+                if value > best:
+                    best = value
+        out.append(best)
+    return out
+
+
+def _same(a, b) -> None:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert a.shape == b.shape
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert np.array_equal(np.isinf(a), np.isinf(b))
+    fin = np.isfinite(a)
+    np.testing.assert_allclose(a[fin], b[fin], rtol=0, atol=1e-9)
+
+
+def test_psnr_equals_skimage(eval_make_video):
+    gt, pred, _ = eval_make_video(0, t=4)
+    expected = [peak_signal_noise_ratio(g.astype(np.float32) / 255, p.astype(np.float32) / 255, data_range=1)
+                for g, p in zip(gt, pred)]
+    _same(psnr_frames(gt, pred), expected)
+    assert psnr(gt, pred) == pytest.approx(np.mean(expected), abs=1e-12)
+
+
+def test_psnr_identical_frame_is_infinite():
+    a = np.zeros((2, 8, 8, 3), np.uint8)
+    b = a.copy()
+    b[1, 0, 0] = 255
+    values = psnr_frames(a, b)
+    assert math.isinf(values[0]) and math.isfinite(values[1])
+
+
+@pytest.mark.parametrize("mode,data_range", [("release", 2.0), ("standard", 1.0)])
+def test_ssim_equals_skimage(eval_make_video, mode, data_range):
+    gt, pred, _ = eval_make_video(1, t=3)
+    expected = [structural_similarity(g.astype(np.float32) / 255, p.astype(np.float32) / 255, win_size=7,
+                                      data_range=data_range, channel_axis=-1) for g, p in zip(gt, pred)]
+    _same(ssim_frames(gt, pred, mode), expected)
+    assert ssim(gt, pred, mode) == pytest.approx(np.mean(np.asarray(expected, np.float64)), abs=1e-12)
+
+
+def test_ssim_modes_differ_and_unknown_mode_fails(eval_make_video):
+    gt, pred, _ = eval_make_video(2, t=1)
+    assert ssim(gt, pred, "release") > ssim(gt, pred, "standard")
+    with pytest.raises(ValueError, match="unknown ssim mode"):
+        ssim(gt, pred, "other")
+    with pytest.raises(ValueError, match="unknown ssim mode"):
+        SSIMMetric(EvalOptions(ssim_mode="other"))
+
+
+def test_centroid_matches_np_where_mean():
+    rng = np.random.default_rng(3)
+    hole = rng.random((6, 90, 120)) < 0.05
+    hole[2] = False
+    tl = hole_centroid_topleft(hole, (90, 120))
+    for t in range(6):
+        rows, cols = np.where(hole[t])
+        if len(rows) == 0:
+            assert tl[t].tolist() == [-1, -1]
+            continue
+        assert tl[t, 0] == np.clip(math.floor(rows.mean() - 25), 0, 40)
+        assert tl[t, 1] == np.clip(math.floor(cols.mean() - 25), 0, 70)
+
+
+PCONS_CASES = {
+    # name: (seed, T, H, W, shift, noise, hole box (y, x, h, w))
+    "centre": (0, 4, 120, 160, (1, 2), 2, (45, 60, 20, 30)),
+    "top-left border": (1, 3, 100, 130, (2, 1), 1, (0, 0, 15, 15)),
+    "bottom-right border": (2, 3, 100, 130, (1, 1), 3, (80, 110, 15, 15)),
+    "frame barely above the patch": (3, 3, 55, 62, (0, 1), 2, (10, 10, 20, 20)),
+    "static scene (exact match)": (4, 3, 90, 90, (0, 0), 0, (30, 30, 20, 20)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PCONS_CASES))
+def test_pcons_vectorised_equals_release_loop(eval_make_video, case):
+    seed, t, h, w, shift, noise, box = PCONS_CASES[case]
+    gt, pred, hole = eval_make_video(seed, t=t, h=h, w=w, shift=shift, noise=noise, hole_box=box)
+    comp = np.where(hole[..., None], pred, gt)
+    _same(pcons_psnr_mask_pairs(comp, hole), release_pcons_loop(comp, hole))
+
+
+def test_pcons_smooth_content_with_ties_and_no_hole_frame():
+    # smooth gradients give many near-equal windows (ties / near-ties must still pick the exact best)
+    y, x = np.mgrid[0:80, 0:100]
+    frame = np.stack([(x * 2) % 256, (y * 3) % 256, ((x + y) // 2) % 256], -1).astype(np.uint8)
+    frames = np.stack([frame, np.roll(frame, 1, axis=1), np.roll(frame, 2, axis=0), frame])
+    hole = np.zeros((4, 80, 100), bool)
+    hole[0, 30:50, 40:60] = True
+    hole[2, 70:80, 90:100] = True  # frame 1 has no hole: its pair is skipped
+    got = pcons_psnr_mask_pairs(frames, hole)
+    _same(got, release_pcons_loop(frames, hole))
+    assert np.isnan(got[1])
+    assert pcons_psnr_mask(frames, hole) == pytest.approx(np.nanmean(got))
+
+
+def test_pcons_edge_cases():
+    frames = np.zeros((1, 60, 60, 3), np.uint8)
+    assert math.isnan(pcons_psnr_mask(frames, np.ones((1, 60, 60), bool)))  # a single frame: no pair
+    with pytest.raises(ValueError, match="smaller than"):
+        pcons_psnr_mask_pairs(np.zeros((2, 40, 60, 3), np.uint8), np.ones((2, 40, 60), bool))
+
+
+def test_clip_psnr_values():
+    clipped, cap = clip_psnr_values([30.0, math.inf, 40.0, math.nan])
+    assert cap == 40.0
+    _same(clipped, [30.0, 40.0, 40.0, math.nan])
+    clipped, cap = clip_psnr_values([math.inf, math.inf])
+    assert cap == np.finfo(np.float64).max and clipped.tolist() == [cap, cap]
+    assert mean_of(clipped) == cap  # no overflow
+    assert math.isnan(mean_of(np.array([math.nan])))
+
+
+def test_metric_classes_clip_infinite_videos(eval_make_video):
+    gt, pred, hole = eval_make_video(5, t=3)
+    perfect = VideoSample("perfect", gt, gt, hole)
+    noisy = VideoSample("noisy", gt, pred, hole)
+    m = PSNRMetric(EvalOptions())
+    assert math.isinf(m.update(perfect)["psnr"])
+    v = m.update(noisy)["psnr"]
+    assert m.compute()["psnr"] == pytest.approx(v)  # the infinite video counts as the best finite one
+    s = SSIMMetric(EvalOptions())
+    assert s.update(perfect)["ssim"] == 1.0
+    p = PConsMetric(EvalOptions())
+    value = p.update(noisy)["pcons_psnr_mask"]
+    assert value == pytest.approx(np.nanmean(release_pcons_loop(noisy.composite, hole)), abs=1e-9)
+    assert p.provenance()["patch"] == 50 and s.provenance()["data_range"] == 2.0
+
+
+def test_pcons_near_ties_at_high_intensity():
+    """Bright, low-contrast frames: many windows have exact SSDs within float32 rounding of each other."""
+    rng = np.random.default_rng(7)
+    f0 = rng.integers(250, 256, (66, 70, 3)).astype(np.uint8)
+    frames = np.stack([f0, np.clip(np.roll(f0, (1, 2), (0, 1)).astype(int) + rng.integers(-1, 2, f0.shape), 0, 255),
+                       rng.integers(250, 256, (66, 70, 3))]).astype(np.uint8)
+    hole = np.zeros((3, 66, 70), bool)
+    hole[:, 25:40, 25:45] = True
+    _same(pcons_psnr_mask_pairs(frames, hole), release_pcons_loop(frames, hole))

@@ -1,0 +1,123 @@
+"""run_inpainter: the release's prediction layout, atomic per clip, resume, limit, validation."""
+import numpy as np
+import pytest
+
+from devil_dataset.errors import DevilError
+from devil_dataset.inpaint import get_inpainter
+from devil_dataset.inpaint.run import MANIFEST_NAME, clip_complete, hole_fingerprint, iter_release_inputs, run_inpainter
+from devil_dataset.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
+
+
+def _rows(n=3, t=4, h=24, w=32):
+    rng = np.random.default_rng(2)
+    rows = []
+    for i in range(n):
+        hole = np.zeros((t, h, w), bool)
+        hole[:, 6:14, 4 + 2 * i : 14 + 2 * i] = True
+        rows.append({"clip_id": f"clip{i:02d}", "frames": rng.integers(0, 256, (t, h, w, 3), dtype=np.uint8), "hole": hole})
+    return rows
+
+
+class _Counting:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, frames, hole):
+        self.calls.append(frames.shape)
+        return get_inpainter("telea")(frames, hole)
+
+
+def test_layout_and_contents(tmp_path):
+    rows = _rows()
+    summary = run_inpainter(get_inpainter("telea"), rows, tmp_path, progress=False)
+    assert summary.written == ["clip00", "clip01", "clip02"] and summary.skipped == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "clip00", "clip01", "clip02"]
+    assert sorted(p.name for p in (tmp_path / "clip01").iterdir()) == [f"frame_{i:04d}_pred.png" for i in range(4)]
+    expected = get_inpainter("telea")(rows[1]["frames"], rows[1]["hole"])
+    assert np.array_equal(read_frame_pngs(tmp_path / "clip01", "pred"), expected)
+
+
+def test_resume_skips_complete_and_redoes_incomplete(tmp_path):
+    rows = _rows()
+    run_inpainter(get_inpainter("telea"), rows[:2], tmp_path, progress=False)
+    (tmp_path / "clip01" / "frame_0003_pred.png").unlink()  # an incomplete clip (e.g. edited by hand)
+    (tmp_path / ".tmp-clip02.abc").mkdir()  # leftover of an interrupted atomic write
+    counting = _Counting()
+    summary = run_inpainter(counting, rows, tmp_path, progress=False)
+    assert summary.skipped == ["clip00"] and summary.written == ["clip01", "clip02"]
+    assert len(counting.calls) == 2
+    assert clip_complete(tmp_path / "clip01", 4) and not (tmp_path / ".tmp-clip02.abc").exists()
+    again = _Counting()
+    assert run_inpainter(again, rows, tmp_path, progress=False).skipped == ["clip00", "clip01", "clip02"]
+    assert again.calls == []
+
+
+def test_manifest_guards_against_mixing_runs_and_masks(tmp_path):
+    rows = _rows(2)
+    info = {"method": "telea", "config": "fg_size_high"}
+    run_inpainter(get_inpainter("telea"), rows, tmp_path, progress=False, run_info=info)
+    with pytest.raises(DevilError, match="holds predictions of another run"):
+        run_inpainter(get_inpainter("telea"), rows, tmp_path, progress=False, run_info=dict(info, config="fg_size_low"))
+    # the same clip id with another mask (as in another slice) is redone, not skipped
+    changed = [dict(rows[0]), rows[1]]
+    changed[0]["hole"] = np.roll(rows[0]["hole"], 3, axis=2)
+    summary = run_inpainter(get_inpainter("telea"), changed, tmp_path, progress=False, run_info=info)
+    assert summary.written == ["clip00"] and summary.skipped == ["clip01"]
+    expected = get_inpainter("telea")(changed[0]["frames"], changed[0]["hole"])
+    assert np.array_equal(read_frame_pngs(tmp_path / "clip00", "pred"), expected)
+    assert hole_fingerprint(changed[0]["hole"]) != hole_fingerprint(rows[0]["hole"])
+    (tmp_path / MANIFEST_NAME).write_text("{broken")
+    with pytest.raises(DevilError, match="unreadable"):
+        run_inpainter(get_inpainter("telea"), rows, tmp_path, progress=False, run_info=info)
+
+
+def test_limit_takes_first_rows(tmp_path):
+    summary = run_inpainter(get_inpainter("telea"), iter(_rows()), tmp_path, limit=2, progress=False)
+    assert summary.written == ["clip00", "clip01"] and not (tmp_path / "clip02").exists()
+
+
+def test_failure_leaves_no_partial_clip(tmp_path):
+    rows = _rows()
+
+    def bad(frames, hole):
+        if frames is rows[1]["frames"]:
+            raise DevilError("model exploded")
+        return frames
+
+    with pytest.raises(DevilError, match="^clip clip01: model exploded$"):
+        run_inpainter(bad, rows, tmp_path, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "clip00"]
+
+
+@pytest.mark.parametrize(
+    "result, message",
+    [
+        (lambda f, h: f[:, :-1], r"clip clip00: the inpainter returned shape \(4, 23, 32, 3\), expected \(4, 24, 32, 3\)"),
+        (lambda f, h: f.astype(np.float32) / 255, "clip clip00: the inpainter returned float32 frames, expected uint8"),
+    ],
+)
+def test_bad_predictions_are_rejected(tmp_path, result, message):
+    with pytest.raises(DevilError, match=message):
+        run_inpainter(result, _rows(1), tmp_path, progress=False)
+    assert not (tmp_path / "clip00").exists()
+
+
+@pytest.mark.parametrize("clip_id", ["../evil", "a/b", ".hidden", ""])
+def test_unsafe_clip_ids_are_rejected(tmp_path, clip_id):
+    row = dict(_rows(1)[0], clip_id=clip_id)
+    with pytest.raises(DevilError, match="not usable as a folder name"):
+        run_inpainter(get_inpainter("telea"), [row], tmp_path, progress=False)
+
+
+def test_iter_release_inputs_single_folder_and_folder_of_clips(tmp_path):
+    rows = _rows(2)
+    for row in rows:
+        write_frame_pngs(row["frames"], tmp_path / "set" / row["clip_id"], "gt")
+        write_mask_pngs(row["hole"], tmp_path / "set" / row["clip_id"])
+    got = list(iter_release_inputs(tmp_path / "set"))
+    assert [r["clip_id"] for r in got] == ["clip00", "clip01"]
+    assert np.array_equal(got[1]["frames"], rows[1]["frames"]) and np.array_equal(got[1]["hole"], rows[1]["hole"])
+    single = list(iter_release_inputs(tmp_path / "set" / "clip01"))
+    assert [r["clip_id"] for r in single] == ["clip01"]
+    with pytest.raises(DevilError, match="no frame_%04d_gt.png"):
+        list(iter_release_inputs(tmp_path))
