@@ -15,6 +15,13 @@ from typing import Iterator
 TMP_PREFIX = ".tmp-"
 
 
+def _default_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give (0666 minus the umask); mkstemp would give 0600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``.
 
@@ -28,6 +35,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX + path.name + ".", dir=path.parent)
     try:
+        os.fchmod(fd, _default_file_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -49,3 +49,11 @@ def test_remove_stale_temporaries(tmp_path):
     removed = remove_stale_temporaries(tmp_path)
     assert len(removed) == 2
     assert [p.name for p in tmp_path.iterdir()] == ["keep"]
+
+
+def test_atomic_write_uses_normal_file_mode(tmp_path):
+    import os
+    p = atomic_write_bytes(tmp_path / "m.json", b"{}")
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")
+    assert os.stat(p).st_mode & 0o777 == os.stat(plain).st_mode & 0o777

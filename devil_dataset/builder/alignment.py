@@ -114,6 +114,8 @@ def match_features(source: Features, target: Features) -> np.ndarray:
 # sqrt is injective on the integer squared distances (< 2^22), so comparing squared distances is comparing
 # OpenCV's float32 L2 distances.
 _EXACT_NORM_BOUND = 2.0**21
+# Query rows per block of the distance matrix (a 256 x 3000 float32 block fits in cache).
+_MATCH_BLOCK = 256
 
 
 def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) -> np.ndarray | None:
@@ -135,21 +137,24 @@ def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) ->
     nt = np.einsum("ij,ij->i", t, t, dtype=np.float64)
     if nq.max() + nt.max() >= _EXACT_NORM_BOUND:
         return None
-    d = q @ t.T  # exact: integer partial sums below 2^24
-    d *= -2.0
-    d += nq.astype(np.float32)[:, None]
-    d += nt.astype(np.float32)[None, :]  # squared L2 (or Hamming) distance, exact integers
-    best_train = d.argmin(axis=1)  # first minimum, as OpenCV
-    col_min = d.min(axis=0)
-    at_min = d == col_min[None, :]
-    ties = at_min.sum(axis=0)
-    rows = np.arange(len(q))
-    mutual = d[rows, best_train] == col_min[best_train]
-    # Where several queries reach a train's minimum, OpenCV keeps the first one.
-    for col in np.unique(best_train[mutual & (ties[best_train] > 1)]):
-        first = int(np.argmax(at_min[:, col]))
-        mutual &= ~((best_train == col) & (rows != first))
-    keep = np.nonzero(mutual)[0]
+    q_minus2 = q * np.float32(-2.0)  # exact (power of two)
+    t_cols = np.ascontiguousarray(t.T)
+    nq32, nt32 = nq.astype(np.float32), nt.astype(np.float32)
+    cols = np.arange(len(t))
+    best_train = np.empty(len(q), np.int64)
+    col_min = np.full(len(t), np.inf, np.float32)
+    col_first = np.full(len(t), -1, np.int64)
+    for start in range(0, len(q), _MATCH_BLOCK):  # row blocks stay in cache
+        d = q_minus2[start : start + _MATCH_BLOCK] @ t_cols  # exact: integer partial sums below 2^24
+        d += nq32[start : start + _MATCH_BLOCK, None]
+        d += nt32[None, :]  # squared L2 (or Hamming) distances, exact integers
+        best_train[start : start + _MATCH_BLOCK] = d.argmin(axis=1)  # first minimum, as OpenCV
+        block_first = d.argmin(axis=0)
+        block_min = d[block_first, cols]
+        better = block_min < col_min  # strict: an earlier query keeps a tie, as OpenCV
+        col_min[better] = block_min[better]
+        col_first[better] = block_first[better] + start
+    keep = np.nonzero(col_first[best_train] == np.arange(len(q)))[0]
     return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
 
 

@@ -1,7 +1,8 @@
 """Curation (SPEC section 1): source videos -> shot-cut-free clips of 45-90 native frames + a manifest.
 
-For each source: hash it, probe it, apply the resolution/orientation filter, decode it once to detect shot cuts
-(:mod:`.shot_cuts`), decode it again to cut consecutive non-overlapping 90-frame chunks from the first frame of each
+For each source: hash it, probe it, apply the resolution/orientation filter, decode it to detect shot cuts
+(:mod:`.shot_cuts`), then (from memory when the frames fit :data:`DECODE_CACHE_BYTES`, else by decoding again) cut
+consecutive non-overlapping 90-frame chunks from the first frame of each
 shot (a final chunk shorter than 45 frames is dropped; a chunk never crosses a cut), optionally score each chunk with
 a foreground detector, and store each clip as one H.264 mp4 (:func:`.video_io.write_video`).
 
@@ -37,7 +38,7 @@ import numpy as np
 from ..atomic import atomic_write_text, remove_stale_temporaries
 from ..errors import DevilError
 from . import video_io
-from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector, ShotCuts
+from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector
 
 # SPEC section 1: consecutive non-overlapping chunks of 90 frames; a final chunk shorter than 45 frames is dropped.
 CLIP_FRAMES = 90

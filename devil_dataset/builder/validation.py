@@ -48,6 +48,7 @@ VALIDATION_SCENES: tuple[dict, ...] = (
     dict(name="hard_still_gale", camera="still", camera_motion="low", scene_motion="high", sway=10.0),
     dict(name="hard_shaky_torrent", camera="jitter", camera_motion="low", scene_motion="high", jitter=2.5, water=7.0,
          sway=4.0),
+    dict(name="hard_shaky_gale", camera="jitter", camera_motion="low", scene_motion="high", jitter=3.0, sway=10.0),
     # positives: the camera moves
     dict(name="pan_static", camera="pan", camera_motion="high", scene_motion="low", pan=0.45),
     dict(name="tilt_static", camera="tilt", camera_motion="high", scene_motion="low", tilt=0.4),
@@ -64,6 +65,7 @@ VALIDATION_SCENES: tuple[dict, ...] = (
     dict(name="hard_slow_roll", camera="roll", camera_motion="high", scene_motion="low", roll=10.0),
     dict(name="hard_drift_water", camera="handheld", camera_motion="high", scene_motion="high", drift=0.05, jitter=1.0,
          water=5.0, sway=3.0),
+    dict(name="hard_very_slow_pan_gale", camera="pan", camera_motion="high", scene_motion="high", pan=0.06, sway=8.0),
 )
 # Seeds per rendered scene in the full run (each seed = a new landscape and new motion phases).
 VALIDATION_SEEDS: tuple[int, ...] = (0, 1)
@@ -158,14 +160,26 @@ def rendered_validation_clips(
     num_frames: int = 90,
     seeds: Sequence[int] = VALIDATION_SEEDS,
     scenes: Sequence[dict] = VALIDATION_SCENES,
+    encode: bool = False,
 ) -> Iterator[ValidationClip]:
-    """Render the validation scenes (each with every seed) with their design labels and known-camera scores."""
+    """Render the validation scenes (each with every seed) with their design labels and known-camera scores.
+
+    ``encode=True`` passes every render through the clip codec (H.264 CRF 18, ``video_io.write_video``) and decodes
+    it again, so the frames carry the compression noise of curated clips.
+    """
+    import tempfile
+    from pathlib import Path
+
     from .samples import SceneSpec, camera_path, render_scene, true_camera_motion_score
+    from .video_io import load_clip, write_video
 
     for kwargs in scenes:
         spec = SceneSpec(**kwargs)
         for seed in seeds:
             frames = render_scene(spec, size=size, num_frames=num_frames, seed=seed)
+            if encode:
+                with tempfile.TemporaryDirectory() as tmp:
+                    frames = load_clip(write_video(Path(tmp) / "clip.mp4", frames, fps=25))
             true = true_camera_motion_score(camera_path(spec, size=size, num_frames=num_frames, seed=seed), size)
             note = "hard case" if spec.name.startswith("hard_") else ""
             yield ValidationClip(f"render-{spec.name}-s{seed}", frames, spec.camera_motion, "rendered", note, true)
@@ -184,12 +198,15 @@ def real_footage_clips(table: Sequence[tuple[str, int, int, str | None, str]] = 
     ]
 
 
-def validation_clips(*, quick: bool = False) -> Iterator[ValidationClip]:
-    """The whole validation set; ``quick`` renders at 427x240 with 45 frames and one seed (real footage kept)."""
+def validation_clips(*, quick: bool = False, seeds: Sequence[int] = VALIDATION_SEEDS) -> Iterator[ValidationClip]:
+    """The whole validation set; ``quick`` renders at 427x240 with 45 frames and one seed (real footage kept).
+
+    Renders go through H.264 like curated clips (``encode=True``).
+    """
     if quick:
-        yield from rendered_validation_clips(size=(427, 240), num_frames=45, seeds=(0,))
+        yield from rendered_validation_clips(size=(427, 240), num_frames=45, seeds=seeds[:1], encode=True)
     else:
-        yield from rendered_validation_clips()
+        yield from rendered_validation_clips(seeds=seeds, encode=True)
     yield from real_footage_clips()
 
 
@@ -241,6 +258,32 @@ def run_validation(
     return results
 
 
+def scene_motion_validation(
+    clips: Sequence[ValidationClip],
+    scene_labels: dict[str, str],
+    *,
+    modes: Sequence[str] = ("release", "corrected"),
+    scoring_size: tuple[int, int] | None = None,
+) -> dict[str, dict]:
+    """Automatic BG-scene-motion score per mode on rendered clips with known scene motion (positive = "high").
+
+    ``scene_labels`` maps clip id -> "low"/"high". NaN scores (no segment) rank lowest. Returns, per mode, the
+    PR-AUC (release way) and every clip's score.
+    """
+    from .scene_motion import scene_motion_score
+
+    out: dict[str, dict] = {}
+    labelled = [c for c in clips if c.clip_id in scene_labels]
+    for mode in modes:
+        scores = {c.clip_id: scene_motion_score(c.frames, mode=mode, scoring_size=scoring_size) for c in labelled}
+        finite = [v for v in scores.values() if not math.isnan(v)]
+        floor = (min(finite) - 1.0) if finite else 0.0
+        y = [scene_labels[c.clip_id] == "high" for c in labelled]
+        auc = pr_auc([floor if math.isnan(scores[c.clip_id]) else scores[c.clip_id] for c in labelled], y)
+        out[mode] = {"pr_auc": auc, "scores": scores, "nan": sum(math.isnan(v) for v in scores.values())}
+    return out
+
+
 def format_table(clips: Sequence[ValidationClip], results: Sequence[DetectorResult]) -> str:
     """A plain-text report: the PR-AUC table, then every clip's label and scores."""
     lines = ["detector  PR-AUC  positives  negatives  seconds", "--------  ------  ---------  ---------  -------"]
@@ -264,24 +307,37 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small renders, one seed")
     parser.add_argument("--detectors", default=",".join(DETECTORS), help="comma-separated (default: surf,sift,orb)")
+    parser.add_argument("--seeds", default=",".join(map(str, VALIDATION_SEEDS)),
+                        help="comma-separated render seeds per scene (default 0,1)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = parser.parse_args(argv)
-    print(run_and_report(quick=args.quick, detectors=args.detectors.split(","), json_path=args.json))
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    print(run_and_report(quick=args.quick, detectors=args.detectors.split(","), json_path=args.json, seeds=seeds))
     return 0
 
 
-def run_and_report(*, quick: bool, detectors: Sequence[str], json_path: str | None = None, progress: bool = True) -> str:
+def run_and_report(
+    *,
+    quick: bool,
+    detectors: Sequence[str],
+    json_path: str | None = None,
+    progress: bool = True,
+    seeds: Sequence[int] = VALIDATION_SEEDS,
+) -> str:
     """Build the set, run the detectors, optionally write JSON; return the printed table."""
     for d in detectors:
         if d not in DETECTORS:
             raise ValueError(f"unknown detector {d!r}; valid: {', '.join(DETECTORS)}")
-    clips = list(validation_clips(quick=quick))
+    if not seeds:
+        raise ValueError("need at least one seed")
+    clips = list(validation_clips(quick=quick, seeds=seeds))
     results = run_validation(clips, detectors, progress=progress)
     if json_path:
         from ..atomic import atomic_write_text
 
         doc = {
             "quick": quick,
+            "seeds": list(seeds),
             "clips": {c.clip_id: {"label": c.label, "kind": c.kind, "note": c.note, "true_score": c.true_score}
                       for c in clips},
             "detectors": {r.detector: {"pr_auc": r.pr_auc, "positives": r.positives, "negatives": r.negatives,

@@ -16,6 +16,8 @@
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
 import os
 import re
@@ -231,6 +233,46 @@ def read_video(
     return np.stack(frames)
 
 
+@contextlib.contextmanager
+def _zeroed_heap() -> Iterator[None]:
+    """Make glibc's malloc return zero-filled memory while encoding (no effect elsewhere).
+
+    libx264 (through libavcodec) reads heap memory it never initialised; in a fresh process that memory is zero, but
+    after the process has freed large arrays it holds stale data and the H.264 bitstream changes from run to run
+    (measured: 854x480 clips differed after rendering in the same process). glibc's ``M_PERTURB`` option with byte
+    0xff fills every allocation with 0x00, which makes the output identical to a fresh process's, every time. On other
+    C libraries this is a no-op (outputs are then reproducible in fresh processes only).
+    """
+    libc = _glibc()
+    if libc is None:
+        yield
+        return
+    libc.mallopt(_M_PERTURB, 0xFF)
+    try:
+        yield
+    finally:
+        libc.mallopt(_M_PERTURB, 0)
+
+
+_M_PERTURB = -6  # glibc malloc.h
+
+
+@functools.lru_cache(maxsize=1)
+def _glibc():
+    import ctypes
+    import ctypes.util
+    import platform
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+        return libc if libc.mallopt(_M_PERTURB, 0) == 1 else None
+    except (OSError, AttributeError):
+        return None
+
+
 def encode_video_bytes(
     path: str | os.PathLike,
     frames: np.ndarray | Sequence[np.ndarray],
@@ -251,7 +293,7 @@ def encode_video_bytes(
         if f.dtype != np.uint8 or f.ndim != 3 or f.shape != (h, w, 3):
             raise ValueError(f"frames must all be uint8 [H, W, 3] of shape {(h, w, 3)}, got {f.dtype} {f.shape}")
     rate = _as_fraction(fps)
-    with av.open(str(path), "w", format="mp4", options={"fflags": "+bitexact"}) as container:
+    with _zeroed_heap(), av.open(str(path), "w", format="mp4", options={"fflags": "+bitexact"}) as container:
         stream = container.add_stream(ENCODER_CODEC, rate=rate)
         stream.width, stream.height = w, h
         stream.pix_fmt = "yuv420p" if (w % 2 == 0 and h % 2 == 0) else "yuv444p"

@@ -33,8 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "inpaint",
         help="run a baseline or external inpainting method over a slice",
         description="Inpaint every clip of a slice (or of folders in the release's input layout) with a baseline "
-        "or an external method and write PRED_DIR/<clip id>/frame_%%04d_pred.png. Each clip folder is written "
-        "atomically; complete clips are skipped, so an interrupted run resumes.",
+        "or an external method and write PRED_DIR/<clip id>/frame_%04d_pred.png. Each clip folder is written "
+        "atomically; complete clips are skipped, so an interrupted run resumes. Use one PRED_DIR per method and slice (clip ids "
+        "repeat across slices with other masks; a manifest in PRED_DIR refuses a mixed run).",
         epilog=EPILOG,
         formatter_class=EXAMPLE_FORMATTER,
     )

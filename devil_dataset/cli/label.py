@@ -93,6 +93,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="release: uint8 wrap-around AffineScore (parity); corrected: true difference")
     s.add_argument("--flow", choices=("dis", "raft"), default="dis", help="optical flow (default dis)")
     s.add_argument("--detector", choices=("surf", "sift", "orb"), default=None, help="feature detector")
+    s.add_argument("--scoring-size", type=resolution, default=(854, 480), metavar="WxH",
+                   help="resize frames to this size first (default 854x480, SPEC section 4)")
     s.add_argument("--out", metavar="FILE", help="also write {mode, flow, detector, scores} JSON here")
     s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     s.set_defaults(func=run_scene_motion)
@@ -118,6 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        epilog=VALIDATE_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     v.add_argument("--quick", action="store_true", help="small renders and one seed (about a minute)")
     v.add_argument("--detectors", default="surf,sift,orb", help="comma-separated (default surf,sift,orb)")
+    v.add_argument("--seeds", default="0,1", help="comma-separated render seeds per scene (default 0,1)")
     v.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     v.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     v.set_defaults(func=run_validate)
@@ -197,12 +200,14 @@ def run_scene_motion(args: argparse.Namespace) -> int:
         raise DevilError(str(exc)) from None
     print(f"devil: scene motion, mode {args.mode}, flow {args.flow}, detector {detector}", file=sys.stderr)
     scores, errors = _score_paths(
-        args.paths, lambda f: scene_motion_score(f, mode=args.mode, flow=args.flow, detector=detector),
+        args.paths, lambda f: scene_motion_score(f, mode=args.mode, flow=args.flow, detector=detector,
+                                     scoring_size=args.scoring_size),
         "scene motion", not args.no_progress)
     for p, s in scores.items():
         if s is not None and math.isnan(s):
             print(f"devil: note: {p}: no low-camera-motion segment of >= 12 frames, no score", file=sys.stderr)
-    record = {"format": "devil-scene-motion-scores/1", "mode": args.mode, "flow": args.flow, "detector": detector}
+    record = {"format": "devil-scene-motion-scores/1", "mode": args.mode, "flow": args.flow, "detector": detector,
+              "scoring_size": list(args.scoring_size)}
     return _report(args, scores, errors, record)
 
 
@@ -263,9 +268,10 @@ def run_validate(args: argparse.Namespace) -> int:
     from ..builder.validation import run_and_report
 
     try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
         table = run_and_report(quick=args.quick, detectors=[d.strip() for d in args.detectors.split(",") if d.strip()],
-                               json_path=args.json, progress=not args.no_progress)
+                               json_path=args.json, progress=not args.no_progress, seeds=seeds)
     except ValueError as exc:
-        raise DevilError(f"--detectors: {exc}") from None
+        raise DevilError(f"--detectors/--seeds: {exc}") from None
     print(table)
     return 0

@@ -199,7 +199,9 @@ class DirectorySource:
                 raise DevilError(f"{self.gt_dir}: no frame_%04d_gt.png files and no video folders holding them")
         self.predictions = PredictionStore(pred_dir, single_clip_id=single)
         if self.predictions.layout == "single" and len(self.clip_dirs) > 1:
-            raise DevilError(f"{pred_dir}: holds the frames of one video, but {self.gt_dir} has {len(self.clip_dirs)} videos")
+            raise DevilError(
+                f"{pred_dir}: holds the frames of one video, but {self.gt_dir} has {len(self.clip_dirs)} videos"
+            )
 
     @property
     def clip_ids(self) -> list[str]:

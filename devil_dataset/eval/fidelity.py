@@ -42,11 +42,13 @@ FF_ALPHA_MIN_VALID = 0.70
 FLOW_ZERO_PX = 1e-6
 
 
-def flow_function(backend: str = "dis") -> tuple[FlowFn, str]:
+def flow_function(backend: str = "dis", device: str = "cpu") -> tuple[FlowFn, str]:
     """The flow estimator for ``EvalOptions.flow`` and the backend name actually used.
 
-    ``"dis"`` is OpenCV DIS (:func:`devil_dataset.flow.dis_flow`). Other names go through
-    ``devil_dataset.flow.estimate_flow(frame0, frame1, backend)`` where that exists; otherwise DIS is used.
+    ``"dis"`` is OpenCV DIS (:func:`devil_dataset.flow.dis_flow`); ``"auto"`` resolves to RAFT when its weights are
+    cached, else DIS (``devil_dataset.flow.resolve_flow_backend``); other backends go through
+    ``devil_dataset.flow.estimate_flow``. RAFT without cached weights raises
+    :class:`~devil_dataset.errors.WeightsMissingError` here, at construction, not in the middle of a pass.
 
     >>> flow_function("dis")[1]
     'dis'
@@ -54,9 +56,15 @@ def flow_function(backend: str = "dis") -> tuple[FlowFn, str]:
     from devil_dataset import flow as flow_module
 
     estimate = getattr(flow_module, "estimate_flow", None)
-    if backend == "dis" or estimate is None:
+    resolve = getattr(flow_module, "resolve_flow_backend", None)
+    name = resolve(backend) if resolve is not None else backend
+    if name == "dis" or estimate is None:
         return flow_module.dis_flow, "dis"
-    return (lambda a, b: estimate(a, b, backend)), backend
+    if name == "raft":
+        from .weights import weights_path
+
+        weights_path("raft")
+    return (lambda a, b: estimate(a, b, name, device)), name
 
 
 def video_flows(frames: np.ndarray, flow_fn: FlowFn) -> np.ndarray:
@@ -195,7 +203,7 @@ class _FidelityMetric:
     def __init__(self, options: EvalOptions | None = None, *, flow_fn: FlowFn | None = None) -> None:
         self.options = options or EvalOptions()
         if flow_fn is None:
-            self._flow_fn, self.flow_backend = flow_function(self.options.flow)
+            self._flow_fn, self.flow_backend = flow_function(self.options.flow, self.options.device)
         else:
             self._flow_fn, self.flow_backend = flow_fn, getattr(flow_fn, "__name__", "injected")
         self.values: list[float] = []

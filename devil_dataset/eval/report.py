@@ -215,7 +215,8 @@ def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = 
     for k in ks:
         arrow = "higher is better" if KEY_INFO.get(k, (True, ""))[0] else "lower is better"
         # Fig. 4: mean of each method over the (attribute) slices, standard error across slices.
-        stats = [_mean_se([table[(m, s)].get(k, float("nan")) for s in attr_slices if (m, s) in table]) for m in methods]
+        stats = [_mean_se([table[(m, s)].get(k, float("nan")) for s in attr_slices if (m, s) in table])
+                 for m in methods]
         fig, ax = plt.subplots(figsize=(max(4, 0.9 * len(methods) + 2), 3.5))
         ax.bar(methods, [s[0] for s in stats], yerr=[s[1] for s in stats], capsize=4, color="tab:blue")
         ax.set_ylabel(KEY_TITLES.get(k, k))
@@ -263,7 +264,9 @@ def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = 
     return written
 
 
-def write_report(table: Table, out_dir: str | Path, keys: Sequence[str] | None = None, plots: bool = True) -> list[Path]:
+def write_report(
+    table: Table, out_dir: str | Path, keys: Sequence[str] | None = None, plots: bool = True
+) -> list[Path]:
     """Write ``table1.md``, ``table1.tsv``, ``relative_improvement.md/.tsv`` and (optionally) the plots."""
     out_dir = Path(out_dir)
     written = [

@@ -92,7 +92,8 @@ def build_results(
         for key in METRICS[name].keys if name in METRICS else ():
             summary.setdefault(key, float("nan"))
     flows = {n: f for n, p in ev.metric_provenance.items() if (f := _find(p, ("flow_backend", "flow"))) is not None}
-    weights = {n: w for n, p in ev.metric_provenance.items() if (w := _find(p, ("weights", "weights_sha256"))) is not None}
+    weights = {n: w for n, p in ev.metric_provenance.items()
+               if (w := _find(p, ("weights", "weights_sha256"))) is not None}
     return {
         "format": RESULTS_FORMAT,
         "format_version": RESULTS_FORMAT_VERSION,

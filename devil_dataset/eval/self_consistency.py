@@ -32,7 +32,8 @@ SubMetric = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # (frames uint8 [T, H, W, 3], hole bool [T, H, W]) -> uint8 [T, H, W, 3]  (devil_dataset.inpaint contract)
 Inpainter = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-# Paper Sec. 4.3: LPIPS is the chosen sub-metric; PSNR and SSIM are the alternatives studied. Value: higher is better.
+# Paper Sec. 4.3: LPIPS is the chosen sub-metric; PSNR and SSIM are the alternatives studied.
+# Value: True when a higher score is better.
 SUBMETRIC_HIGHER_IS_BETTER: dict[str, bool] = {"lpips": False, "psnr": True, "ssim": True}
 # Evaluate every n-th frame only (1 = all frames, the paper-faithful default). Costs scale with frames x K.
 DEFAULT_FRAME_STRIDE = 1
@@ -55,8 +56,8 @@ def make_submetric(name: str, options: EvalOptions | None = None) -> tuple[SubMe
     """The per-frame sub-metric ``name`` ("lpips", "psnr", "ssim") and its provenance.
 
     PSNR (data range 1) and SSIM (``options.ssim_mode``) are the release's pixel metrics
-    (:mod:`devil_dataset.eval.pixel`); LPIPS is the release's AlexNet LPIPS (:mod:`devil_dataset.eval.metrics`),
-    which raises :class:`~devil_dataset.errors.WeightsMissingError` when its weights are not cached.
+    (:mod:`devil_dataset.eval.pixel`); LPIPS is the release's AlexNet LPIPS
+    (:mod:`devil_dataset.eval.networks.lpips`), which raises :class:`~devil_dataset.errors.WeightsMissingError` when its weights are not cached.
 
     >>> fn, prov = make_submetric("psnr")
     >>> prov["name"], fn(np.zeros((1, 4, 4, 3), np.uint8), np.full((1, 4, 4, 3), 255, np.uint8)).tolist()

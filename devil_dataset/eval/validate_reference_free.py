@@ -220,38 +220,54 @@ def _hole_psnr(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> float:
 
 
 def validation_table(clips: Sequence[Clip], outputs: dict[str, list[np.ndarray]], options: EvalOptions,
-                     metric_factories: dict[str, Callable[[], object]], progress: bool = True) -> dict[str, dict[str, float]]:
-    """method -> {metric key: slice mean, "hole_psnr": reference PSNR in the hole vs GT, "seconds": time}."""
+                     metric_factories: dict[str, Callable[[], object]], progress: bool = True
+                     ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[float]]]]:
+    """(table, per_video): method -> {metric key: slice mean, "hole_psnr": reference PSNR in the hole vs GT,
+    "seconds": time}, and method -> {metric key: per-video values in clip order}."""
     table: dict[str, dict[str, float]] = {}
+    per_video: dict[str, dict[str, list[float]]] = {}
     for method, preds in outputs.items():
         row: dict[str, float] = {}
+        videos: dict[str, list[float]] = {}
         start = time.perf_counter()
         for key, factory in metric_factories.items():
             metric = factory()
             for clip, pred in zip(clips, preds):
-                metric.update(VideoSample(clip.clip_id, clip.frames, pred, clip.hole))
+                for k, v in metric.update(VideoSample(clip.clip_id, clip.frames, pred, clip.hole)).items():
+                    videos.setdefault(k, []).append(float(v))
             row.update(metric.compute())
-        row["hole_psnr"] = float(np.mean([min(_hole_psnr(c.frames, p, c.hole), 100.0) for c, p in zip(clips, preds)]))
+        hole_psnr = [min(_hole_psnr(c.frames, p, c.hole), 100.0) for c, p in zip(clips, preds)]
+        videos["hole_psnr"] = hole_psnr
+        row["hole_psnr"] = float(np.mean(hole_psnr))
         row["seconds"] = time.perf_counter() - start
-        table[method] = row
+        table[method], per_video[method] = row, videos
         if progress:
             print(f"  {method:18s} " + "  ".join(f"{k}={v:.4f}" for k, v in row.items()), file=sys.stderr)
-    return table
+    return table, per_video
+
+
+def _worse(a: float, b: float, higher_is_better: bool) -> bool:
+    return bool(a < b) if higher_is_better else bool(a > b)
 
 
 def check_table(table: dict[str, dict[str, float]], directions: dict[str, bool],
-                bad: Sequence[str] = ("blend", "noise")) -> tuple[str, dict[str, dict[str, bool]]]:
-    """The best baseline (highest hole PSNR among non-gt, non-synthesized rows) and, per bad row and metric,
-    whether the bad row scores worse than it."""
+                bad: Sequence[str] = ("blend", "noise"),
+                per_video: dict[str, dict[str, list[float]]] | None = None
+                ) -> tuple[str, dict[str, dict[str, bool]], dict[str, dict[str, str]]]:
+    """The best baseline (highest hole PSNR among non-gt, non-synthesized rows); per bad row and metric, whether
+    the bad row's slice mean is worse than the best baseline's; and per clip, "worse in n/N clips"."""
     baselines = [m for m in table if m not in ("gt", *bad) and not m.endswith("-raw")]
     best = max(baselines, key=lambda m: table[m]["hole_psnr"])
-    verdict = {}
+    verdict: dict[str, dict[str, bool]] = {}
+    clip_wins: dict[str, dict[str, str]] = {}
     for b in bad:
-        verdict[b] = {}
+        verdict[b], clip_wins[b] = {}, {}
         for key, higher in directions.items():
-            worse = table[b][key] < table[best][key] if higher else table[b][key] > table[best][key]
-            verdict[b][key] = bool(worse)
-    return best, verdict
+            verdict[b][key] = _worse(table[b][key], table[best][key], higher)
+            if per_video is not None:
+                pairs = list(zip(per_video[b][key], per_video[best][key]))
+                clip_wins[b][key] = f"{sum(_worse(x, y, higher) for x, y in pairs)}/{len(pairs)}"
+    return best, verdict, clip_wins
 
 
 def markdown_table(table: dict[str, dict[str, float]], directions: dict[str, bool], best: str,
@@ -270,6 +286,13 @@ def markdown_table(table: dict[str, dict[str, float]], directions: dict[str, boo
                 mark = " ok" if verdict[method][k] else " FAIL"
             cells.append(f"{v:.4f}{mark}" if math.isfinite(v) else f"{v}{mark}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _wins_table(clip_wins: dict[str, dict[str, str]], best: str) -> str:
+    keys = list(next(iter(clip_wins.values())))
+    lines = [f"| clips where the row is worse than {best} | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
+    lines += [f"| {b} | " + " | ".join(w[k] for k in keys) + " |" for b, w in clip_wins.items()]
     return "\n".join(lines)
 
 
@@ -335,16 +358,18 @@ def run(clips: Sequence[Clip], options: EvalOptions, *, submetrics: Sequence[str
     })
     directions.update({"ff_alpha": False, "ff_beta": False, "unchanged_region": False})
     outputs = method_outputs(clips, _baselines() if baselines is None else baselines, seed=options.seed)
-    table = validation_table(clips, outputs, options, factories, progress=progress)
-    best, verdict = check_table(table, {k: v for k, v in directions.items() if k != "unchanged_region"})
+    table, per_video = validation_table(clips, outputs, options, factories, progress=progress)
+    best, verdict, clip_wins = check_table(table, {k: v for k, v in directions.items() if k != "unchanged_region"},
+                                           per_video=per_video)
     return {
         "clips": [c.clip_id for c in clips], "size": [int(clips[0].frames.shape[2]), int(clips[0].frames.shape[1])],
         "num_frames": int(clips[0].frames.shape[0]), "options": {
             "submetrics": list(submetrics or [options.self_consistency_submetric]), "k": options.self_consistency_k,
             "second_inpainter": options.second_inpainter, "seed": options.seed, "flow": options.flow,
             "frame_stride": frame_stride, "patch_size": patch},
-        "table": table, "best_baseline": best, "verdict": verdict,
-        "markdown": markdown_table(table, directions, best, verdict),
+        "table": table, "per_video": per_video, "best_baseline": best, "verdict": verdict,
+        "clip_wins": clip_wins,
+        "markdown": markdown_table(table, directions, best, verdict) + "\n\n" + _wins_table(clip_wins, best),
     }
 
 

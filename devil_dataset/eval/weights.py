@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ DEFAULT_WEIGHTS_DIR = Path("~/.cache/devil-dataset/weights")
 # Hashes recorded at import/download time for files without a published checksum (trust on first use).
 MANIFEST_NAME = "manifest.json"
 _CHUNK = 1 << 20
+DOWNLOAD_TIMEOUT_S = 60  # per socket operation, so an offline machine fails instead of hanging
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,29 @@ def weights_path(name: str) -> Path:
     return path
 
 
+def load_state_dict(name: str) -> dict:
+    """The cached weights of ``name`` as a state dict on the CPU (``WeightsMissingError`` when absent).
+
+    Loaded with ``torch.load(weights_only=True)``; old-format pickles that the restricted unpickler rejects
+    are loaded without the restriction, which is acceptable only because the file sits in our cache after a
+    checksum check (``download``/``import``).
+    """
+    import pickle
+
+    import torch
+
+    path = weights_path(name)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, AttributeError):
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
+        state = state["state_dict"]
+    if not isinstance(state, dict):
+        raise DevilError(f"{path}: not a state dict ({type(state).__name__})")
+    return state
+
+
 _INFO_MEMO: dict[tuple[str, int, int], dict] = {}
 
 
@@ -227,14 +252,16 @@ def weights_info(name: str) -> dict:
 
 
 def _default_fetch(url: str, dst: Path, progress: bool) -> None:
-    """Fetch ``url`` into ``dst`` with torch.hub's downloader when torch is present, else urllib."""
-    try:
-        from torch.hub import download_url_to_file
-    except ImportError:  # pragma: no cover - torch is an eval dependency
-        with urllib.request.urlopen(url, timeout=60) as r, open(dst, "wb") as f:
-            shutil.copyfileobj(r, f, _CHUNK)
-        return
-    download_url_to_file(url, str(dst), progress=progress)
+    """Stream ``url`` into ``dst`` (60 s socket timeout, tqdm progress on stderr)."""
+    from tqdm import tqdm
+
+    req = urllib.request.Request(url, headers={"User-Agent": "devil-dataset"})
+    with urllib.request.urlopen(req, timeout=DOWNLOAD_TIMEOUT_S) as r, open(dst, "wb") as f:
+        total = int(r.headers.get("Content-Length") or 0) or None
+        with tqdm(total=total, unit="B", unit_scale=True, desc=dst.name, disable=None if progress else True) as bar:
+            for chunk in iter(lambda: r.read(_CHUNK), b""):
+                f.write(chunk)
+                bar.update(len(chunk))
 
 
 # Replaced in tests to simulate an offline machine or serve a local file.
@@ -255,7 +282,7 @@ def download(name: str, *, progress: bool = True, force: bool = False) -> Path:
     with atomic_path(dst) as tmp:
         try:
             _fetch(e.url, tmp, progress)
-        except (urllib.error.URLError, OSError, RuntimeError, ValueError) as exc:
+        except (urllib.error.URLError, socket.timeout, OSError, ValueError) as exc:
             raise WeightsMissingError(_missing_message(e, f"could not be downloaded from {e.url} ({exc})")) from exc
         sha = file_sha256(tmp)
         check_sha256(name, sha, label=f"{e.url}")

@@ -109,3 +109,30 @@ def test_load_clip_reads_a_frame_folder(tmp_path, curate_texture):
 def test_encoder_settings_are_fixed():
     # the reproducibility promise depends on these: a change must be deliberate (and documented)
     assert (video_io.ENCODER_CODEC, video_io.ENCODER_CRF, video_io.ENCODER_THREADS) == ("libx264", 18, 2)
+
+
+
+_SUBPROCESS_ENCODE = """
+import sys, numpy as np
+from devil_dataset.builder import samples, video_io
+samples._make_world(samples.scene("jitter_static"), (854, 480), 0)   # leaves the heap full of stale data
+frames = np.load(sys.argv[1])
+video_io.write_video(sys.argv[2], frames, fps=25)
+"""
+
+
+def test_encoding_does_not_depend_on_heap_state(tmp_path):
+    """libx264 reads heap memory it never initialised. Without ``video_io._zeroed_heap`` an 854x480 encode that
+    follows the renderer's large allocations gave different bytes on every run (measured); with it, a fresh
+    process, a dirty process and this (pytest) process all write the same bytes."""
+    import subprocess
+    import sys
+
+    from devil_dataset.builder import samples
+
+    frames = np.ascontiguousarray(samples.render_scene(samples.scene("pan_static"), size=(854, 480), num_frames=6))
+    np.save(tmp_path / "f.npy", frames)
+    subprocess.run([sys.executable, "-c", _SUBPROCESS_ENCODE, str(tmp_path / "f.npy"), str(tmp_path / "sub.mp4")],
+                   check=True)
+    here = write_video(tmp_path / "here.mp4", frames, fps=25).read_bytes()
+    assert (tmp_path / "sub.mp4").read_bytes() == here

@@ -109,3 +109,25 @@ def test_iter_slice_columns_and_errors(data_tiny_dataset, tmp_path):
         next(iter_slice(tmp_path, "all"))
     with pytest.raises(DevilError, match="no such dataset directory"):
         next(iter_slice(tmp_path / "missing" / "x" / "y", "all"))
+
+
+def test_iter_slice_hub_repo_path_streams_the_same_pixels(data_tiny_dataset, monkeypatch):
+    """A repo id goes through datasets streaming (redirected here to the local folder: no network in tests)."""
+    import datasets
+
+    real = datasets.load_dataset
+    seen = []
+
+    def fake_load(path, *args, **kwargs):
+        seen.append((path, kwargs.get("streaming")))
+        return real(str(data_tiny_dataset), *args, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    remote = list(iter_slice("my-org/devil-tiny", "bg_scene_motion_low"))
+    local = list(iter_slice(data_tiny_dataset, "bg_scene_motion_low"))
+    assert seen == [("my-org/devil-tiny", True)]
+    assert [r["clip_id"] for r in remote] == [r["clip_id"] for r in local]
+    for a, b in zip(remote, local):
+        assert np.array_equal(a["frames"], b["frames"]) and np.array_equal(a["hole"], b["hole"])
+    only = list(iter_slice("my-org/devil-tiny", "all", columns=["clip_id", "hole"]))
+    assert set(only[0]) == {"clip_id", "hole"}

@@ -203,3 +203,39 @@ def test_skipped_metric_keys_are_null_in_summary(eval_release_dirs, monkeypatch)
 def test_result_keys_work_as_metric_names():
     metrics, _ = build_metrics(["pcons_psnr_mask", "psnr", "pcons"], EvalOptions())
     assert list(metrics) == ["pcons", "psnr"]
+
+
+@pytest.mark.slow
+def test_all_devil_metrics_in_one_pass_with_random_networks(eval_make_video):
+    """Every DEVIL metric in one evaluate() call (random weights, tiny clips). Slow: ~1.5 CPU-minutes, most of
+    it the 2048-d Frechet distance and I3D on CPU."""
+    import warnings
+
+    from devil_dataset.eval import metrics as M
+    from devil_dataset.eval.networks.i3d import load_i3d, random_i3d_state
+    from devil_dataset.eval.networks.inception import FIDInception, random_inception_state
+    from devil_dataset.eval.networks.lpips import LPIPSNetwork, random_alexnet_state
+
+    opts = EvalOptions(device="cpu", flow="dis")
+    metrics, _ = build_metrics(PIXEL, opts)
+    i3d = load_i3d("cpu", random_i3d_state())
+    metrics.update({
+        "lpips": M.LPIPSMetric(opts, network=LPIPSNetwork("cpu", random_alexnet_state())),
+        "pvcs": M.PVCSMetric(opts, network=i3d),
+        "fid": M.FIDMetric(opts, network=FIDInception("cpu", random_inception_state())),
+        "vfid": M.VFIDMetric(opts, network=i3d),
+        "warp_error": M.WarpErrorMetric(opts),
+    })
+    videos = [VideoSample(f"c{i}", *eval_make_video(i, t=11, h=64, w=64, hole_box=(20, 20, 16, 16))) for i in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # random features: singular covariances
+        ev = evaluate(videos, metrics, progress=False)
+    from devil_dataset.eval.results import build_results
+
+    doc = json.loads(dumps(build_results(ev, method="m", slice_name="all", inputs={}, options=opts,
+                                         metrics=list(metrics), skipped={})))
+    assert set(doc["summary"]) == {"psnr", "ssim", "lpips", "pvcs", "fid", "vfid", "vfid_clips", "warp_error_mask",
+                                   "pcons_psnr_mask"}
+    assert all(isinstance(v, float) and math.isfinite(v) for v in doc["summary"].values())
+    assert set(doc["videos"]["c0"]) == {"psnr", "ssim", "lpips", "pvcs", "warp_error_mask", "pcons_psnr_mask"}
+    assert doc["provenance"]["flow_backend"] == {"warp_error": "dis"}

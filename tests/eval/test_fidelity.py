@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import devil_dataset.flow as flow_module
+from devil_dataset.errors import WeightsMissingError
 from devil_dataset.eval import fidelity
 from devil_dataset.eval.fidelity import (
     FFAlphaMetric,
@@ -163,17 +164,22 @@ def test_gt_flows_are_estimated_once_for_ff_alpha_and_ff_beta():
     assert prov["threshold_255"] == 5.0 and prov["videos_below_sigma"] == 0
 
 
-def test_flow_backend_selection(monkeypatch):
-    monkeypatch.delattr(flow_module, "estimate_flow", raising=False)
-    assert flow_function("auto")[1] == "dis"
-    seen = []
-    monkeypatch.setattr(flow_module, "estimate_flow", lambda a, b, backend: seen.append(backend) or DIS(a, b),
-                        raising=False)
-    fn, name = flow_function("raft")
-    assert name == "raft"
-    fn(_still(1)[0], _still(1)[0])
-    assert seen == ["raft"]
+def test_flow_backend_selection(monkeypatch, tmp_path):
+    monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path))  # empty cache: no RAFT weights
+    assert flow_function("auto")[1] == "dis"  # auto -> DIS without RAFT weights
     assert flow_function("dis")[1] == "dis"
+    with pytest.raises(WeightsMissingError):
+        flow_function("raft")  # fails at construction, not mid-pass
+    seen = []
+    monkeypatch.setattr(flow_module, "resolve_flow_backend", lambda backend: backend)
+    monkeypatch.setattr(flow_module, "estimate_flow",
+                        lambda a, b, backend, device: seen.append((backend, device)) or DIS(a, b))
+    fn, name = flow_function("custom", "cuda")
+    assert name == "custom"
+    fn(_still(1)[0], _still(1)[0])
+    assert seen == [("custom", "cuda")]
+    monkeypatch.delattr(flow_module, "estimate_flow")
+    assert flow_function("custom")[1] == "dis"  # no estimate_flow: DIS
 
 
 def test_registry_creates_the_fidelity_metrics():

@@ -139,3 +139,12 @@ def test_missing_i3d_weights(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path))
     with pytest.raises(WeightsMissingError, match=r"rgb_imagenet\.pt.*devil weights import PATH"):
         load_i3d()
+
+
+@pytest.mark.skipif(not __import__("devil_dataset.eval.weights", fromlist=["x"]).available("i3d"),
+                    reason="rgb_imagenet.pt is not in the weights cache (devil weights download i3d / import PATH)")
+def test_release_checkpoint_loads_strictly():
+    net = load_i3d()
+    with torch.no_grad():
+        feats = net(torch.rand(1, 3, 10, 64, 64))
+    assert feats.shape == (1, 1024) and torch.isfinite(feats).all()

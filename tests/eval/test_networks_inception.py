@@ -46,3 +46,13 @@ def test_missing_weights(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path))
     with pytest.raises(WeightsMissingError, match="pt_inception-2015-12-05-6726825d.pth"):
         FIDInception()
+
+
+@pytest.mark.skipif(not __import__("devil_dataset.eval.weights", fromlist=["x"]).available("inception"),
+                    reason="pt_inception-2015-12-05-6726825d.pth is not in the weights cache (devil weights import PATH)")
+def test_real_fid_weights_load_and_verify():
+    from devil_dataset.eval.weights import weights_info
+
+    assert weights_info("inception")["verified"] == "prefix"
+    feats = FIDInception().features(np.full((1, 64, 64, 3), 128, np.uint8))
+    assert feats.shape == (1, 2048) and np.isfinite(feats).all() and (feats >= 0).all()  # post-ReLU average pool

@@ -81,3 +81,17 @@ def test_lpips_loads_backbone_from_cache(tmp_path, monkeypatch, lpips_state, lpi
     a = np.random.default_rng(2).integers(0, 256, (1, 32, 32, 3), dtype=np.uint8)
     b = 255 - a
     np.testing.assert_allclose(LPIPSNetwork().distance(a, b), lpips_net.distance(a, b))
+
+
+@pytest.mark.skipif(not __import__("devil_dataset.eval.weights", fromlist=["x"]).available("alexnet"),
+                    reason="alexnet-owt-7be5be79.pth is not in the weights cache (devil weights import PATH)")
+def test_real_alexnet_weights_verify_and_give_small_lpips_for_small_noise():
+    from devil_dataset.eval.weights import weights_info
+
+    assert weights_info("alexnet")["verified"] == "prefix"
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 256, (1, 64, 64, 3), dtype=np.uint8)
+    b = np.clip(a.astype(int) + rng.integers(-2, 3, a.shape), 0, 255).astype(np.uint8)
+    c = 255 - a
+    net = LPIPSNetwork()
+    assert net.distance(a, b)[0] < net.distance(a, c)[0]

@@ -211,3 +211,19 @@ def test_validation_run_ranks_synthesized_bad_inpaintings_worse():
     for bad in ("blend", "noise"):
         assert doc["verdict"][bad]["ff_alpha"] and doc["verdict"][bad]["ff_beta"]
     assert "| blend |" in doc["markdown"]
+
+
+def test_validation_reads_a_dataset_slice_through_iter_slice(monkeypatch):
+    import devil_dataset.data as data
+    from devil_dataset.errors import DevilError
+    from devil_dataset.eval.validate_reference_free import _dataset_clips
+
+    rows = [{"clip_id": f"c{i}", "frames": _video(frames=2, seed=i).gt, "hole": _video(frames=2).hole} for i in range(3)]
+    seen = []
+    monkeypatch.setattr(data, "iter_slice", lambda d, c: seen.append((d, c)) or iter(rows))
+    clips = _dataset_clips("DIR", "fg_size_high", limit=2)
+    assert [c.clip_id for c in clips] == ["c0", "c1"] and seen == [("DIR", "fg_size_high")]
+    assert clips[0].hole.dtype == bool and clips[0].frames.dtype == np.uint8
+    monkeypatch.setattr(data, "iter_slice", lambda d, c: iter(rows[:1]))
+    with pytest.raises(DevilError, match="at least 2 clips"):
+        _dataset_clips("DIR", "fg_size_high", limit=None)

@@ -48,6 +48,16 @@ def test_edge_cases_no_hole_full_hole_single_frame(name, inpaint_make_video):
     assert single.shape == frames[:1].shape and np.array_equal(single[~hole[:1]], frames[:1][~hole[:1]])
 
 
+@pytest.mark.parametrize("name", METHODS)
+@pytest.mark.parametrize("shape", [(3, 7, 9), (2, 1, 1), (3, 2, 30), (2, 12, 40), (2, 30, 100), (4, 33, 17)])
+def test_tiny_and_odd_sizes(name, shape):
+    rng = np.random.default_rng(5)
+    frames = rng.integers(0, 256, shape + (3,), dtype=np.uint8)
+    hole = rng.random(shape) < 0.3
+    out = get_inpainter(name)(frames, hole)
+    assert out.shape == frames.shape and np.array_equal(out[~hole], frames[~hole])
+
+
 def test_rejects_bad_inputs(inpaint_make_video):
     frames, hole = inpaint_make_video(2, 32, 48)
     with pytest.raises(ValueError, match="uint8"):

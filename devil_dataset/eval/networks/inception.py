@@ -72,10 +72,10 @@ class FIDInception(nn.Module):
 
     def __init__(self, device: str = "cpu", state: dict[str, torch.Tensor] | None = None) -> None:
         super().__init__()
-        from ..weights import weights_path
+        from ..weights import load_state_dict
 
         if state is None:
-            state = torch.load(weights_path("inception"), map_location="cpu", weights_only=True)
+            state = load_state_dict("inception")
         net = build_fid_inception()
         net.load_state_dict(state, strict=True)
         # pytorch-fid's InceptionV3 blocks 0..3 (block boundaries at the max pools and the final average pool)
@@ -87,6 +87,8 @@ class FIDInception(nn.Module):
         )
         self.device = torch.device(device)
         self.eval().to(self.device)
+        if self.device.type == "cpu":
+            self.to(memory_format=torch.channels_last)  # oneDNN NHWC: ~30% less CPU time, same values ~1e-6
         for p in self.parameters():
             p.requires_grad_(False)
 

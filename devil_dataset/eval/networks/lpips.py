@@ -72,10 +72,10 @@ class LPIPSNetwork:
     def __init__(self, device: str = "cpu", backbone_state: dict[str, torch.Tensor] | None = None) -> None:
         import lpips
 
-        from ..weights import weights_path
+        from ..weights import load_state_dict
 
         if backbone_state is None:
-            backbone_state = torch.load(weights_path("alexnet"), map_location="cpu", weights_only=True)
+            backbone_state = load_state_dict("alexnet")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torchvision's 'pretrained' deprecation inside lpips
             model = lpips.LPIPS(pretrained=True, net=LPIPS_NET, version=LPIPS_VERSION, pnet_rand=True, verbose=False)
@@ -86,6 +86,8 @@ class LPIPSNetwork:
         model.load_state_dict(trunk, strict=False)
         self.model = model.eval().to(device)
         self.device = torch.device(device)
+        if self.device.type == "cpu":
+            self.model.to(memory_format=torch.channels_last)  # oneDNN NHWC convolutions
 
     @torch.inference_mode()
     def distance(self, frames0: np.ndarray | torch.Tensor, frames1: np.ndarray | torch.Tensor) -> np.ndarray:

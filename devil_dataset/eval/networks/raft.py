@@ -38,10 +38,10 @@ class RAFTFlow:
                  iterations: int = RAFT_ITERATIONS) -> None:
         from torchvision.models.optical_flow import raft_large
 
-        from ..weights import weights_path
+        from ..weights import load_state_dict
 
         if state is None:
-            state = torch.load(weights_path("raft"), map_location="cpu", weights_only=True)
+            state = load_state_dict("raft")
         model = raft_large(weights=None)
         model.load_state_dict(state, strict=True)
         self.model = model.eval().to(device)

@@ -1,0 +1,951 @@
+"""The end-to-end demo (``devil demo``): build the sample, run the baselines, evaluate, report, check the findings.
+
+Stages (each resumes from what an earlier run left in ``OUT``):
+
+1. **build** the built-in sample dataset into ``OUT/dataset`` (:func:`devil_dataset.builder.build.build`, skipped
+   when a complete dataset is there);
+2. **plan**: read every slice's clip ids and hole masks; a *unit* is one (clip, hole mask) pair, which several
+   slices can share (the sample's six foreground slices reuse the same clips and some masks);
+3. **inpaint** every unit once per method and write ``OUT/predictions/<method>/<slice>/<clip id>/
+   frame_%04d_pred.png`` (the release layout, with the ``.devil-inpaint.json`` manifest of
+   :mod:`devil_dataset.inpaint.run`); a unit shared by several slices is written once and hard-linked;
+4. **evaluate** with the pixel metrics (PSNR, SSIM, PCons, warp error with OpenCV DIS flow) one *clip* at a
+   time: the ground-truth flow and occlusion masks of the warp error depend only on the clip's frames, so they are
+   computed once and shared by every method and slice (bit-identical to :class:`~devil_dataset.eval.metrics.
+   WarpErrorMetric`); any other metric that can run here (network weights present) goes through
+   :func:`devil_dataset.eval.evaluate.evaluate_dataset`. Per-video values are cached, so a resumed run only
+   evaluates what is missing. One results JSON per (method, slice): ``OUT/results/<method>/<slice>.json``;
+5. **report**: ``OUT/table1.md``/``.tsv``, relative improvements and the PNG figures
+   (:func:`devil_dataset.eval.report.write_report`), then :func:`check_findings` (``OUT/findings.md``/``.json``).
+
+    >>> from devil_dataset.demo import run_demo
+    >>> result = run_demo("demo-out")  # doctest: +SKIP
+    >>> print(result.table_markdown)  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import resource
+import shutil
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
+from .errors import DevilError
+from .slices import SLICES
+
+# Issue 6: the three baselines of the demo: per-frame spatial, aligned-neighbour copy, flow propagation.
+DEFAULT_METHODS: tuple[str, ...] = ("telea", "aligned-copy", "flow-propagation")
+# The paper's ten slices (SPEC section 6); `all` is not part of Table 1.
+DEMO_SLICES: tuple[str, ...] = tuple(name for name in SLICES if name != "all")
+# --quick: the slices of finding (1) only, and the two cheapest metrics.
+QUICK_SLICES: tuple[str, ...] = ("fg_size_low", "fg_size_high")
+QUICK_METRICS: tuple[str, ...] = ("psnr", "ssim")
+# Metrics computed by the demo's shared-cache pass (no weights needed; SPEC section 7).
+PIXEL_METRICS: tuple[str, ...] = ("psnr", "ssim", "pcons", "warp_error")
+# Which baselines are per-frame (spatial) and which use other frames (temporal), for the findings.
+PER_FRAME_METHODS: tuple[str, ...] = ("telea", "navier-stokes")
+TEMPORAL_METHODS: tuple[str, ...] = ("aligned-copy", "flow-propagation")
+# Paper section 6 / Table 1: the reconstruction metrics the findings are checked on (LPIPS where present).
+RECONSTRUCTION_KEYS: tuple[str, ...] = ("psnr", "ssim", "lpips")
+# PNG compression of the predictions: level 1 is ~3x faster to write than Pillow's default 6 and ~15% larger;
+# the pixels (what evaluation reads) are the same.
+PRED_PNG_COMPRESS_LEVEL = 1
+# The demo always uses OpenCV DIS for the warp error's flow (no weights; the same flow on every machine).
+DEMO_FLOW = "dis"
+
+DATASET_DIR = "dataset"
+PREDICTIONS_DIR = "predictions"
+RESULTS_DIR = "results"
+CACHE_DIR = ".devil-demo"  # per-video metric values (resume); not part of the outputs
+
+
+# ----------------------------------------------------------------------------------------------------- results
+@dataclass
+class StageTiming:
+    """Wall and CPU seconds of one stage (CPU: this process plus its finished worker processes)."""
+
+    stage: str
+    wall_s: float
+    cpu_s: float
+    note: str = ""
+
+
+@dataclass
+class Finding:
+    """One of the paper's trends checked on the demo's results: ``held`` is True/False, or None if not checkable."""
+
+    key: str
+    claim: str
+    held: bool | None
+    numbers: dict = field(default_factory=dict)
+    explanation: str = ""
+
+    def summary(self) -> str:
+        verdict = {True: "HELD", False: "NOT HELD", None: "NOT CHECKED"}[self.held]
+        return f"[{verdict}] {self.claim}\n    {self.explanation}"
+
+
+@dataclass
+class DemoResult:
+    """What :func:`run_demo` produced (paths are inside ``out_dir``)."""
+
+    out_dir: Path
+    dataset_dir: Path
+    methods: tuple[str, ...]
+    slices: tuple[str, ...]
+    metrics: list[str]
+    skipped_metrics: dict[str, str]
+    table: dict[tuple[str, str], dict[str, float]]
+    table_markdown: str
+    results_files: dict[tuple[str, str], Path]
+    report_files: list[Path]
+    findings: list[Finding]
+    slice_counts: dict[str, int]
+    timings: list[StageTiming]
+
+    def timings_text(self) -> str:
+        lines = [f"  {'stage':10s} {'wall s':>8s} {'CPU s':>8s}"]
+        for t in self.timings:
+            lines.append(f"  {t.stage:10s} {t.wall_s:8.1f} {t.cpu_s:8.1f}  {t.note}".rstrip())
+        return "\n".join(lines)
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU of this process and of its terminated (joined) children."""
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+class _Stage:
+    """Context manager recording a :class:`StageTiming`."""
+
+    def __init__(self, name: str, timings: list[StageTiming], note: str = ""):
+        self.name, self.timings, self.note = name, timings, note
+
+    def __enter__(self) -> "_Stage":
+        self.wall, self.cpu = time.perf_counter(), _cpu_seconds()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.timings.append(StageTiming(self.name, time.perf_counter() - self.wall, _cpu_seconds() - self.cpu, self.note))
+
+
+def _bar(total: int | None, desc: str, enabled: bool, unit: str = "it"):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, disable=None if enabled else True, file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------------------------------ stage 1
+def dataset_complete(directory: str | os.PathLike, slices: Sequence[str]) -> bool:
+    """True when ``directory`` holds a finished ``devil build`` output (card, manifest, shards of ``slices``)."""
+    from .builder import dataset_writer as writer
+
+    d = Path(directory)
+    if not (d / writer.CARD_NAME).is_file() or not (d / writer.MANIFEST_NAME).is_file():
+        return False
+    return all(any((d / writer.DATA_DIR / s).glob("test-*.parquet")) for s in slices)
+
+
+def _dataset_digest(directory: Path) -> str:
+    """A short digest of the dataset's manifest (changes whenever a published file changes)."""
+    from .builder import dataset_writer as writer
+
+    path = directory / writer.MANIFEST_NAME
+    data = path.read_bytes() if path.is_file() else repr(sorted(p.name for p in directory.glob("data/*/*"))).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------------------------ stage 2
+def _pack(hole: np.ndarray) -> tuple[np.ndarray, tuple]:
+    return np.packbits(np.ascontiguousarray(hole, bool)), tuple(int(n) for n in hole.shape)
+
+
+def _unpack(bits: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    return np.unpackbits(bits, count=int(np.prod(shape))).reshape(tuple(shape)).astype(bool)
+
+
+@dataclass
+class Unit:
+    """One (clip, hole mask) pair and the slices (with row positions) that contain it."""
+
+    clip_id: str
+    fingerprint: str
+    num_frames: int
+    slices: list[str] = field(default_factory=list)
+    hole_bits: np.ndarray | None = field(default=None, repr=False)  # np.packbits of the bool hole [T, H, W]
+    hole_shape: tuple[int, ...] = ()
+
+    def hole(self) -> np.ndarray:
+        """The bool hole mask [T, H, W] (True = hole)."""
+        return _unpack(self.hole_bits, self.hole_shape)
+
+    @property
+    def key(self) -> str:
+        return f"{self.clip_id}-{self.fingerprint}"
+
+
+def plan_units(dataset: str | os.PathLike, slices: Sequence[str]) -> tuple[dict[str, Unit], dict[str, list[str]]]:
+    """Read the slices' clip ids and holes: ``(units by key, slice -> unit keys in row order)``.
+
+    >>> units, order = plan_units("sample-dataset", ["fg_size_low"])  # doctest: +SKIP
+    """
+    from .data import iter_slice
+    from .inpaint.run import hole_fingerprint
+
+    units: dict[str, Unit] = {}
+    order: dict[str, list[str]] = {}
+    for s in slices:
+        keys = []
+        for row in iter_slice(dataset, s, columns=["clip_id", "hole"]):
+            fp = hole_fingerprint(row["hole"])
+            key = f"{row['clip_id']}-{fp}"
+            if key not in units:
+                bits, shape = _pack(row["hole"])
+                units[key] = Unit(str(row["clip_id"]), fp, int(len(row["hole"])), [], bits, shape)
+            unit = units[key]
+            if unit.key in keys:
+                raise DevilError(f"{dataset}: clip {unit.clip_id} appears twice in slice {s}")
+            unit.slices.append(s)
+            keys.append(unit.key)
+        if not keys:
+            raise DevilError(f"{dataset}: slice {s} has no videos")
+        order[s] = keys
+    return units, order
+
+
+def _iter_unit_rows(dataset, order: Mapping[str, list[str]], wanted: set[str], columns) -> Iterator[tuple[str, dict]]:
+    """Yield (unit key, row) for the first row of each wanted unit, reading slices in order."""
+    from .data import iter_slice
+
+    pending = set(wanted)
+    for s, keys in order.items():
+        if not pending:
+            return
+        if not pending.intersection(keys):
+            continue
+        for key, row in zip(keys, iter_slice(dataset, s, columns=columns)):
+            if key in pending:
+                pending.discard(key)
+                yield key, row
+
+
+# ------------------------------------------------------------------------------------------------------ stage 3
+def _pred_dir(out: Path, method: str, slice_name: str) -> Path:
+    return out / PREDICTIONS_DIR / method / slice_name
+
+
+def _run_info(dataset: str, method: str, slice_name: str) -> dict:
+    """The ``run`` record of the prediction manifest, as ``devil inpaint --dataset ... --config ...`` writes it."""
+    return {"method": method, "dataset": dataset, "config": slice_name, "split": "test", "size_divisor": None}
+
+
+def _dataset_label(out: Path, dataset: Path) -> str:
+    """How predictions name their dataset: ``dataset`` for the demo's own sample (the folder can move), else the
+    dataset's absolute path."""
+    return DATASET_DIR if dataset == out / DATASET_DIR else str(dataset.resolve())
+
+
+class _Manifests:
+    """The ``.devil-inpaint.json`` of each prediction folder, written by the parent process only."""
+
+    def __init__(self, out: Path, dataset: Path):
+        self.out, self.dataset, self.docs = out, _dataset_label(out, dataset), {}
+
+    def get(self, method: str, slice_name: str) -> dict:
+        from .inpaint.run import MANIFEST_NAME
+
+        key = (method, slice_name)
+        if key not in self.docs:
+            d = _pred_dir(self.out, method, slice_name)
+            path = d / MANIFEST_NAME
+            run = _run_info(self.dataset, method, slice_name)
+            doc = {}
+            if path.is_file():
+                try:
+                    doc = json.loads(path.read_text())
+                except ValueError:
+                    doc = {}
+            if doc and doc.get("run") != run:  # another run's folder: start over
+                shutil.rmtree(d, ignore_errors=True)
+                doc = {}
+            self.docs[key] = {"format": "devil-inpaint-manifest", "run": run, "clips": dict(doc.get("clips", {}))}
+        return self.docs[key]
+
+    def complete(self, method: str, slice_name: str, unit: Unit) -> bool:
+        from .inpaint.run import clip_complete
+
+        doc = self.get(method, slice_name)
+        return (doc["clips"].get(unit.clip_id) == unit.fingerprint
+                and clip_complete(_pred_dir(self.out, method, slice_name) / unit.clip_id, unit.num_frames))
+
+    def record(self, method: str, slice_name: str, unit: Unit) -> None:
+        from .inpaint.run import MANIFEST_NAME
+
+        doc = self.get(method, slice_name)
+        doc["clips"][unit.clip_id] = unit.fingerprint
+        atomic_write_text(_pred_dir(self.out, method, slice_name) / MANIFEST_NAME,
+                          json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def write_prediction_pngs(pred: np.ndarray, directory: Path) -> None:
+    """Write uint8 [T, H, W, 3] as ``frame_%04d_pred.png`` into a fresh ``directory`` (fast PNG compression)."""
+    from PIL import Image
+
+    from .release_format import PRED_PATTERN
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for t, frame in enumerate(pred):
+        Image.fromarray(np.ascontiguousarray(frame)).save(directory / PRED_PATTERN.format(t), format="PNG",
+                                                          compress_level=PRED_PNG_COMPRESS_LEVEL)
+
+
+def _place_prediction(source: Path | None, pred: np.ndarray | None, target: Path) -> None:
+    """Create ``target`` atomically: hard links to ``source``'s frames (copies if linking fails), or ``pred``."""
+    with atomic_directory(target, overwrite=True) as tmp:
+        if source is None:
+            write_prediction_pngs(pred, tmp)
+            return
+        for f in sorted(source.iterdir()):
+            try:
+                os.link(f, tmp / f.name)
+            except OSError:
+                shutil.copy2(f, tmp / f.name)
+
+
+def _inpaint_task(method: str, clip_id: str, frames: np.ndarray, hole_bits: np.ndarray, shape, targets: list[str]) -> float:
+    """Worker: inpaint one unit with one method and write it into the first target folder; return CPU seconds."""
+    from .inpaint import get_inpainter
+    from .inpaint.run import check_prediction
+
+    cpu = time.process_time()
+    hole = _unpack(hole_bits, shape)
+    inpainter = get_inpainter(method)
+    try:
+        pred = inpainter(frames, hole, clip_id=clip_id) if getattr(inpainter, "wants_clip_id", False) else inpainter(frames, hole)
+    except DevilError as exc:
+        raise DevilError(f"clip {clip_id}: {exc}") from None
+    pred = check_prediction(pred, frames, clip_id)
+    _place_prediction(None, pred, Path(targets[0]) / clip_id)
+    return time.process_time() - cpu
+
+
+
+class _Pool:
+    """``jobs`` worker processes, or in-process execution for ``jobs == 1`` (same interface, bounded queue)."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.executor = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
+        self.pending: dict = {}
+
+    def submit(self, fn: Callable, *args, tag=None) -> list:
+        """Submit; return the finished (tag, result) pairs collected while waiting for a free slot."""
+        if self.executor is None:
+            return [(tag, fn(*args))]
+        done = []
+        while len(self.pending) >= self.jobs + 1:
+            done += self._collect(FIRST_COMPLETED)
+        self.pending[self.executor.submit(fn, *args)] = tag
+        return done
+
+    def _collect(self, how) -> list:
+        finished, _ = wait(list(self.pending), return_when=how)
+        out = []
+        for f in finished:
+            tag = self.pending.pop(f)
+            out.append((tag, f.result()))
+        return out
+
+    def drain(self) -> list:
+        return self._collect("ALL_COMPLETED") if self.pending else []
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def inpaint_stage(out: Path, dataset: Path, methods: Sequence[str], units: Mapping[str, Unit],
+                  order: Mapping[str, list[str]], *, jobs: int, progress: bool) -> dict[str, float]:
+    """Write the predictions of every (method, slice); returns CPU seconds per method spent in inpainting."""
+    manifests = _Manifests(out, dataset)
+    for m in methods:
+        for s in order:
+            d = _pred_dir(out, m, s)
+            manifests.get(m, s)
+            d.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(d)
+    todo: dict[str, list[str]] = {}  # unit key -> methods to inpaint
+    for key, unit in units.items():
+        for m in methods:
+            if not any(manifests.complete(m, s, unit) for s in unit.slices):
+                todo.setdefault(key, []).append(m)
+    total = sum(len(v) for v in todo.values())
+    cpu: dict[str, float] = {m: 0.0 for m in methods}
+    bar = _bar(total, "inpaint", progress, unit="video")
+
+    def finish(done):
+        for (m, key), seconds in done:
+            cpu[m] += seconds
+            unit = units[key]
+            manifests.record(m, unit.slices[0], unit)
+            bar.update(1)
+
+    pool = _Pool(jobs)
+    try:
+        for key, row in _iter_unit_rows(dataset, order, set(todo), ["clip_id", "frames"]):
+            unit = units[key]
+            for m in todo[key]:
+                targets = [str(_pred_dir(out, m, s)) for s in unit.slices]
+                finish(pool.submit(_inpaint_task, m, unit.clip_id, row["frames"], unit.hole_bits, unit.hole_shape,
+                                   targets, tag=(m, key)))
+        finish(pool.drain())
+    finally:
+        pool.close()
+        bar.close()
+    # every slice of a unit gets the prediction (hard links to the folder that holds it)
+    for unit in units.values():
+        for m in methods:
+            have = [s for s in unit.slices if manifests.complete(m, s, unit)]
+            if not have:
+                raise DevilError(f"{out}: no prediction of {m} for clip {unit.clip_id} (interrupted?)")
+            src = _pred_dir(out, m, have[0]) / unit.clip_id
+            for s in unit.slices:
+                if s not in have:
+                    _place_prediction(src, None, _pred_dir(out, m, s) / unit.clip_id)
+                    manifests.record(m, s, unit)
+    return cpu
+
+
+# ------------------------------------------------------------------------------------------------------ stage 4
+class GroundTruthFlow:
+    """Per-clip quantities of the warp error that depend on the ground truth only, computed once.
+
+    For each pair (t-1, t): the forward flow ``fw`` (GT t-1 -> t) and the occlusion mask from ``fw`` and the
+    backward flow, exactly as :class:`~devil_dataset.eval.metrics.WarpErrorMetric` computes them per video.
+    """
+
+    def __init__(self, gt: np.ndarray, flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None):
+        from .eval.metrics import occlusion_mask
+        from .flow import dis_flow
+
+        flow_fn = flow_fn or dis_flow
+        self.fw: list[np.ndarray] = []
+        self.occluded: list[np.ndarray] = []
+        for t in range(1, len(gt)):
+            fw, bw = flow_fn(gt[t - 1], gt[t]), flow_fn(gt[t], gt[t - 1])
+            self.fw.append(fw)
+            self.occluded.append(occlusion_mask(fw, bw))
+
+
+def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
+                      hole_warps: list[np.ndarray] | None = None) -> float:
+    """Warp error (mask) of one video from precomputed GT flow; equals ``WarpErrorMetric.update`` bit for bit.
+
+    ``hole_warps`` (the hole of frame t warped back by the GT flow, per pair) can be shared by the methods
+    evaluated under the same hole; see :func:`hole_warps_for`.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> gt = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8); hole = np.zeros((3, 32, 32), bool)
+    >>> hole[:, 8:16, 8:16] = True
+    >>> warp_error_shared(gt, hole, GroundTruthFlow(gt))
+    0.0
+    """
+    from .eval.metrics import warp_backward
+
+    hole_warps = hole_warps if hole_warps is not None else hole_warps_for(hole, flow)
+    values = []
+    for k, t in enumerate(range(1, len(comp))):
+        # the steps of eval.metrics.warp_error_pair, with the GT-only parts precomputed
+        c0 = comp[t - 1].astype(np.float32) / 255.0
+        c1 = comp[t].astype(np.float32) / 255.0
+        warped = warp_backward(c1, flow.fw[k])
+        touched = (hole[t - 1].astype(np.float32) + hole_warps[k]) > 0
+        valid = touched & ~flow.occluded[k]
+        if not valid.any():
+            values.append(float("nan"))
+            continue
+        diff = (warped - c0)[valid]
+        values.append(float(np.mean(np.square(diff.astype(np.float64)))))
+    arr = np.asarray(values, dtype=np.float64)
+    return float(np.mean(arr[~np.isnan(arr)])) if (~np.isnan(arr)).any() else float("nan")
+
+
+def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
+    """The hole of frame t warped back to t-1 by the GT flow, per pair (shared by the methods of a unit)."""
+    from .eval.metrics import warp_backward
+
+    return [warp_backward(hole[t].astype(np.float32), flow.fw[t - 1]) for t in range(1, len(hole))]
+
+
+def video_values(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray, metrics: Sequence[str], options,
+                 flow: GroundTruthFlow | None = None, hole_warps=None) -> dict[str, float]:
+    """Per-video values of the demo's pixel metrics for one prediction (PSNR/SSIM/PCons via their metric classes)."""
+    from .eval.protocol import VideoSample
+    from .eval.registry import METRICS
+
+    video = VideoSample("clip", gt, pred, hole)
+    out: dict[str, float] = {}
+    for name in metrics:
+        if name == "warp_error":
+            out["warp_error_mask"] = warp_error_shared(video.composite, hole, flow, hole_warps)
+        else:
+            out.update({k: float(v) for k, v in METRICS[name].create(options).update(video).items()})
+    return out
+
+
+def _evaluate_clip_task(gt: np.ndarray, items: list[tuple[str, str, np.ndarray, tuple, str]],
+                        metrics: list[str], options, progress_queue=None) -> list[tuple[str, str, dict, float]]:
+    """Worker: every (unit, method) of one clip; returns (unit key, method, values, CPU seconds) per item.
+
+    ``items``: (unit key, method, packed hole, hole shape, prediction folder). The GT flow is computed once for
+    the clip and the warped hole once per unit; their CPU time is shared out evenly over the items.
+    """
+    from .release_format import read_frame_pngs
+
+    c = time.process_time()
+    flow = GroundTruthFlow(gt) if "warp_error" in metrics else None
+    shared = time.process_time() - c
+    holes: dict[str, tuple[np.ndarray, list | None]] = {}
+    out = []
+    for key, method, bits, shape, pred_dir in items:
+        c = time.process_time()
+        if key not in holes:
+            hole = _unpack(bits, shape)
+            holes = {key: (hole, hole_warps_for(hole, flow) if flow is not None else None)}  # one unit at a time
+        hole, warps = holes[key]
+        pred = read_frame_pngs(pred_dir, "pred")
+        values = video_values(gt, pred, hole, metrics, options, flow, warps)
+        out.append((key, method, values, time.process_time() - c + shared / len(items)))
+        if progress_queue is not None:
+            progress_queue.put(1)
+    return out
+
+
+def _values_path(out: Path, method: str, unit: Unit) -> Path:
+    return out / CACHE_DIR / "values" / method / f"{unit.key}.json"
+
+
+def _load_values(out: Path, method: str, unit: Unit, digest: str, metrics: Sequence[str]) -> dict | None:
+    path = _values_path(out, method, unit)
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+    except ValueError:
+        return None
+    if doc.get("dataset") != digest or not set(metrics) <= set(doc.get("metrics", [])):
+        return None
+    return {k: (float("nan") if v is None else float(v)) for k, v in doc["values"].items()}
+
+
+def _save_values(out: Path, method: str, unit: Unit, digest: str, metrics: Sequence[str], values: dict) -> None:
+    doc = {"dataset": digest, "metrics": list(metrics), "clip_id": unit.clip_id, "hole": unit.fingerprint,
+           "values": {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in values.items()}}
+    atomic_write_text(_values_path(out, method, unit), json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+class _Replay:
+    """A metric that returns stored per-video values; slice values and provenance come from the real metric.
+
+    The real metric object holds the same per-video values (its ``values``) so that its own ``compute()``
+    aggregates them exactly as a direct evaluation would.
+    """
+
+    def __init__(self, real, stored: Mapping[str, dict]):
+        self.real, self.stored, self.keys = real, stored, tuple(real.keys)
+        self.clip_keys = tuple(getattr(real, "clip_keys", ()))
+
+    def update(self, video) -> dict[str, float]:
+        return {k: self.stored[video.clip_id][k] for k in self.keys}
+
+    def compute(self) -> dict[str, float]:
+        return self.real.compute()
+
+    def provenance(self) -> dict:
+        return self.real.provenance()
+
+
+def results_document(method: str, slice_name: str, clip_values: Sequence[tuple[str, int, dict]],
+                     metric_names: Sequence[str], skipped: Mapping[str, str], options, inputs: dict) -> dict:
+    """The ``devil evaluate`` results document of one (method, slice) from per-video values.
+
+    ``clip_values``: (clip id, number of frames, {key: value}) in the slice's row order. Aggregation, PSNR
+    clipping and provenance are those of :func:`devil_dataset.eval.evaluate.evaluate` and the metric classes.
+    """
+    from .eval.evaluate import build_metrics, evaluate
+    from .eval.metrics import WarpErrorMetric
+    from .eval.protocol import VideoSample
+    from .eval.results import build_results
+
+    metrics, _ = build_metrics(list(metric_names), options)
+    stored = {c: v for c, _, v in clip_values}
+    replays = {}
+    for name, real in metrics.items():
+        if isinstance(real.values, dict):  # _PerVideoMetric: key -> list
+            real.values = {k: [stored[c][k] for c, _, _ in clip_values] for k in real.keys}
+        elif isinstance(real, WarpErrorMetric):
+            real.values = [stored[c]["warp_error_mask"] for c, _, _ in clip_values]
+        else:  # pragma: no cover - only per-video pixel metrics take this path
+            raise DevilError(f"metric {name}: cannot be replayed")
+        replays[name] = _Replay(real, stored)
+    stubs = [VideoSample(c, np.zeros((n, 1, 1, 3), np.uint8), np.zeros((n, 1, 1, 3), np.uint8),
+                         np.zeros((n, 1, 1), bool)) for c, n, _ in clip_values]
+    ev = evaluate(stubs, replays, progress=False)
+    doc = build_results(ev, method=method, slice_name=slice_name, inputs=inputs, options=options,
+                        metrics=list(metrics), skipped=dict(skipped))
+    if "warp_error" in metrics:
+        doc["provenance"]["metrics"]["warp_error"]["shared"] = (
+            "devil demo: GT flow and occlusion computed once per clip (devil_dataset.demo.GroundTruthFlow)")
+    return doc
+
+
+def evaluate_stage(out: Path, dataset: Path, methods: Sequence[str], slices: Sequence[str],
+                   units: Mapping[str, Unit], order: Mapping[str, list[str]], metric_names: Sequence[str],
+                   network_metrics: Sequence[str], skipped: Mapping[str, str], options, *, jobs: int,
+                   progress: bool) -> tuple[dict[tuple[str, str], Path], dict[str, float]]:
+    """Per-video values (cached), then one results JSON per (method, slice); returns paths and CPU per method."""
+    from .eval.results import read_results, write_results
+
+    digest = _dataset_digest(dataset)
+    pixel = [m for m in PIXEL_METRICS if m in metric_names]
+    values: dict[tuple[str, str], dict] = {}
+    todo: dict[str, list[tuple[str, str]]] = {}  # clip id -> [(unit key, method)]
+    for key, unit in units.items():
+        for m in methods:
+            v = _load_values(out, m, unit, digest, pixel) if pixel else {}
+            if v is None:
+                todo.setdefault(unit.clip_id, []).append((key, m))
+            else:
+                values[(key, m)] = v
+    cpu: dict[str, float] = {m: 0.0 for m in methods}
+    total = sum(len(v) for v in todo.values())
+    bar = _bar(total, "evaluate", progress, unit="video")
+    manager = queue = drainer = None
+    if jobs > 1 and total:  # workers report each finished video through a queue; a thread moves the bar
+        import multiprocessing
+        import threading
+
+        manager = multiprocessing.Manager()
+        queue = manager.Queue()
+
+        def drain_queue():
+            while queue.get() is not None:
+                bar.update(1)
+
+        drainer = threading.Thread(target=drain_queue, daemon=True)
+        drainer.start()
+
+    def finish(done):
+        for _tag, rows in done:
+            for key, m, v, seconds in rows:
+                values[(key, m)] = v
+                cpu[m] += seconds
+                _save_values(out, m, units[key], digest, pixel, v)
+                if queue is None:
+                    bar.update(1)
+
+    pool = _Pool(jobs)
+    try:
+        first_unit = {}  # clip id -> a unit key of it, to read the clip's frames once
+        for key, unit in units.items():
+            if unit.clip_id in todo:
+                first_unit.setdefault(unit.clip_id, key)
+        for key, row in _iter_unit_rows(dataset, order, set(first_unit.values()), ["clip_id", "frames"]):
+            clip = units[key].clip_id
+            items = sorted(todo[clip])  # grouped by unit
+            spec = [(k, m, units[k].hole_bits, units[k].hole_shape, str(_pred_dir(out, m, units[k].slices[0]) / clip))
+                    for k, m in items]
+            finish(pool.submit(_evaluate_clip_task, row["frames"], spec, pixel, options, queue, tag=clip))
+        finish(pool.drain())
+    finally:
+        pool.close()
+        if queue is not None:
+            queue.put(None)
+            drainer.join()
+        bar.close()
+        if manager is not None:
+            manager.shutdown()
+
+    results: dict[tuple[str, str], Path] = {}
+    for m in methods:
+        for s in slices:
+            clip_values = [(units[k].clip_id, units[k].num_frames, values.get((k, m), {})) for k in order[s]]
+            inputs = {"mode": "dataset", "dataset": str(dataset), "config": s,
+                      "predictions": str(_pred_dir(out, m, s)), "prediction_layout": "frames"}
+            doc = results_document(m, s, clip_values, pixel, skipped, options, inputs) if pixel else None
+            if network_metrics:
+                from .eval.evaluate import evaluate_dataset
+
+                net = evaluate_dataset(str(dataset), s, _pred_dir(out, m, s), list(network_metrics), options,
+                                       method=m, progress=progress)
+                doc = net if doc is None else _merge_docs(doc, net)
+            path = out / RESULTS_DIR / m / f"{s}.json"
+            write_results(path, doc)
+            read_results(path)  # check it reads back
+            results[(m, s)] = path
+    return results, cpu
+
+
+def _merge_docs(doc: dict, extra: dict) -> dict:
+    """Merge a second results document (other metrics, same method/slice/videos) into ``doc``."""
+    doc["metrics"] = list(dict.fromkeys(doc["metrics"] + extra["metrics"]))
+    for k, v in extra["summary"].items():
+        if not (k in doc["summary"] and isinstance(v, float) and math.isnan(v)):
+            doc["summary"][k] = v
+    for c, vals in extra["videos"].items():
+        doc["videos"].setdefault(c, {}).update(vals)
+    doc["clipped"].update(extra.get("clipped", {}))
+    doc["provenance"]["metrics"].update(extra["provenance"]["metrics"])
+    doc["provenance"]["weights"].update(extra["provenance"].get("weights", {}))
+    doc["provenance"]["flow_backend"].update(extra["provenance"].get("flow_backend", {}))
+    return doc
+
+
+# -------------------------------------------------------------------------------------------------- findings
+def _better(key: str, a: float, b: float) -> bool:
+    """True when value ``a`` is better than ``b`` for ``key`` (registry direction)."""
+    from .eval.report import KEY_INFO
+
+    return a > b if KEY_INFO.get(key, (True, ""))[0] else a < b
+
+
+def _present(table, methods, slices, keys) -> list[str]:
+    return [k for k in keys if all(not math.isnan(table.get((m, s), {}).get(k, float("nan")))
+                                   for m in methods for s in slices)]
+
+
+def check_findings(table: Mapping[tuple[str, str], Mapping[str, float]],
+                   slice_counts: Mapping[str, int] | None = None) -> list[Finding]:
+    """Check the paper's three robust trends on a results table ``{(method, slice): {key: value}}``.
+
+    1. ``fg_size_high`` is harder than ``fg_size_low`` on every reconstruction metric (PSNR, SSIM, LPIPS where
+       present), for every method;
+    2. higher foreground displacement helps the temporal methods more than the per-frame one: the relative
+       improvement (hi - lo) / lo of ``fg_displacement`` (sign flipped where lower is better) is larger for every
+       temporal method than for the per-frame method, on every reconstruction metric;
+    3. camera motion hurts ``aligned-copy`` less than the per-frame method: its relative change from
+       ``camera_motion_low`` to ``camera_motion_high`` is larger (less negative) on every reconstruction metric.
+
+    >>> t = {("telea", "fg_size_low"): {"psnr": 30.0}, ("telea", "fg_size_high"): {"psnr": 25.0}}
+    >>> check_findings(t)[0].held
+    True
+    """
+    from .eval.report import relative_improvement
+
+    counts = dict(slice_counts or {})
+    methods = list(dict.fromkeys(m for m, _ in table))
+    per_frame = next((m for m in PER_FRAME_METHODS if m in methods), None)
+    temporal = [m for m in methods if m in TEMPORAL_METHODS]
+    ri = relative_improvement({k: dict(v) for k, v in table.items()})
+
+    def n(*slices):
+        return ", ".join(f"{s}: {counts[s]} videos" for s in slices if s in counts)
+
+    findings = []
+    # (1) fg_size
+    lo, hi = "fg_size_low", "fg_size_high"
+    ms = [m for m in methods if (m, lo) in table and (m, hi) in table]
+    keys = _present(table, ms, (lo, hi), RECONSTRUCTION_KEYS)
+    claim = "fg_size_high is harder than fg_size_low on every reconstruction metric (" + ", ".join(keys or RECONSTRUCTION_KEYS[:2]) + ")"
+    if not ms or not keys:
+        findings.append(Finding("fg_size", claim, None, {}, "needs fg_size_low and fg_size_high results"))
+    else:
+        nums = {m: {k: {"low": table[(m, lo)][k], "high": table[(m, hi)][k]} for k in keys} for m in ms}
+        fails = [f"{m} {k}" for m in ms for k in keys if not _better(k, table[(m, lo)][k], table[(m, hi)][k])]
+        parts = [f"{m}: " + ", ".join(f"{k} {table[(m, lo)][k]:.4g} -> {table[(m, hi)][k]:.4g}" for k in keys) for m in ms]
+        expl = "; ".join(parts) + f" ({n(lo, hi)})"
+        if fails:
+            expl += ". Not harder for: " + ", ".join(fails)
+        findings.append(Finding("fg_size", claim, not fails, nums, expl))
+
+    def compare(attr: str, key: str, claim: str, winners: list[str], what: str) -> Finding:
+        lo_s, hi_s = f"{attr}_low", f"{attr}_high"
+        if per_frame is None or not winners:
+            return Finding(key, claim, None, {}, "needs a per-frame method (telea or navier-stokes) and "
+                           + what)
+        ms = [per_frame] + winners
+        if not all((m, s) in table for m in ms for s in (lo_s, hi_s)):
+            return Finding(key, claim, None, {}, f"needs {lo_s} and {hi_s} results")
+        keys = _present(table, ms, (lo_s, hi_s), RECONSTRUCTION_KEYS)
+        nums = {m: {k: ri.get((attr, m), {}).get(k, float("nan")) for k in keys} for m in ms}
+        fails = [f"{w} {k}" for w in winners for k in keys if not nums[w][k] > nums[per_frame][k]]
+        parts = [f"{m}: " + ", ".join(f"{k} {100 * nums[m][k]:+.2f}%" for k in keys) for m in ms]
+        expl = "relative improvement low -> high: " + "; ".join(parts) + f" ({n(lo_s, hi_s)})"
+        if fails:
+            expl += ". Not larger than " + per_frame + " for: " + ", ".join(fails)
+        return Finding(key, claim, not fails, {"relative_improvement": nums}, expl)
+
+    findings.append(compare(
+        "fg_displacement", "fg_displacement",
+        f"higher FG displacement helps the temporal methods ({', '.join(temporal) or 'none'}) more than the "
+        f"per-frame one ({per_frame or 'none'})", temporal, "a temporal method"))
+    findings.append(compare(
+        "camera_motion", "camera_motion",
+        f"camera motion hurts aligned-copy less than the per-frame method ({per_frame or 'none'})",
+        [m for m in methods if m == "aligned-copy"], "aligned-copy"))
+    return findings
+
+
+def findings_markdown(findings: Sequence[Finding]) -> str:
+    """The findings as a markdown list (written to ``findings.md`` and into ``docs/demo.md``)."""
+    lines = []
+    for f in findings:
+        verdict = {True: "**held**", False: "**not held**", None: "not checked"}[f.held]
+        lines.append(f"- {verdict}: {f.claim}. {f.explanation}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------- pipeline
+def resolve_metrics(metric_names: Sequence[str] | None, options) -> tuple[list[str], list[str], dict[str, str]]:
+    """(pixel metrics for the shared pass, other metrics that can run, skipped metric -> reason).
+
+    ``None``: every DEVIL metric whose weights are present; the pixel metrics always run.
+    """
+    from .eval.evaluate import build_metrics
+    from .eval.registry import METRICS
+
+    if metric_names is None:
+        _, skipped = build_metrics(None, options)
+        runnable = [m for m in METRICS if m not in skipped and m in _devil_metrics()]
+    else:
+        by_key = {k: e.name for e in METRICS.values() for k in e.keys}
+        runnable = list(dict.fromkeys(by_key.get(n, n) for n in metric_names))
+        build_metrics(runnable, options)  # raises for unknown names / missing weights
+        skipped = {}
+    pixel = [m for m in PIXEL_METRICS if m in runnable]
+    others = [m for m in runnable if m not in PIXEL_METRICS]
+    return pixel, others, skipped
+
+
+def _devil_metrics() -> tuple[str, ...]:
+    from .eval.registry import DEVIL_METRICS
+
+    return DEVIL_METRICS
+
+
+def run_demo(
+    out_dir: str | os.PathLike,
+    *,
+    methods: Sequence[str] = DEFAULT_METHODS,
+    slices: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    dataset: str | os.PathLike | None = None,
+    jobs: int | None = None,
+    quick: bool = False,
+    progress: bool = True,
+    echo: Callable[[str], None] | None = print,
+) -> DemoResult:
+    """Run the whole benchmark on the built-in sample: build, inpaint, evaluate, report, findings.
+
+    Args:
+        out_dir: everything goes here (``dataset/``, ``predictions/``, ``results/``, ``table1.md``, figures).
+        methods: baselines of :data:`devil_dataset.inpaint.INPAINTERS`.
+        slices: slices to run (default: the ten; ``quick``: the two ``fg_size`` slices).
+        metrics: metric names (default: every DEVIL metric that can run here; ``quick``: PSNR and SSIM).
+        dataset: use this built dataset instead of building the sample into ``out_dir/dataset``.
+        jobs: worker processes (default: ``min(2, cpu count)``).
+        echo: where the table, skipped metrics and findings are printed (None: silent).
+
+    Example:
+        >>> r = run_demo("demo-out", methods=["telea", "aligned-copy"], quick=True)  # doctest: +SKIP
+        >>> [f.held for f in r.findings]  # doctest: +SKIP
+    """
+    from .eval.protocol import EvalOptions
+    from .inpaint import INPAINTERS
+
+    say = echo or (lambda _text: None)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DevilError(f"{out}: exists and is not a directory")
+    methods = tuple(dict.fromkeys(methods))
+    bad = [m for m in methods if m not in INPAINTERS]
+    if bad or not methods:
+        raise DevilError(f"--methods: unknown {', '.join(bad) or '(none given)'}; valid: {', '.join(INPAINTERS)}")
+    slices = tuple(dict.fromkeys(slices or (QUICK_SLICES if quick else DEMO_SLICES)))
+    bad = [s for s in slices if s not in SLICES]
+    if bad:
+        raise DevilError(f"--slices: unknown {', '.join(bad)}; valid: {', '.join(SLICES)}")
+    if metrics is None and quick:
+        metrics = QUICK_METRICS
+    jobs = max(1, int(jobs if jobs is not None else min(2, os.cpu_count() or 1)))
+    options = EvalOptions(device="cpu", flow=DEMO_FLOW)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: list[StageTiming] = []
+
+    # 1. dataset
+    ds = Path(dataset) if dataset is not None else out / DATASET_DIR
+    with _Stage("build", timings) as st:
+        if dataset is not None:
+            if not ds.is_dir():
+                raise DevilError(f"{ds}: no such dataset directory")
+            st.note = "given dataset"
+        elif dataset_complete(ds, slices):
+            st.note = "reused"
+        else:
+            from .builder.build import build
+
+            say(f"building the sample dataset into {ds} ...")
+            build([], ds, sample=True, progress=progress)
+
+    # 2. plan + metrics
+    with _Stage("plan", timings):
+        pixel, others, skipped = resolve_metrics(metrics, options)
+        for name, reason in skipped.items():
+            say(f"skipped metric {name}: {reason}")
+        units, order = plan_units(ds, slices)
+    counts = {s: len(order[s]) for s in slices}
+
+    # 3. inpaint
+    with _Stage("inpaint", timings) as st:
+        inpaint_cpu = inpaint_stage(out, ds, methods, units, order, jobs=jobs, progress=progress)
+        st.note = "worker CPU " + ", ".join(f"{m} {c:.0f}s" for m, c in inpaint_cpu.items())
+
+    # 4. evaluate
+    with _Stage("evaluate", timings) as st:
+        results, eval_cpu = evaluate_stage(out, ds, methods, slices, units, order, pixel, others, skipped, options,
+                                           jobs=jobs, progress=progress)
+        st.note = "worker CPU " + ", ".join(f"{m} {c:.0f}s" for m, c in eval_cpu.items())
+
+    # 5. report + findings
+    with _Stage("report", timings):
+        from .eval.report import score_table, table1_markdown, write_report
+        from .eval.results import read_results
+
+        table = score_table(read_results(results[(m, s)]) for s in slices for m in methods)
+        report_files = write_report(table, out)
+        table_md = table1_markdown(table)
+        findings = check_findings(table, counts)
+        atomic_write_text(out / "findings.md", findings_markdown(findings))
+        atomic_write_text(out / "findings.json", json.dumps([asdict(f) for f in findings], indent=1, default=str) + "\n")
+        report_files += [out / "findings.md", out / "findings.json"]
+    result = DemoResult(out, ds, methods, slices, pixel + others, dict(skipped), table, table_md, results,
+                        report_files, findings, counts, timings)
+    atomic_write_text(out / "timings.json", json.dumps([asdict(t) for t in timings], indent=1) + "\n")
+    say("")
+    say(table_md.rstrip())
+    say("")
+    say(f"videos per slice: " + ", ".join(f"{s} {c}" for s, c in counts.items()))
+    say("findings (paper section 6):")
+    for f in findings:
+        say("  " + f.summary().replace("\n", "\n  "))
+    say("")
+    say("timings:\n" + result.timings_text())
+    say(f"wrote {len(report_files)} report files, {len(results)} results files and the predictions under {out}")
+    return result
+
+
+__all__ = ["DEFAULT_METHODS", "DEMO_SLICES", "DemoResult", "Finding", "GroundTruthFlow", "StageTiming", "Unit",
+           "check_findings", "dataset_complete", "findings_markdown", "plan_units", "results_document",
+           "run_demo", "video_values", "warp_error_shared"]
