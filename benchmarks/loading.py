@@ -89,16 +89,23 @@ def plain_decode(directory: Path) -> tuple[int, float]:
     return n, time.perf_counter() - t0
 
 
-def loader_decode(directory: Path, cache: str, streaming: bool, workers: int = 2) -> tuple[int, float]:
-    """Frames through ``DataLoader(load_dataset(...).with_format("torch"), num_workers=2)`` (default collate)."""
+def loader_decode(directory: Path, cache: str, streaming: bool, fast: bool, workers: int = 2) -> tuple[int, float]:
+    """Frames through ``DataLoader(..., num_workers=2)`` (default collate, batch_size=1) over ``load_dataset``.
+
+    ``fast``: rows from :func:`devil_dataset.data.as_torch` (channels last, zero-copy); else the stock
+    ``.with_format("torch")`` (channels first).
+    """
     import datasets
     import torch
+
+    from devil_dataset.data import as_torch
 
     if streaming:
         ds = datasets.load_dataset(str(directory), "all", split="test", streaming=True)
     else:
         ds = datasets.load_dataset(str(directory), "all", split="test", cache_dir=cache)
-    ds = ds.select_columns(["frames", "hole"]).with_format("torch")
+    ds = ds.select_columns(["frames", "hole"])
+    ds = as_torch(ds) if fast else ds.with_format("torch")
     loader = torch.utils.data.DataLoader(ds, batch_size=1, num_workers=workers, persistent_workers=False)
     t0 = time.perf_counter()
     n = 0
@@ -124,6 +131,11 @@ def _peak_rss_child(directory: str, mode: str) -> None:
     frames = 0
     if mode == "iter_slice":
         for row in iter_slice(directory, "all"):
+            frames += len(row["frames"])
+    elif mode == "as_torch":
+        from devil_dataset.data import as_torch
+
+        for row in as_torch(datasets.load_dataset(directory, "all", split="test", streaming=True)):
             frames += len(row["frames"])
     else:
         ds = datasets.load_dataset(directory, "all", split="test", streaming=True).with_format("torch")
@@ -158,24 +170,28 @@ def main(argv: list[str] | None = None) -> int:
               f"written in {time.perf_counter() - t0:.0f} s)")
 
         cache = str(tmp / "hf-cache")
-        loader_decode(small, cache, streaming=False)  # warm-up: builds the datasets arrow cache once
+        loader_decode(small, cache, streaming=False, fast=True)  # warm-up: builds the datasets arrow cache once
+        load0 = os.getloadavg()[0]
         results = {}
-        n, dt = plain_decode(large)
-        results["plain decode (1 process)"] = n / dt
-        n, dt = loader_decode(large, cache, streaming=False)
-        results["DataLoader(2 workers), map-style torch"] = n / dt
-        n, dt = loader_decode(large, cache, streaming=True)
-        results["DataLoader(2 workers), streaming torch"] = n / dt
-        base = results["plain decode (1 process)"]
-        print(f"\nthroughput on {os.cpu_count()} cores ({4 * clips} clips, {n} frames + masks):")
+        n, dt = plain_decode(small)
+        results["plain decode, 1 process (iter_slice)"] = n / dt
+        for streaming in (False, True):
+            for fast in (True, False):
+                name = (f"DataLoader(2 workers), {'streaming' if streaming else 'map-style'}, "
+                        f"{'as_torch' if fast else 'with_format(torch)'}")
+                n, dt = loader_decode(small, cache, streaming=streaming, fast=fast)
+                results[name] = n / dt
+        base = results["plain decode, 1 process (iter_slice)"]
+        print(f"\nthroughput on {os.cpu_count()} cores ({clips} clips, {n} frames + masks; load average "
+              f"{load0:.1f} -> {os.getloadavg()[0]:.1f}):")
         for name, fps in results.items():
-            print(f"  {name:42s} {fps:8.1f} frames/s   ratio {fps / base:.2f}")
+            print(f"  {name:58s} {fps:8.1f} frames/s   ratio {fps / base:.2f}")
 
         print("\npeak RSS while streaming the whole slice (fresh process each):")
-        for mode in ("streaming", "iter_slice"):
+        for mode in ("streaming", "as_torch", "iter_slice"):
             a, b = peak_rss(small, mode), peak_rss(large, mode)
             da, db = a["peak_kb"] - a["base_kb"], b["peak_kb"] - b["base_kb"]
-            print(f"  {mode:11s} {clips:3d} clips: peak {a['peak_kb'] / 1024:7.1f} MB (+{da / 1024:6.1f} MB over "
+            print(f"  {mode:10s} {clips:3d} clips: peak {a['peak_kb'] / 1024:7.1f} MB (+{da / 1024:6.1f} MB over "
                   f"imports)   {4 * clips:3d} clips: peak {b['peak_kb'] / 1024:7.1f} MB (+{db / 1024:6.1f} MB)   "
                   f"ratio of peaks {b['peak_kb'] / a['peak_kb']:.2f}")
     return 0

@@ -459,8 +459,12 @@ def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
     >>> rng = np.random.default_rng(0)
     >>> gt = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8); hole = np.zeros((3, 32, 32), bool)
     >>> hole[:, 8:16, 8:16] = True
-    >>> warp_error_shared(gt, hole, GroundTruthFlow(gt))
-    0.0
+    >>> from devil_dataset.eval.metrics import WarpErrorMetric
+    >>> from devil_dataset.eval.protocol import EvalOptions, VideoSample
+    >>> video = VideoSample("a", gt, 255 - gt, hole)
+    >>> ref = WarpErrorMetric(EvalOptions(flow="dis")).update(video)["warp_error_mask"]
+    >>> warp_error_shared(video.composite, hole, GroundTruthFlow(gt)) == ref
+    True
     """
     from .eval.metrics import warp_backward
 
@@ -829,6 +833,22 @@ def resolve_metrics(metric_names: Sequence[str] | None, options) -> tuple[list[s
     return pixel, others, skipped
 
 
+def skipped_lines(skipped: Mapping[str, str]) -> list[str]:
+    """One line per distinct reason: ``skipped pvcs, vfid: rgb_imagenet.pt: not in the weights cache ...``.
+
+    >>> skipped_lines({"fid": "x.pth: not cached. Run this.", "lpips": "y.pth: not cached. Run that."})
+    ['skipped metric fid: x.pth: not cached', 'skipped metric lpips: y.pth: not cached', '  (see `devil weights --help`: network weights are downloaded or imported into the cache)']
+    """
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in skipped.items():
+        by_reason.setdefault(reason.split(". ")[0].rstrip("."), []).append(name)
+    lines = [f"skipped metric{'s' if len(names) > 1 else ''} {', '.join(names)}: {reason}"
+             for reason, names in by_reason.items()]
+    if lines:
+        lines.append("  (see `devil weights --help`: network weights are downloaded or imported into the cache)")
+    return lines
+
+
 def _devil_metrics() -> tuple[str, ...]:
     from .eval.registry import DEVIL_METRICS
 
@@ -902,8 +922,8 @@ def run_demo(
     # 2. plan + metrics
     with _Stage("plan", timings):
         pixel, others, skipped = resolve_metrics(metrics, options)
-        for name, reason in skipped.items():
-            say(f"skipped metric {name}: {reason}")
+        for line in skipped_lines(skipped):
+            say(line)
         units, order = plan_units(ds, slices)
     counts = {s: len(order[s]) for s in slices}
 
@@ -920,12 +940,14 @@ def run_demo(
 
     # 5. report + findings
     with _Stage("report", timings):
-        from .eval.report import score_table, table1_markdown, write_report
+        from .eval.report import KEY_ORDER, score_table, table1_markdown, write_report
         from .eval.results import read_results
 
         table = score_table(read_results(results[(m, s)]) for s in slices for m in methods)
-        report_files = write_report(table, out)
-        table_md = table1_markdown(table)
+        keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
+                      key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
+        report_files = write_report(table, out, keys)
+        table_md = table1_markdown(table, keys)
         findings = check_findings(table, counts)
         atomic_write_text(out / "findings.md", findings_markdown(findings))
         atomic_write_text(out / "findings.json", json.dumps([asdict(f) for f in findings], indent=1, default=str) + "\n")

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ..builder.masks import RELEASE_NUM_FRAMES, mask_seed
+from ..builder.masks import mask_seed
 from ..cover_crop import cover_crop_frames
 from .labels import select_unique_source_first
 from ..slices import EVAL_SIZE, RELEASE_MASKS_PER_PRESET, RELEASE_VIDEOS_PER_SLICE, SLICES, VIDEO_SUBSETS, release_mask_ids
@@ -265,13 +265,3 @@ def preset_labels(preset: str) -> dict[str, str]:
     word = {"l": LOW, "h": HIGH}
     return {col: word.get(parts.get(key, ""), "") for key, col in names.items()}
 
-
-def iter_unique(items: Iterable[MaskRef]) -> list[MaskRef]:
-    """Distinct (preset, index) masks in first-seen order (for rendering each mask once)."""
-    seen: set[tuple[str, int]] = set()
-    out = []
-    for m in items:
-        if (m.preset, m.index) not in seen:
-            seen.add((m.preset, m.index))
-            out.append(m)
-    return out

@@ -10,9 +10,7 @@ are kept. The same sources and seed give byte-identical published files.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 import pickle
 import shutil

@@ -29,6 +29,7 @@ from .alignment import (
     resolve_detector,
     reverse_matches,
     similarity_from_matches,
+    single_threaded_blas,
     warp_valid_mask,
 )
 
@@ -142,7 +143,8 @@ def camera_motion(
     indices = sample_indices(len(frames))
     size = (frames.shape[2], frames.shape[1])
     features = [detect_features(frames[k], detector) for k in indices]
-    matrix = pair_matrix(features, size)
+    with single_threaded_blas():
+        matrix = pair_matrix(features, size)
     return CameraMotionResult(percentile_higher(matrix), detector, matrix, tuple(indices))
 
 

@@ -23,6 +23,7 @@ Two AffineScore modes, named explicitly:
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -30,7 +31,15 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from .alignment import Features, detect_features, estimate_similarity, resolve_detector, warp_frame, warp_valid_mask
+from .alignment import (
+    Features,
+    detect_features,
+    estimate_similarity,
+    resolve_detector,
+    single_threaded_blas,
+    warp_frame,
+    warp_valid_mask,
+)
 from .camera_motion import SCORING_SIZE, resize_for_scoring
 
 # SPEC section 4: AffineScore threshold of the release, tuned on its uint8 wrap-around value.
@@ -136,19 +145,31 @@ def valid_flow_vectors(flow: np.ndarray, start_valid: np.ndarray, target_mask: n
     return start_valid & (at_end >= TARGET_MASK_MIN)
 
 
-def resolve_flow(flow: str) -> FlowFn:
-    """The flow function for ``flow``: ``"dis"`` (OpenCV DIS, default) or ``"raft"`` (needs torchvision weights)."""
+def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
+    """The flow function for ``flow``: ``"dis"`` (OpenCV DIS, default) or ``"raft"`` (torchvision RAFT).
+
+    RAFT uses :mod:`devil_dataset.eval.networks.raft` with the weights cache of :mod:`devil_dataset.eval.weights`
+    (``devil weights`` fetches / imports them); without cached weights it raises
+    :class:`~devil_dataset.errors.WeightsMissingError` naming what to do. ``device`` defaults to CUDA when available.
+    """
     if flow == "dis":
         from ..flow import dis_flow
 
         return dis_flow
     if flow == "raft":
-        from .. import flow as flow_module
+        from ..errors import WeightsMissingError
+        from ..flow import resolve_flow_backend
 
-        raft = getattr(flow_module, "raft_flow", None)
-        if raft is None:
-            raise ValueError("flow 'raft' is not available in this installation (devil_dataset.flow has no raft_flow); use flow='dis'")
-        return raft
+        if resolve_flow_backend("auto") != "raft":
+            raise WeightsMissingError("RAFT weights are not in the weights cache: run `devil weights` to fetch or "
+                                      "import them (see docs), or use flow='dis'")
+        from ..flow import estimate_flow
+
+        if device is None:
+            import torch
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        return lambda f0, f1: estimate_flow(f0, f1, backend="raft", device=device)
     raise ValueError(f"unknown flow {flow!r}; valid: {', '.join(FLOWS)}")
 
 
@@ -195,11 +216,14 @@ def scene_motion(
     def score(i: int, k: int) -> float:
         return pair_affine_score(frames[i], frames[k], estimate_similarity(features[i], features[k]), mode)
 
-    segments = split_segments(len(frames), score, threshold)
+    with single_threaded_blas():
+        segments = split_segments(len(frames), score, threshold)
+    # RAFT runs on torch, whose own threads must not be limited; DIS does not use BLAS beyond the matcher
+    with single_threaded_blas() if flow == "dis" else contextlib.nullcontext():
+        stats = [segment_flow_stats(frames, start, end, features, flow_fn) for start, end in segments]
     seg_scores: list[float] = []
     weighted, weight = 0.0, 0
-    for start, end in segments:
-        total, count = segment_flow_stats(frames, start, end, features, flow_fn)
+    for (start, end), (total, count) in zip(segments, stats):
         seg = total / count if count else math.nan
         seg_scores.append(seg)
         if count:  # a segment without a single valid vector has no score and no weight

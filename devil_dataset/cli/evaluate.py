@@ -58,6 +58,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="SSIM data range: release = 2 (parity), standard = 1")
     p.add_argument("--flow", default="auto", choices=("auto", "raft", "dis"),
                    help="optical flow for warp error: RAFT when its weights are cached, else OpenCV DIS")
+    sc = p.add_argument_group("re-inpainting self-consistency (--metrics self_consistency)")
+    sc.add_argument("--second-inpainter", default="telea", metavar="NAME",
+                    help="baseline that re-inpaints the first result (telea, navier-stokes, aligned-copy, flow-propagation)")
+    sc.add_argument("--self-consistency-submetric", default="lpips", choices=("lpips", "psnr", "ssim"),
+                    help="distance between first and second inpainting (default lpips; needs AlexNet weights)")
+    sc.add_argument("--self-consistency-k", type=positive_int, default=10, metavar="K",
+                    help="number of re-inpaintings averaged (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomised metrics (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
@@ -85,7 +93,14 @@ def run(args: argparse.Namespace) -> int:
         raise DevilError("directory mode needs --gt-dir and --pred-dir")
     if args.out is not None and args.out.is_dir():
         raise DevilError(f"{args.out}: is a directory; --out takes a file name")
-    options = EvalOptions(device=args.device, batch_size=args.batch_size, ssim_mode=args.ssim_mode, flow=args.flow)
+    from ..inpaint import INPAINTERS
+
+    if args.second_inpainter not in INPAINTERS:
+        raise DevilError(f"unknown --second-inpainter {args.second_inpainter!r}; valid: {', '.join(sorted(INPAINTERS))}")
+    options = EvalOptions(device=args.device, batch_size=args.batch_size, ssim_mode=args.ssim_mode, flow=args.flow,
+                          seed=args.seed, second_inpainter=args.second_inpainter,
+                          self_consistency_submetric=args.self_consistency_submetric,
+                          self_consistency_k=args.self_consistency_k)
     metrics = _metric_list(args.metrics)
     from ..eval.evaluate import evaluate_dataset, evaluate_directory
     from ..eval.results import dumps, write_results

@@ -48,7 +48,7 @@ METRICS: dict[str, MetricEntry] = {
         _E("warp_error", "devil_dataset.eval.metrics:WarpErrorMetric", ("warp_error_mask",), (False,), (".6f",), False),
         _E("pcons", "devil_dataset.eval.pixel:PConsMetric", ("pcons_psnr_mask",), (True,), (".2f",), False),
         # SPEC section 8 (related benchmarks): reference-free and fidelity metrics
-        _E("self_consistency", "devil_dataset.eval.self_consistency:SelfConsistencyMetric", ("self_consistency",), (False,), (".4f",), False),
+        _E("self_consistency", "devil_dataset.eval.self_consistency:SelfConsistencyMetric", ("self_consistency",), (False,), (".4f",), True),  # default LPIPS sub-metric
         _E("ff_alpha", "devil_dataset.eval.fidelity:FFAlphaMetric", ("ff_alpha",), (False,), (".4f",), False),
         _E("ff_beta", "devil_dataset.eval.fidelity:FFBetaMetric", ("ff_beta",), (False,), (".4f",), False),
         _E("unchanged_region", "devil_dataset.eval.fidelity:UnchangedRegionMetric", ("unchanged_region",), (False,), (".4f",), False),

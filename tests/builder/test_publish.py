@@ -1,8 +1,6 @@
 """`publish`: dry run lists the published files (never the work folder); offline upload fails clearly."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from devil_dataset.builder import dataset_writer as w

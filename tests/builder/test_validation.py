@@ -86,3 +86,13 @@ def test_full_validation_meets_goal(tmp_path):
     doc = json.loads((tmp_path / "v.json").read_text())
     assert doc["detectors"]["sift"]["pr_auc"] >= 0.95, table
     assert doc["detectors"]["sift"]["positives"] >= 20 and doc["detectors"]["sift"]["negatives"] >= 15
+
+
+def test_scene_motion_validation_separates_water_from_static():
+    scenes = [s for s in va.VALIDATION_SCENES if s["name"] in {"still_static", "jitter_static", "still_water"}]
+    clips = list(va.rendered_validation_clips(size=(192, 112), num_frames=14, seeds=(0,), scenes=scenes))
+    labels = {c.clip_id: s["scene_motion"] for c, s in zip(clips, scenes)}
+    res = va.scene_motion_validation(clips, labels, modes=("corrected",))
+    assert res["corrected"]["pr_auc"] == 1.0 and res["corrected"]["nan"] == 0
+    scores = res["corrected"]["scores"]
+    assert scores["render-still_water-s0"] > 3 * scores["render-jitter_static-s0"]

@@ -10,7 +10,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import pytest
 
-from devil_dataset.cli import build_parser, main
+from devil_dataset.cli import main
 
 
 @pytest.mark.parametrize("command", ["build", "import-release", "publish"])

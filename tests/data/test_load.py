@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devil_dataset.data import collate_videos, iter_slice, load_slice, row_arrays
+from devil_dataset.data import as_torch, collate_videos, iter_slice, load_slice, row_arrays
 from devil_dataset.errors import DevilError
 from devil_dataset.slices import SLICES
 
@@ -53,8 +53,11 @@ def test_ground_truth_identical_on_every_path(data_tiny_dataset, data_hf_cache):
     torch_rows = mapped.with_format("torch")
     stream = datasets.load_dataset(str(data_tiny_dataset), config, split="test", streaming=True)
     stream_torch = list(stream.with_format("torch"))
+    fast_map = as_torch(mapped)
+    fast_stream = list(as_torch(stream))
+    assert fast_map[0]["frames"].shape[-1] == 3 and fast_map[0]["hole"].ndim == 3
     for i, (r, s) in enumerate(zip(ref, stream)):
-        for other in (mapped[i], torch_rows[i], s, stream_torch[i]):
+        for other in (mapped[i], torch_rows[i], s, stream_torch[i], fast_map[i], fast_stream[i]):
             f, h = row_arrays(other)
             assert np.array_equal(f, r["frames"]) and np.array_equal(h, r["hole"])
     train = InpaintingTrainDataset(data_tiny_dataset, config, num_frames=7, mask_renderer=_fake_renderer)
@@ -86,6 +89,9 @@ def test_torch_dataloader_two_workers(data_tiny_dataset, data_hf_cache):
     for b in got:
         lengths = b["num_frames_valid"].tolist()
         assert b["frames"].shape[1] == max(lengths)
+    fast = list(torch.utils.data.DataLoader(as_torch(stream), batch_size=1, num_workers=2))
+    assert sorted(b["clip_id"][0] for b in fast) == sorted(ds["clip_id"])
+    assert fast[0]["frames"].shape[-1] == 3 and fast[0]["hole"].dtype == torch.bool
 
 
 def test_collate_pads_clips_of_different_length(data_tiny_dataset):

@@ -1,0 +1,248 @@
+"""Tests of devil_dataset/demo.py and `devil demo` (issue 6): the pipeline on a tiny built dataset, resuming,
+parity of the shared-cache evaluation with `devil evaluate`, and the findings check."""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+import numpy as np
+import pytest
+
+DEMO_SIZE = (80, 64)  # >= 50x50: PCons needs a 50x50 patch
+
+
+def _demo_fake_mask(preset: str, index: int) -> np.ndarray:
+    """A 90-frame mask at DEMO_SIZE: a box moving right, larger for fgs-h presets (so fg_size_high is harder)."""
+    w, h = DEMO_SIZE
+    side = 28 if "fgs-h" in preset else 10
+    rng = np.random.default_rng([index, len(preset), ord(preset[4])])
+    x, y = int(rng.integers(0, w - side - 10)), int(rng.integers(0, h - side))
+    m = np.zeros((90, h, w), bool)
+    for t in range(90):
+        x0 = (x + t // 2) % (w - side)
+        m[t, y : y + side, x0 : x0 + side] = True
+    return m
+
+
+@pytest.fixture(scope="module")
+def demo_tiny_dataset(tmp_path_factory):
+    """A dataset built from 6 small textured, panning H.264 sources (2 rows per slice), fake scorers and masks."""
+    from devil_dataset.builder.build import build
+    from devil_dataset.builder.video_io import write_video
+
+    root = tmp_path_factory.mktemp("demo_tiny")
+    rng = np.random.default_rng(0)
+    sources = []
+    w, h = 96, 64
+    for i in range(6):
+        base = (rng.random((h // 4, (w + 60) // 4, 3)) * 255).astype(np.uint8)
+        base = np.kron(base, np.ones((4, 4, 1), np.uint8))  # blocky texture: trackable
+        n = 45 + i % 3
+        frames = np.stack([base[:, (k * i) // 2 % 60 : (k * i) // 2 % 60 + w] for k in range(n)])
+        sources.append(write_video(root / "src" / f"src{i}.mp4", frames, fps=25))
+    build(sources, root / "ds", size=DEMO_SIZE, curate_options={"min_size": DEMO_SIZE},
+          camera_scorer=lambda f: float(f[:, :, :, 0].mean()) / 255.0,
+          scene_scorer=lambda f: float(np.abs(np.diff(f[:5].astype(int), axis=0)).mean()),
+          mask_loader=_demo_fake_mask, progress=False)
+    return root / "ds"
+
+
+SLICES_2 = ("fg_size_low", "fg_size_high")
+METHODS_2 = ("telea", "aligned-copy")
+
+
+@pytest.fixture(scope="module")
+def demo_tiny_run(demo_tiny_dataset, tmp_path_factory):
+    """One demo run (2 worker processes) on the tiny dataset: 2 slices x 2 methods, the four pixel metrics."""
+    from devil_dataset.demo import run_demo
+
+    out = tmp_path_factory.mktemp("demo_out")
+    lines: list[str] = []
+    result = run_demo(out, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=2,
+                      progress=False, echo=lines.append)
+    return result, lines
+
+
+def test_demo_writes_predictions_results_report(demo_tiny_run, demo_tiny_dataset):
+    from devil_dataset.data import iter_slice
+    from devil_dataset.inpaint.run import MANIFEST_NAME, hole_fingerprint
+
+    result, lines = demo_tiny_run
+    out = result.out_dir
+    assert result.slice_counts == {"fg_size_low": 2, "fg_size_high": 2}
+    for s in SLICES_2:
+        for row in iter_slice(demo_tiny_dataset, s, columns=["clip_id", "hole"]):
+            for m in METHODS_2:
+                d = out / "predictions" / m / s / row["clip_id"]
+                files = sorted(p.name for p in d.iterdir())
+                assert files == [f"frame_{t:04d}_pred.png" for t in range(len(row["hole"]))]
+                manifest = json.loads((out / "predictions" / m / s / MANIFEST_NAME).read_text())
+                assert manifest["run"]["method"] == m and manifest["run"]["config"] == s
+                assert manifest["clips"][row["clip_id"]] == hole_fingerprint(row["hole"])
+    for m in METHODS_2:
+        for s in SLICES_2:
+            doc = json.loads(result.results_files[(m, s)].read_text())
+            assert doc["method"] == m and doc["slice"] == s and doc["num_videos"] == 2
+            assert set(doc["metrics"]) == {"psnr", "ssim", "pcons", "warp_error"}
+            assert all(isinstance(doc["summary"][k], float) for k in ("psnr", "ssim", "pcons_psnr_mask", "warp_error_mask"))
+            assert doc["summary"]["lpips"] is None  # weights absent: skipped, key present as null
+            assert "lpips" in doc["skipped"]
+    table = (out / "table1.md").read_text()
+    assert "| fg_size_high | aligned-copy |" in table and "LPIPS" not in table  # empty columns dropped
+    assert (out / "table1.tsv").is_file() and (out / "relative_improvement.md").is_file()
+    assert (out / "sensitivity_fg_size.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "method_performance_psnr.png").is_file() and (out / "slice_difficulty_ssim.png").is_file()
+    assert [f.key for f in result.findings] == ["fg_size", "fg_displacement", "camera_motion"]
+    assert result.findings[0].held is not None and result.findings[1].held is None  # no fg_displacement slices run
+    assert any(line.startswith("skipped metric") and "lpips" in line for line in lines)
+    assert any("| slice | method |" in line for line in lines) and any("[NOT CHECKED]" in line for line in lines)
+    assert {t.stage for t in result.timings} == {"build", "plan", "inpaint", "evaluate", "report"}
+    assert json.loads((out / "timings.json").read_text())[0]["stage"] == "build"
+
+
+def test_demo_results_equal_devil_evaluate(demo_tiny_run, demo_tiny_dataset):
+    """The shared-cache pass gives the same per-video and slice values as `devil evaluate` on the predictions."""
+    from devil_dataset.eval.evaluate import evaluate_dataset
+    from devil_dataset.eval.protocol import EvalOptions
+
+    result, _ = demo_tiny_run
+    for m in METHODS_2:
+        for s in SLICES_2:
+            ref = evaluate_dataset(str(demo_tiny_dataset), s, result.out_dir / "predictions" / m / s,
+                                   ["psnr", "ssim", "pcons", "warp_error"], EvalOptions(flow="dis"), method=m,
+                                   progress=False)
+            doc = json.loads(result.results_files[(m, s)].read_text())
+            for key, value in ref["summary"].items():
+                assert doc["summary"][key] == value, (m, s, key)
+            assert doc["videos"] == json.loads(json.dumps(ref["videos"])), (m, s)
+            assert doc["provenance"]["flow_backend"] == {"warp_error": "dis"}
+
+
+def test_demo_resume_reuses_predictions_and_scores(demo_tiny_run, demo_tiny_dataset, monkeypatch):
+    import devil_dataset.demo as demo
+    import devil_dataset.inpaint as inpaint
+
+    result, _ = demo_tiny_run
+    pred = next((result.out_dir / "predictions" / "telea" / "fg_size_low").glob("*/frame_0000_pred.png"))
+    before = pred.stat().st_mtime_ns
+    tables = (result.out_dir / "table1.md").read_text()
+
+    def boom(*a, **k):
+        raise AssertionError("recomputed on resume")
+
+    monkeypatch.setattr(inpaint, "get_inpainter", boom)
+    monkeypatch.setattr(demo, "video_values", boom)
+    again = demo.run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=1,
+                          progress=False, echo=None)
+    assert pred.stat().st_mtime_ns == before
+    assert (result.out_dir / "table1.md").read_text() == tables
+    assert again.table == result.table
+
+
+def test_demo_redoes_a_missing_prediction(demo_tiny_run, demo_tiny_dataset):
+    import shutil
+
+    from devil_dataset.demo import run_demo
+
+    result, _ = demo_tiny_run
+    clip_dir = next(p for p in (result.out_dir / "predictions" / "aligned-copy" / "fg_size_high").iterdir() if p.is_dir())
+    shutil.rmtree(clip_dir)
+    again = run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=1,
+                     progress=False, echo=None)
+    assert len(list(clip_dir.glob("frame_*_pred.png"))) > 0
+    assert again.table == result.table
+
+
+def test_warp_error_shared_equals_metric():
+    from devil_dataset.demo import GroundTruthFlow, hole_warps_for, warp_error_shared
+    from devil_dataset.eval.metrics import WarpErrorMetric
+    from devil_dataset.eval.protocol import EvalOptions, VideoSample
+
+    rng = np.random.default_rng(3)
+    base = np.kron(rng.integers(0, 256, (20, 30, 3), dtype=np.uint8), np.ones((4, 4, 1), np.uint8))
+    gt = np.stack([np.roll(base, 2 * t, axis=1)[:64, :96] for t in range(6)])
+    hole = np.zeros(gt.shape[:3], bool)
+    for t in range(6):
+        hole[t, 20:40, 10 + 5 * t : 30 + 5 * t] = True
+    pred = rng.integers(0, 256, gt.shape, dtype=np.uint8)
+    video = VideoSample("v", gt, pred, hole)
+    ref = WarpErrorMetric(EvalOptions(flow="dis")).update(video)["warp_error_mask"]
+    flow = GroundTruthFlow(gt)
+    assert ref > 0.01
+    assert warp_error_shared(video.composite, hole, flow) == ref
+    assert warp_error_shared(video.composite, hole, flow, hole_warps_for(hole, flow)) == ref
+
+
+def _table(values: dict[str, dict[str, tuple[float, float]]], attr: str, key: str = "psnr") -> dict:
+    t = {}
+    for m, (lo, hi) in values.items():
+        t[(m, f"{attr}_low")] = {key: lo}
+        t[(m, f"{attr}_high")] = {key: hi}
+    return t
+
+
+def test_check_findings_held_and_not_held():
+    from devil_dataset.demo import check_findings
+
+    t = {}
+    t.update(_table({"telea": (30.0, 25.0), "aligned-copy": (40.0, 35.0)}, "fg_size"))
+    t.update(_table({"telea": (30.0, 30.0), "aligned-copy": (30.0, 33.0)}, "fg_displacement"))  # +0% vs +10%
+    t.update(_table({"telea": (30.0, 27.0), "aligned-copy": (30.0, 24.0)}, "camera_motion"))  # -10% vs -20%
+    f = {x.key: x for x in check_findings(t, {"fg_size_low": 5, "fg_size_high": 5})}
+    assert f["fg_size"].held is True and "fg_size_low: 5 videos" in f["fg_size"].explanation
+    assert f["fg_size"].numbers["telea"]["psnr"] == {"low": 30.0, "high": 25.0}
+    assert f["fg_displacement"].held is True
+    assert math.isclose(f["fg_displacement"].numbers["relative_improvement"]["aligned-copy"]["psnr"], 0.1)
+    assert f["camera_motion"].held is False and "aligned-copy psnr" in f["camera_motion"].explanation
+
+
+def test_check_findings_lower_is_better_and_missing():
+    from devil_dataset.demo import check_findings
+
+    # LPIPS: lower is better, so fg_size_high with a larger LPIPS is harder; SSIM equal -> not harder
+    t = {("telea", "fg_size_low"): {"lpips": 0.05, "ssim": 0.9}, ("telea", "fg_size_high"): {"lpips": 0.08, "ssim": 0.9}}
+    f = check_findings(t)
+    assert f[0].held is False and "telea ssim" in f[0].explanation
+    assert f[1].held is None and f[2].held is None  # nothing to compare
+    # NaN (skipped metric) columns are ignored
+    t = {("telea", "fg_size_low"): {"psnr": 30.0, "lpips": float("nan")},
+         ("telea", "fg_size_high"): {"psnr": 20.0, "lpips": float("nan")}}
+    assert check_findings(t)[0].held is True and "lpips" not in check_findings(t)[0].claim
+
+
+def test_cli_demo_rejects_bad_input(tmp_path, capsys):
+    from devil_dataset.cli import main
+
+    assert main(["demo", "--out", str(tmp_path / "o"), "--methods", "nope", "--dataset", str(tmp_path)]) == 2
+    assert "unknown nope" in capsys.readouterr().err
+    assert main(["demo", "--out", str(tmp_path / "o"), "--slices", "fg_size_mid", "--dataset", str(tmp_path)]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--out", str(tmp_path / "o"), "--jobs", "0"])
+    assert exc.value.code == 2
+
+
+def test_cli_demo_help_has_example(capsys):
+    from devil_dataset.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    assert "devil demo --out demo-out" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_devil_demo_full(tmp_path):
+    """The README's main job from scratch: `devil demo --out DIR` (builds the sample, 3 methods x 10 slices).
+    Slow: about 15 minutes of CPU on 2 cores."""
+    from devil_dataset.cli import main
+    from devil_dataset.demo import DEMO_SLICES
+
+    assert main(["demo", "--out", str(tmp_path), "--quiet"]) == 0
+    for m in ("telea", "aligned-copy", "flow-propagation"):
+        for s in DEMO_SLICES:
+            assert (tmp_path / "results" / m / f"{s}.json").is_file()
+    assert (tmp_path / "table1.md").read_text().count("\n") == 2 + 30
+    assert len(json.loads((tmp_path / "findings.json").read_text())) == 3
