@@ -52,6 +52,11 @@ def demo_tiny_dataset(tmp_path_factory):
 
 
 SLICES_2 = ("fg_size_low", "fg_size_high")
+
+
+def _finite(table: dict) -> dict:
+    """A results table without its NaN (skipped-metric) entries, so that tables compare with ==."""
+    return {k: {m: v for m, v in row.items() if not math.isnan(v)} for k, row in table.items()}
 METHODS_2 = ("telea", "aligned-copy")
 
 
@@ -140,7 +145,7 @@ def test_demo_resume_reuses_predictions_and_scores(demo_tiny_run, demo_tiny_data
                           progress=False, echo=None)
     assert pred.stat().st_mtime_ns == before
     assert (result.out_dir / "table1.md").read_text() == tables
-    assert again.table == result.table
+    assert _finite(again.table) == _finite(result.table)
 
 
 def test_demo_redoes_a_missing_prediction(demo_tiny_run, demo_tiny_dataset):
@@ -154,7 +159,7 @@ def test_demo_redoes_a_missing_prediction(demo_tiny_run, demo_tiny_dataset):
     again = run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=1,
                      progress=False, echo=None)
     assert len(list(clip_dir.glob("frame_*_pred.png"))) > 0
-    assert again.table == result.table
+    assert _finite(again.table) == _finite(result.table)
 
 
 def test_warp_error_shared_equals_metric():
