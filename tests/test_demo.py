@@ -251,3 +251,14 @@ def test_devil_demo_full(tmp_path):
             assert (tmp_path / "results" / m / f"{s}.json").is_file()
     assert (tmp_path / "table1.md").read_text().count("\n") == 2 + 30
     assert len(json.loads((tmp_path / "findings.json").read_text())) == 3
+
+
+def test_demo_quick_runs_fg_size_with_psnr_ssim(demo_tiny_dataset, tmp_path):
+    from devil_dataset.demo import run_demo
+
+    result = run_demo(tmp_path, methods=("telea",), dataset=demo_tiny_dataset, quick=True, jobs=1, progress=False,
+                      echo=None)
+    assert result.slices == ("fg_size_low", "fg_size_high") and result.metrics == ["psnr", "ssim"]
+    doc = json.loads(result.results_files[("telea", "fg_size_high")].read_text())
+    assert doc["metrics"] == ["psnr", "ssim"] and doc["skipped"] == {}
+    assert result.findings[0].key == "fg_size" and result.findings[0].held is not None

@@ -450,6 +450,8 @@ def build(
         build_notes=_build_notes(plan, len(clips), len({c.source for c in clips}), seed, extra_notes),
         attributions=list(seen_sources.values()), info=info,
     )
+    # the encoded-frame cache only serves an interrupted build; once the repository is complete it is dead weight
+    shutil.rmtree(work / "frames", ignore_errors=True)
     return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped)
 
 

@@ -143,7 +143,9 @@ def as_torch(ds):
     default collate (``batch_size=1``) or :func:`collate_videos`. Several times faster than
     ``.with_format("torch")``, whose channels-first conversion copies every frame element by element.
 
-    >>> loader = torch.utils.data.DataLoader(as_torch(load_slice("dir", "all")), num_workers=2)  # doctest: +SKIP
+    For one clip per step, ``batch_size=None`` skips the default collate's extra copy of every clip:
+
+    >>> loader = torch.utils.data.DataLoader(as_torch(load_slice("dir", "all")), batch_size=None, num_workers=2)  # doctest: +SKIP
     """
     import datasets
 

@@ -92,6 +92,9 @@ def test_torch_dataloader_two_workers(data_tiny_dataset, data_hf_cache):
     fast = list(torch.utils.data.DataLoader(as_torch(stream), batch_size=1, num_workers=2))
     assert sorted(b["clip_id"][0] for b in fast) == sorted(ds["clip_id"])
     assert fast[0]["frames"].shape[-1] == 3 and fast[0]["hole"].dtype == torch.bool
+    mapped_fast = as_torch(datasets.load_dataset(str(data_tiny_dataset), "all", split="test", cache_dir=data_hf_cache))
+    clips = list(torch.utils.data.DataLoader(mapped_fast, batch_size=None, num_workers=2))  # one clip per step
+    assert [c["clip_id"] for c in clips] == ds["clip_id"] and clips[0]["frames"].ndim == 4
 
 
 def test_collate_pads_clips_of_different_length(data_tiny_dataset):
