@@ -36,7 +36,7 @@ import numpy as np
 
 from ..builder.masks import mask_seed
 from ..cover_crop import cover_crop_frames
-from .labels import select_unique_source_first
+from .labels import ranked_clip_ids, select_unique_source_first
 from ..slices import EVAL_SIZE, RELEASE_MASKS_PER_PRESET, RELEASE_VIDEOS_PER_SLICE, SLICES, VIDEO_SUBSETS, release_mask_ids
 
 # SPEC section 3/4: each label is a 16% rank tail.
@@ -128,7 +128,7 @@ def rank_tails(scores: Mapping[str, float], tail: int) -> tuple[list[str], list[
     >>> rank_tails({"a": 0.1, "b": float("inf"), "c": 0.5, "d": 0.2}, 1)
     (['a'], ['b'])
     """
-    order = [cid for _, cid in sorted((float(s), str(c)) for c, s in scores.items() if s is not None and not math.isnan(s))]
+    order = ranked_clip_ids(scores)
     k = min(tail, len(order) // 2)
     return order[:k], list(reversed(order[len(order) - k :])) if k else []
 

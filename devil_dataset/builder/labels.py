@@ -46,7 +46,7 @@ class RankLabels:
         return out
 
 
-def _ranked(scores: Mapping[str, float | None]) -> list[str]:
+def ranked_clip_ids(scores: Mapping[str, float | None]) -> list[str]:
     """Clip ids with a score (not None/NaN) in ascending (score, clip id) order; +inf sorts last."""
     usable = []
     for cid, s in scores.items():
@@ -68,7 +68,7 @@ def label_by_rank(scores: Mapping[str, float | None], tail: float = TAIL_FRACTIO
     """
     if not 0 <= tail <= 0.5:
         raise ValueError(f"tail must be in [0, 0.5], got {tail}")
-    order = _ranked(scores)
+    order = ranked_clip_ids(scores)
     k = math.floor(tail * len(order) + 1e-9)  # 1e-9: 0.16 * 25 must give 4, not 3.9999
     return RankLabels(tuple(order[:k]), tuple(reversed(order[len(order) - k :])) if k else ())
 
@@ -83,7 +83,7 @@ def label_by_threshold(scores: Mapping[str, float | None], low_max: float, high_
     """
     if not low_max < high_min:
         raise ValueError(f"low_max ({low_max}) must be below high_min ({high_min})")
-    order = _ranked(scores)
+    order = ranked_clip_ids(scores)
     low = tuple(cid for cid in order if float(scores[cid]) <= low_max)  # type: ignore[arg-type]
     high = tuple(cid for cid in reversed(order) if float(scores[cid]) >= high_min)  # type: ignore[arg-type]
     return RankLabels(low, high)
