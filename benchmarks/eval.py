@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.eval.pixel import pcons_psnr_mask_pairs, psnr_frames, ssim_frames  # noqa: E402
+from devil_dataset.eval.pixel import pcons_psnr_mask_pairs, pcons_release_loop, psnr_frames, ssim_frames  # noqa: E402
 from devil_dataset.eval.protocol import EvalOptions, VideoSample  # noqa: E402
 
 W, H = 832, 480  # SPEC section 6: evaluation size
@@ -44,32 +44,6 @@ def make_video(t: int, seed: int = 0) -> VideoSample:
     return VideoSample("bench", gt, pred, hole)
 
 
-def release_pcons_loop(frames: np.ndarray, hole: np.ndarray, ps: int = 50, sw: int = 20) -> list[float]:
-    """The baseline: a direct double loop over offsets with skimage PSNR on float32 patches (release style)."""
-    from skimage.metrics import peak_signal_noise_ratio
-
-    f = frames.astype(np.float32) / 255
-    out = []
-    for t in range(1, len(f)):
-        rows, cols = np.where(hole[t - 1])
-        if len(rows) == 0:
-            out.append(float("nan"))
-            continue
-        a_sy = int(np.clip(math.floor(rows.mean() - ps / 2), 0, f.shape[1] - ps))
-        a_sx = int(np.clip(math.floor(cols.mean() - ps / 2), 0, f.shape[2] - ps))
-        a = f[t - 1, a_sy : a_sy + ps, a_sx : a_sx + ps]
-        best = 0.0
-        for b_sy in range(a_sy - sw, a_sy + sw):
-            for b_sx in range(a_sx - sw, a_sx + sw):
-                b = f[t, b_sy : b_sy + ps, b_sx : b_sx + ps]
-                if b.shape != a.shape:
-                    continue
-                with np.errstate(divide="ignore"):
-                    value = peak_signal_noise_ratio(a, b)
-                if value > best:
-                    best = value
-        out.append(best)
-    return out
 
 
 def timed(fn, repeat: int = 1) -> tuple[float, object]:
@@ -93,7 +67,7 @@ def bench_pixel(video: VideoSample, loop_pairs: int) -> None:
     print(f"  all 3  {n / s:8.1f} frames/s")
     sub, sub_hole = comp[: loop_pairs + 1], hole[: loop_pairs + 1]
     t_vec, vec = timed(lambda: pcons_psnr_mask_pairs(sub, sub_hole), repeat=3)
-    t_loop, ref = timed(lambda: release_pcons_loop(sub, sub_hole))
+    t_loop, ref = timed(lambda: pcons_release_loop(sub, sub_hole))
     same = np.array_equal(np.asarray(vec), np.asarray(ref))
     diff = float(np.nanmax(np.abs(np.asarray(vec) - np.asarray(ref))))
     print(f"PCons on {loop_pairs} pairs: direct loop {1000 * t_loop / loop_pairs:.1f} ms/pair, "

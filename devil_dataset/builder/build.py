@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .. import __version__
-from ..atomic import atomic_write_bytes, atomic_write_text, remove_stale_temporaries
+from ..atomic import atomic_write_bytes, atomic_write_text
 from ..cover_crop import cover_crop_frames
 from ..errors import DevilError
 from ..slices import EVAL_SIZE, SLICES
@@ -330,13 +330,7 @@ def build(
 
     if frame_format not in FRAME_FORMATS:
         raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise DevilError(f"{out}: exists and is not a directory")
-    work = out / writer.BUILD_DIR
-    work.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(out)
-    remove_stale_temporaries(work)
+    out, work = writer.prepare_output_dir(out_dir)
     attributions = dict(attributions or {})
     curate_options = dict(curate_options or {})
     sample_root: Path | None = None

@@ -47,6 +47,21 @@ CITATION = """@inproceedings{szeto2022devil,
 }"""
 
 
+def prepare_output_dir(out_dir: str | os.PathLike) -> tuple[Path, Path]:
+    """Make ``out_dir`` and its work folder (:data:`BUILD_DIR`), clearing leftovers of interrupted atomic writes.
+
+    Returns ``(out, work)``; a path that exists and is not a folder is an error naming it.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DevilError(f"{out}: exists and is not a directory")
+    work = out / BUILD_DIR
+    work.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)
+    remove_stale_temporaries(work)
+    return out, work
+
+
 def shard_ranges(num_rows: int) -> list[range]:
     """Contiguous row ranges of a config's shards: max(2, ceil(n / 8)) shards, capped at n, sizes differing by <= 1.
 
@@ -65,8 +80,6 @@ def shard_path(out_dir: str | os.PathLike, config: str, index: int, count: int) 
 
 
 def _arrow_schema():
-    import pyarrow as pa
-
     from ..data.features import FEATURES
 
     feats = FEATURES.get()

@@ -28,7 +28,7 @@ import numpy as np
 from PIL import Image
 
 from .. import __version__
-from ..atomic import atomic_write_text, remove_stale_temporaries
+from ..atomic import atomic_write_text
 from ..errors import DevilError
 from ..slices import MASK_SUBSETS, SLICES, VIDEO_SUBSETS
 from . import dataset_writer as writer
@@ -178,12 +178,7 @@ def import_release(
         if (arc.family, arc.subset) in splits:
             raise DevilError(f"{path}: split {arc.family}-{arc.subset} given twice")
         splits[(arc.family, arc.subset)] = arc
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise DevilError(f"{out}: exists and is not a directory")
-    work = out / writer.BUILD_DIR
-    work.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(out)
+    out, work = writer.prepare_output_dir(out_dir)
 
     # Labels the release's video splits imply (a video in flickr-cm-h has high camera motion, ...).
     video_labels: dict[str, dict[str, str]] = {}

@@ -349,3 +349,40 @@ class PConsMetric(_PerVideoMetric):
             **super().provenance(), "patch": PCONS_PATCH, "search_offsets": [-PCONS_SEARCH, PCONS_SEARCH - 1],
             "pairs_without_hole": "skipped", "clip": "[0, max finite] per video",
         }
+
+
+def pcons_release_loop(frames: np.ndarray, hole: np.ndarray, ps: int = PCONS_PATCH, sw: int = PCONS_SEARCH) -> list[float]:
+    """PCons (PSNR, mask) per consecutive pair by the release's direct double loop (slow; the reference).
+
+    float32 frames in [0, 1], scikit-image PSNR over every search offset; NaN where frame t-1 has no hole (the
+    release fails there). :func:`pcons_psnr_mask_pairs` gives the same values 185-1865x faster
+    (``benchmarks/eval.py``); tests compare the two.
+
+    >>> f = np.zeros((2, 60, 60, 3), np.uint8); h = np.zeros((2, 60, 60), bool); h[0, 20:30, 20:30] = True
+    >>> pcons_release_loop(f, h)
+    [inf]
+    """
+    from skimage.metrics import peak_signal_noise_ratio
+
+    f = frames.astype(np.float32) / 255
+    out: list[float] = []
+    for t in range(1, len(f)):
+        rows, cols = np.where(hole[t - 1])
+        if len(rows) == 0:
+            out.append(float("nan"))
+            continue
+        a_sy = int(np.clip(math.floor(rows.mean() - ps / 2), 0, f.shape[1] - ps))
+        a_sx = int(np.clip(math.floor(cols.mean() - ps / 2), 0, f.shape[2] - ps))
+        a = f[t - 1, a_sy : a_sy + ps, a_sx : a_sx + ps]
+        best = 0.0
+        for b_sy in range(a_sy - sw, a_sy + sw):
+            for b_sx in range(a_sx - sw, a_sx + sw):
+                b = f[t, b_sy : b_sy + ps, b_sx : b_sx + ps]
+                if b.shape != a.shape:
+                    continue
+                with np.errstate(divide="ignore"):
+                    value = peak_signal_noise_ratio(a, b, data_range=PSNR_DATA_RANGE)
+                if value > best:
+                    best = value
+        out.append(float(best))
+    return out

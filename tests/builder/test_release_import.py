@@ -73,6 +73,7 @@ def test_import_pairs_sorted_and_keeps_pixels(tmp_path):
     assert result.missing["camera_motion_low"] == ["flickr-cm-l"]
     rows = list(iter_slice(out, "fg_displacement_high"))
     assert [r["clip_id"] for r in rows] == sorted(videos)
+    assert [r["clip_id"] for r in iter_slice(out, "camera_motion_high")] == sorted(cm_videos)
     assert [r["mask_id"] for r in rows] == sorted(masks)  # mask i pairs with video i, both sorted by name
     for r in rows:
         assert np.array_equal(r["frames"], videos[r["clip_id"]])  # PNG: the release's exact pixels

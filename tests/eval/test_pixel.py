@@ -8,6 +8,7 @@ import pytest
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
 from devil_dataset.eval.pixel import (
+    pcons_release_loop,
     PConsMetric,
     PSNRMetric,
     SSIMMetric,
@@ -24,33 +25,6 @@ from devil_dataset.eval.pixel import (
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
 
 
-def release_pcons_loop(frames: np.ndarray, hole: np.ndarray, ps: int = 50, sw: int = 20) -> list[float]:
-    """Direct double loop as the release computes PCons (PSNR, mask): float32 frames in [0, 1], skimage PSNR.
-
-    Returns the best PSNR per consecutive pair; NaN where frame t-1 has no hole (the release fails there).
-    """
-    f = frames.astype(np.float32) / 255
-    out = []
-    for t in range(1, len(f)):
-        rows, cols = np.where(hole[t - 1])
-        if len(rows) == 0:
-            out.append(float("nan"))
-            continue
-        a_sy = int(np.clip(math.floor(rows.mean() - ps / 2), 0, f.shape[1] - ps))
-        a_sx = int(np.clip(math.floor(cols.mean() - ps / 2), 0, f.shape[2] - ps))
-        a = f[t - 1, a_sy : a_sy + ps, a_sx : a_sx + ps]
-        best = 0.0
-        for b_sy in range(a_sy - sw, a_sy + sw):
-            for b_sx in range(a_sx - sw, a_sx + sw):
-                b = f[t, b_sy : b_sy + ps, b_sx : b_sx + ps]
-                if b.shape != a.shape:
-                    continue
-                with np.errstate(divide="ignore"):
-                    value = peak_signal_noise_ratio(a, b)
-                if value > best:
-                    best = value
-        out.append(best)
-    return out
 
 
 def _same(a, b) -> None:
@@ -125,7 +99,7 @@ def test_pcons_vectorised_equals_release_loop(eval_make_video, case):
     seed, t, h, w, shift, noise, box = PCONS_CASES[case]
     gt, pred, hole = eval_make_video(seed, t=t, h=h, w=w, shift=shift, noise=noise, hole_box=box)
     comp = np.where(hole[..., None], pred, gt)
-    _same(pcons_psnr_mask_pairs(comp, hole), release_pcons_loop(comp, hole))
+    _same(pcons_psnr_mask_pairs(comp, hole), pcons_release_loop(comp, hole))
 
 
 def test_pcons_smooth_content_with_ties_and_no_hole_frame():
@@ -137,7 +111,7 @@ def test_pcons_smooth_content_with_ties_and_no_hole_frame():
     hole[0, 30:50, 40:60] = True
     hole[2, 70:80, 90:100] = True  # frame 1 has no hole: its pair is skipped
     got = pcons_psnr_mask_pairs(frames, hole)
-    _same(got, release_pcons_loop(frames, hole))
+    _same(got, pcons_release_loop(frames, hole))
     assert np.isnan(got[1])
     assert pcons_psnr_mask(frames, hole) == pytest.approx(np.nanmean(got))
 
@@ -171,7 +145,7 @@ def test_metric_classes_clip_infinite_videos(eval_make_video):
     assert s.update(perfect)["ssim"] == 1.0
     p = PConsMetric(EvalOptions())
     value = p.update(noisy)["pcons_psnr_mask"]
-    assert value == pytest.approx(np.nanmean(release_pcons_loop(noisy.composite, hole)), abs=1e-9)
+    assert value == pytest.approx(np.nanmean(pcons_release_loop(noisy.composite, hole)), abs=1e-9)
     assert p.provenance()["patch"] == 50 and s.provenance()["data_range"] == 2.0
 
 
@@ -183,4 +157,4 @@ def test_pcons_near_ties_at_high_intensity():
                        rng.integers(250, 256, (66, 70, 3))]).astype(np.uint8)
     hole = np.zeros((3, 66, 70), bool)
     hole[:, 25:40, 25:45] = True
-    _same(pcons_psnr_mask_pairs(frames, hole), release_pcons_loop(frames, hole))
+    _same(pcons_psnr_mask_pairs(frames, hole), pcons_release_loop(frames, hole))

@@ -173,18 +173,9 @@ class I3D(nn.Module):
 
 def random_i3d_state(seed: int = 0) -> dict[str, torch.Tensor]:
     """A state dict for :class:`I3D` with seeded random weights and BN statistics (tests and benchmarks)."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        net = I3D()
-        for m in net.modules():
-            if isinstance(m, nn.Conv3d):
-                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
-            elif isinstance(m, nn.BatchNorm3d):
-                m.running_mean.uniform_(-0.1, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-                m.weight.data.uniform_(0.5, 1.5)
-                m.bias.data.uniform_(-0.1, 0.1)
-        return net.state_dict()
+    from .random_weights import seeded_random_state
+
+    return seeded_random_state(I3D, seed)
 
 
 def load_i3d(device: str = "cpu", state: dict[str, torch.Tensor] | None = None) -> I3D:

@@ -50,18 +50,9 @@ def random_inception_state(seed: int = 0) -> dict[str, torch.Tensor]:
 
     BatchNorm statistics are randomised too so that the parity tests exercise them.
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        net = build_fid_inception()
-        for m in net.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
-            elif isinstance(m, nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.1, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-                m.weight.data.uniform_(0.5, 1.5)
-                m.bias.data.uniform_(-0.1, 0.1)
-        return net.state_dict()
+    from .random_weights import seeded_random_state
+
+    return seeded_random_state(build_fid_inception, seed)
 
 
 class FIDInception(nn.Module):
