@@ -193,20 +193,14 @@ class FIDMetric:
 
 
 # ---------------------------------------------------------------------------------------------------- I3D pass
-_I3D_NETS: dict[tuple, object] = {}
 
 
 def _shared_i3d(device: str):
     """One I3D per (device, weights file) per process, shared by PVCS and VFID."""
     from .networks.i3d import load_i3d
-    from .weights import weights_path
+    from .weights import cached_network
 
-    path = weights_path("i3d")
-    key = (device, str(path), path.stat().st_mtime_ns)
-    if key not in _I3D_NETS:
-        _I3D_NETS.clear()
-        _I3D_NETS[key] = load_i3d(device)
-    return _I3D_NETS[key]
+    return cached_network("i3d", device, lambda: load_i3d(device))
 
 
 def _unit(x: torch.Tensor) -> torch.Tensor:

@@ -22,7 +22,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ..atomic import atomic_path, atomic_write_text
 from ..errors import DevilError, WeightsMissingError
@@ -329,3 +329,20 @@ def import_weights(path: str | os.PathLike, name: str | None = None) -> Path:
         shutil.copyfile(src, tmp)
     _record(name, sha, f"import {src.name}")
     return dst
+
+
+T = TypeVar("T")
+_NETWORKS: dict[str, tuple[tuple, object]] = {}
+
+
+def cached_network(name: str, device: str, build: Callable[[], T]) -> T:
+    """One network per weights ``name``, reused while the device and the cached file stay the same.
+
+    ``build()`` loads it (slow: it reads the weights); a new device or a re-imported file replaces it.
+    """
+    path = weights_path(name)
+    key = (device, str(path), path.stat().st_mtime_ns)
+    held = _NETWORKS.get(name)
+    if held is None or held[0] != key:
+        _NETWORKS[name] = held = (key, build())
+    return held[1]  # type: ignore[return-value]

@@ -74,16 +74,10 @@ def _prepare(frames: np.ndarray, device: torch.device) -> torch.Tensor:
     return (t.permute(0, 3, 1, 2).float() / 255.0) * 2.0 - 1.0
 
 
-_CACHE: dict[tuple[str, str, int], RAFTFlow] = {}
 
 
 def cached_raft(device: str = "cpu") -> RAFTFlow:
     """One RAFT model per (device, weights file) per process (loading takes a while)."""
-    from ..weights import weights_path
+    from ..weights import cached_network
 
-    path = weights_path("raft")
-    key = (device, str(path), path.stat().st_mtime_ns)
-    if key not in _CACHE:
-        _CACHE.clear()
-        _CACHE[key] = RAFTFlow(device)
-    return _CACHE[key]
+    return cached_network("raft", device, lambda: RAFTFlow(device))
