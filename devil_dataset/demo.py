@@ -141,9 +141,9 @@ class _Stage:
 
 
 def _bar(total: int | None, desc: str, enabled: bool, unit: str = "it"):
-    from tqdm.auto import tqdm
+    from .progress import progress_bar
 
-    return tqdm(total=total, desc=desc, unit=unit, disable=None if enabled else True, file=sys.stderr)
+    return progress_bar(total=total, desc=desc, unit=unit, enabled=enabled)
 
 
 # ------------------------------------------------------------------------------------------------------ stage 1

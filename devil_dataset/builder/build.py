@@ -96,9 +96,9 @@ def _json_dump(obj) -> str:
 def _progress(iterable, *, total: int | None, desc: str, enabled: bool):
     if not enabled:
         return iterable
-    from tqdm.auto import tqdm
+    from ..progress import progress_bar
 
-    return tqdm(iterable, total=total, desc=desc, disable=None, leave=False)
+    return progress_bar(iterable, total=total, desc=desc)
 
 
 def score_clips(

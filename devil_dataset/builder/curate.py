@@ -244,9 +244,9 @@ class _Progress:
         self.enabled = enabled
 
     def bar(self, **kwargs):
-        from tqdm.auto import tqdm
+        from ..progress import progress_bar
 
-        return tqdm(disable=None if self.enabled else True, **kwargs)
+        return progress_bar(enabled=self.enabled, **kwargs)
 
 
 def curate(

@@ -443,7 +443,7 @@ def write_sample_sources(
         >>> [p.name for p in paths]
         ['scene-00-still_static.mp4']
     """
-    from tqdm.auto import tqdm
+    from ..progress import progress_bar
 
     from .curate import file_sha256
     from .video_io import write_video
@@ -474,7 +474,7 @@ def write_sample_sources(
             previous = {}
     sources: dict[str, dict] = {}
     paths: list[Path] = []
-    for name, segments in tqdm(jobs, desc="render sample sources", unit="video", disable=None if progress else True):
+    for name, segments in progress_bar(jobs, desc="render sample sources", unit="video", enabled=progress):
         path = out / f"{name}.mp4"
         seg_records = []
         start = 0

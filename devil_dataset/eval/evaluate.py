@@ -112,11 +112,11 @@ def evaluate(
 
     Memory: only the current video (and whatever state the metrics keep, e.g. FID features) is held.
     """
-    from tqdm import tqdm
+    from ..progress import progress_bar
 
     per_video: dict[str, dict[str, float]] = {}
     frames = 0
-    bar = tqdm(videos, total=total, desc="evaluate", unit="video", disable=None if progress else True, file=sys.stderr)
+    bar = progress_bar(videos, total=total, desc="evaluate", unit="video", enabled=progress)
     for video in bar:
         if video.clip_id in per_video:
             raise DevilError(f"clip {video.clip_id}: appears twice in the evaluation")

@@ -128,7 +128,7 @@ def run_inpainter(
     ``run_info`` (JSON-able, e.g. ``{"method": "telea", "config": "fg_size_high"}``) is stored in the manifest;
     a folder whose manifest holds a different ``run_info`` is refused with a :class:`DevilError`.
     """
-    from tqdm.auto import tqdm
+    from ..progress import progress_bar
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def run_inpainter(
     summary = RunSummary()
     rows = itertools.islice(rows, limit) if limit is not None else rows
     total = limit if limit is not None else (len(rows) if hasattr(rows, "__len__") else None)
-    bar = tqdm(rows, total=total, desc=description, unit="clip", disable=None if progress else True)
+    bar = progress_bar(rows, total=total, desc=description, unit="clip", enabled=progress)
     for row in bar:
         clip_id = _check_clip_id(row["clip_id"])
         frames, hole = np.asarray(row["frames"]), np.asarray(row["hole"])

@@ -158,3 +158,24 @@ def test_pcons_near_ties_at_high_intensity():
     hole = np.zeros((3, 66, 70), bool)
     hole[:, 25:40, 25:45] = True
     _same(pcons_psnr_mask_pairs(frames, hole), pcons_release_loop(frames, hole))
+
+
+@pytest.mark.parametrize("mode,data_range", [("release", 2.0), ("standard", 1.0)])
+@pytest.mark.parametrize("shape", [(2, 7, 7, 3), (2, 37, 53, 3), (1, 120, 208, 3), (1, 30, 40, 1)])
+def test_ssim_bit_identical_to_skimage(shape, mode, data_range):
+    """The fast path is the same float as scikit-image's, bit for bit: random, constant, identical and holed frames."""
+    rng = np.random.default_rng(sum(shape))
+    gt = rng.integers(0, 256, shape, dtype=np.uint8)
+    holed = gt.copy()
+    holed[:, shape[1] // 4 : shape[1] // 2 + 1, shape[2] // 4 : shape[2] // 2 + 1] = rng.integers(0, 256, 3, np.uint8)[: shape[3]]
+    flat = np.full(shape, 200, np.uint8)
+    for a, b in [(gt, holed), (holed, gt), (gt, gt), (flat, gt), (flat, flat), (gt, 255 - gt)]:
+        expected = [structural_similarity(g.astype(np.float32) / 255, p.astype(np.float32) / 255, win_size=7,
+                                          data_range=data_range, channel_axis=-1) for g, p in zip(a, b)]
+        assert ssim_frames(a, b, mode).tolist() == [float(e) for e in expected]
+
+
+def test_ssim_frame_smaller_than_window_fails_like_skimage():
+    a = np.zeros((1, 5, 9, 3), np.uint8)
+    with pytest.raises(ValueError, match="win_size exceeds image extent"):
+        ssim_frames(a, a)

@@ -1,0 +1,109 @@
+"""Progress of long work: a tqdm bar in a terminal, plain log lines when stderr is not a terminal.
+
+tqdm hides itself when its output is not a terminal (``disable=None``), so a log file or a CI job would show
+nothing for minutes. :func:`progress_bar` keeps the bar in a terminal and otherwise prints one line when the
+work starts, one at every tenth of it (at most one a second) and one when it ends::
+
+    inpaint: 0/150 videos
+    inpaint: 15/150 videos (10%), 12.3 s
+    ...
+    inpaint: 150/150 videos done in 118.4 s
+
+    >>> import io
+    >>> log = io.StringIO()
+    >>> for _ in progress_bar(range(3), desc="score", unit="clip", file=log, min_interval_s=0):
+    ...     pass
+    >>> print(log.getvalue().splitlines()[0])
+    score: 0/3 clips
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO, Iterable, Iterator
+
+# A log line at every tenth of the work (and the first and last), never more often than once a second.
+LOG_STEPS = 10
+LOG_MIN_INTERVAL_S = 1.0
+
+
+def _is_terminal(stream: IO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class LineProgress:
+    """tqdm's ``update``/``close``/iteration interface, writing plain lines (for logs)."""
+
+    def __init__(self, iterable: Iterable | None = None, *, total: int | None = None, desc: str = "",
+                 unit: str = "it", file: IO | None = None, min_interval_s: float = LOG_MIN_INTERVAL_S):
+        if total is None and iterable is not None and hasattr(iterable, "__len__"):
+            total = len(iterable)  # type: ignore[arg-type]
+        self.iterable, self.total, self.desc, self.file = iterable, total, desc, file or sys.stderr
+        self.unit = unit if unit.endswith("s") or unit == "it" else unit + "s"
+        self.min_interval_s = min_interval_s
+        self.n, self.start, self.closed = 0, time.perf_counter(), False
+        self._last_step, self._last_time = 0, self.start
+        self._write(f"{self._count()}")
+
+    def _count(self) -> str:
+        return f"{self.n}/{self.total} {self.unit}" if self.total is not None else f"{self.n} {self.unit}"
+
+    def _write(self, text: str) -> None:
+        print(f"{self.desc}: {text}" if self.desc else text, file=self.file, flush=True)
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if not self.total:
+            return
+        step = min(LOG_STEPS, self.n * LOG_STEPS // self.total)
+        now = time.perf_counter()
+        if step > self._last_step and self.n < self.total and now - self._last_time >= self.min_interval_s:
+            self._last_step, self._last_time = step, now
+            self._write(f"{self._count()} ({100 * self.n // self.total}%), {now - self.start:.1f} s")
+
+    def set_postfix_str(self, text: str) -> None:  # tqdm interface; lines carry counts only
+        pass
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._write(f"{self._count()} done in {time.perf_counter() - self.start:.1f} s")
+
+    def __iter__(self) -> Iterator:
+        try:
+            for item in self.iterable or ():
+                yield item
+                self.update(1)
+        finally:
+            self.close()
+
+    def __enter__(self) -> "LineProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, desc: str = "", unit: str = "it",
+                 enabled: bool = True, file: IO | None = None, leave: bool = True,
+                 min_interval_s: float = LOG_MIN_INTERVAL_S, **tqdm_kwargs):
+    """A tqdm bar when ``file`` (default stderr) is a terminal, :class:`LineProgress` lines otherwise.
+
+    ``enabled=False`` gives a silent tqdm (same interface, no output). A transient inner bar (``leave=False``,
+    e.g. frames of one video) shows in a terminal only: in a log, the enclosing bar's lines are enough.
+    """
+    from tqdm.auto import tqdm
+
+    stream = file or sys.stderr
+    terminal = _is_terminal(stream)
+    if not enabled or (not terminal and not leave):
+        return tqdm(iterable, total=total, desc=desc, unit=unit, disable=True, **tqdm_kwargs)
+    if terminal:
+        return tqdm(iterable, total=total, desc=desc, unit=unit, file=stream, leave=leave, **tqdm_kwargs)
+    return LineProgress(iterable, total=total, desc=desc, unit=unit, file=stream, min_interval_s=min_interval_s)
+
+
+__all__ = ["LineProgress", "progress_bar"]
