@@ -1,62 +1,93 @@
-"""Benchmark of the demo's shared-cache evaluation against plain per-(method, slice) evaluation.
+"""The README's main job, stage by stage: this checkout's `devil demo` against an earlier revision's, same machine.
 
-Scores one clip (832x480, textured, panning) under one hole for three "methods" (noise predictions) with the four
-pixel metrics, twice: (a) as `devil evaluate` does, each method on its own (`evaluate` with the registry's
-metrics; the GT flow and occlusion are recomputed for every method), (b) as `devil demo` does (GT flow and
-occlusion once per clip, warp error only where it counts). Checks that both give identical values and prints the
-CPU-time ratio.
+Runs `devil demo --out DIR` twice in fresh folders and a fresh user cache, one after the other in this one
+invocation: first the demo of a baseline git revision (checked out into a temporary worktree, run with that tree
+first on PYTHONPATH, so the same virtualenv serves both), then this checkout's. Prints each stage's wall and CPU
+seconds (the demo's own ``timings.json``), the whole command's wall time, and the ratios baseline / this. Checks that
+both runs wrote the same Table 1 and findings (the demo's results must not change).
 
-    python benchmarks/demo.py [--quick]
+    python benchmarks/demo.py                      # baseline: the revision before issue 17 (3428790)
+    python benchmarks/demo.py --baseline-rev HEAD~3
+    python benchmarks/demo.py --saved benchmarks/demo_baseline.json   # compare with a saved run, run only this one
+
+``--save FILE`` keeps this checkout's figures (e.g. to compare later without re-running the baseline).
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-import numpy as np
+ROOT = Path(__file__).resolve().parent.parent
+# The last revision of the demo before issue 17's changes (README "Demo results" measured its structure).
+DEFAULT_BASELINE_REV = "3428790"
+COMPARED_FILES = ("table1.md", "table1.tsv", "findings.json")
+
+
+def run_demo(tree: Path, out: Path, cache: Path) -> dict:
+    """Run ``devil demo --out out`` with ``tree`` first on the path; return wall time and the demo's timings."""
+    env = dict(os.environ, PYTHONPATH=str(tree), DEVIL_CACHE_DIR=str(cache))  # weights: the user's, both runs
+    cmd = [sys.executable, "-c", "import sys; from devil_dataset.cli import main; sys.exit(main())",
+           "demo", "--out", str(out)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"demo in {tree} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    stages = {t["stage"]: t for t in json.loads((out / "timings.json").read_text())}
+    files = {name: (out / name).read_text() for name in COMPARED_FILES if (out / name).is_file()}
+    return {"tree": str(tree), "wall_s": wall, "stages": stages, "files": files}
+
+
+def _stage_table(base: dict, new: dict) -> list[str]:
+    names = list(dict.fromkeys(list(base["stages"]) + list(new["stages"])))
+    lines = [f"{'stage':10s} {'before wall':>12s} {'after wall':>11s} {'ratio':>6s}   {'before CPU':>11s} {'after CPU':>10s} {'ratio':>6s}"]
+    for n in names:
+        b, a = base["stages"].get(n, {}), new["stages"].get(n, {})
+        bw, aw, bc, ac = b.get("wall_s", 0.0), a.get("wall_s", 0.0), b.get("cpu_s", 0.0), a.get("cpu_s", 0.0)
+        rw = f"{bw / aw:6.2f}" if aw > 0 else "     -"
+        rc = f"{bc / ac:6.2f}" if ac > 0 else "     -"
+        lines.append(f"{n:10s} {bw:12.1f} {aw:11.1f} {rw}   {bc:11.1f} {ac:10.1f} {rc}")
+    lines.append(f"{'command':10s} {base['wall_s']:12.1f} {new['wall_s']:11.1f} {base['wall_s'] / new['wall_s']:6.2f}")
+    return lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="10 frames instead of 45")
+    ap.add_argument("--baseline-rev", default=DEFAULT_BASELINE_REV, help="git revision of the baseline demo")
+    ap.add_argument("--saved", type=Path, help="compare with a saved run (JSON from --save) instead of running one")
+    ap.add_argument("--save", type=Path, help="write this checkout's figures to this JSON file")
     args = ap.parse_args()
-    import cv2
 
-    from devil_dataset.demo import GroundTruthFlow, hole_warps_for, video_values
-    from devil_dataset.eval.evaluate import build_metrics, evaluate
-    from devil_dataset.eval.protocol import EvalOptions, VideoSample
-
-    t_frames = 10 if args.quick else 45
-    rng = np.random.default_rng(0)
-    base = cv2.GaussianBlur(rng.integers(0, 256, (520, 1000, 3), dtype=np.uint8), (0, 0), 2)
-    gt = np.stack([base[20:500, 10 + 2 * t : 842 + 2 * t] for t in range(t_frames)])
-    hole = np.zeros(gt.shape[:3], bool)
-    for t in range(t_frames):
-        hole[t, 150:300, 200 + 3 * t : 400 + 3 * t] = True
-    preds = {f"m{i}": rng.integers(0, 256, gt.shape, dtype=np.uint8) for i in range(3)}
-    options = EvalOptions(flow="dis")
-    names = ["psnr", "ssim", "pcons", "warp_error"]
-
-    c = time.process_time()
-    plain = {}
-    for m, pred in preds.items():
-        metrics, _ = build_metrics(names, options)
-        plain[m] = evaluate([VideoSample("clip", gt, pred, hole)], metrics, progress=False).videos["clip"]
-    t_plain = time.process_time() - c
-
-    c = time.process_time()
-    flow = GroundTruthFlow(gt)
-    warps = hole_warps_for(hole, flow)
-    shared = {m: video_values(gt, pred, hole, names, options, flow, warps) for m, pred in preds.items()}
-    t_shared = time.process_time() - c
-
-    same = all(plain[m][k] == shared[m][k] for m in preds for k in plain[m])
-    print(f"{t_frames} frames at 832x480, 3 methods, metrics {' '.join(names)}")
-    print(f"plain evaluation (per method): {t_plain:7.2f} s CPU")
-    print(f"demo shared-cache evaluation:  {t_shared:7.2f} s CPU")
-    print(f"ratio plain / shared: {t_plain / t_shared:.2f}x   identical values: {same}")
-    if not same:
-        raise SystemExit("values differ")
+    with tempfile.TemporaryDirectory(prefix="devil-bench-demo-") as tmp:
+        tmp = Path(tmp)
+        if args.saved:
+            base = json.loads(args.saved.read_text())
+        else:
+            base_tree = tmp / "baseline-tree"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_tree), args.baseline_rev],
+                           check=True, capture_output=True)
+            try:
+                print(f"baseline {args.baseline_rev}: running its demo ...", flush=True)
+                base = run_demo(base_tree, tmp / "baseline-out", tmp / "baseline-cache")
+            finally:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)],
+                               capture_output=True)
+        print("this checkout: running its demo ...", flush=True)
+        new = run_demo(ROOT, tmp / "new-out", tmp / "new-cache")
+    if args.save:
+        args.save.write_text(json.dumps(new, indent=1) + "\n")
+    print("\n".join(_stage_table(base, new)))
+    same = [n for n in COMPARED_FILES if n in base["files"] and base["files"][n] == new["files"].get(n)]
+    differ = [n for n in COMPARED_FILES if n in base["files"] and n not in same]
+    print(f"identical results: {', '.join(same) or '-'}" + (f"; DIFFERENT: {', '.join(differ)}" if differ else ""))
+    if differ:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
