@@ -57,6 +57,8 @@ class BuildResult:
         lines = [f"{self.out_dir}: {self.num_clips} clips, {self.per_slice} videos per slice (tails of {self.tail})"]
         for name, rows in self.config_rows.items():
             lines.append(f"  {name:24s} {rows:4d} rows  {self.config_bytes.get(name, 0) / 1e6:9.2f} MB")
+            if rows == 0:
+                lines.append(f"  {'':24s} {writer.EMPTY_CONFIG_REASON}")
         lines.append(f"  {'total':24s}       {sum(self.config_bytes.values()) / 1e6:9.2f} MB")
         for s in self.skipped_sources:
             lines.append(f"  skipped source: {s}")
@@ -397,6 +399,7 @@ def build(
     plan_path = work / PLAN_NAME
     if not plan_path.is_file() or plan_path.read_text(encoding="utf-8") != plan_text:
         shutil.rmtree(out / writer.DATA_DIR, ignore_errors=True)
+        shutil.rmtree(work / writer.SHARD_RECORDS, ignore_errors=True)
         atomic_write_text(plan_path, plan_text)
 
     # 4. masks and frames (cached), 5. rows -> shards
@@ -426,7 +429,7 @@ def build(
         if c.source not in seen_sources:
             credit = c.attribution or "(no attribution recorded)"
             seen_sources[c.source] = f"`{c.source}`: {credit}" + (f" (licence: {c.license})" if c.license else "")
-    configs = {name: {"rows": config_rows[name],
+    configs = {name: {"rows": config_rows[name], "clip_ids": [p.clip.clip_id for p in plan.pairs[name]],
                       "description": f"{SLICES[name].videos} x {SLICES[name].masks}"} for name in SLICES}
     info = {
         "format": "devil-dataset/1",
