@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -51,6 +52,7 @@ class BuildResult:
     config_rows: dict[str, int] = field(default_factory=dict)
     config_bytes: dict[str, int] = field(default_factory=dict)
     skipped_sources: list[str] = field(default_factory=list)
+    unmatched_bg_labels: list[str] = field(default_factory=list)  # --bg-labels ids that match no clip
 
     def summary(self) -> str:
         """Human-readable lines (the CLI prints them)."""
@@ -62,6 +64,8 @@ class BuildResult:
         lines.append(f"  {'total':24s}       {sum(self.config_bytes.values()) / 1e6:9.2f} MB")
         for s in self.skipped_sources:
             lines.append(f"  skipped source: {s}")
+        if self.unmatched_bg_labels:
+            lines.append(f"  bg labels matching no clip (ignored): {', '.join(self.unmatched_bg_labels)}")
         return "\n".join(lines)
 
 
@@ -369,6 +373,11 @@ def build(
         scorer_key="custom" if camera_scorer or scene_scorer else f"{detector}|{scene_mode}|{scoring_size}",
     )
     manual = dict(bg_labels or {})
+    known = {rec.clip_id for rec in records}
+    unmatched = sorted(str(c) for c in manual if c not in known)
+    if unmatched:
+        warnings.warn(f"{len(unmatched)} bg label id(s) match no clip and are ignored: {', '.join(unmatched)}",
+                      stacklevel=2)
     clips = []
     for rec in records:
         attribution, lic = _attribution_for(rec.source, attributions)
@@ -449,7 +458,8 @@ def build(
     )
     # the encoded-frame cache only serves an interrupted build; once the repository is complete it is dead weight
     shutil.rmtree(work / "frames", ignore_errors=True)
-    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped)
+    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped,
+                       unmatched)
 
 
 def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True) -> tuple[list[str], dict, dict, str]:

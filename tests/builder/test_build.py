@@ -166,3 +166,13 @@ def test_bad_inputs(tmp_path):
     f.write_text("x")
     with pytest.raises(DevilError, match="not a directory"):
         build(["a.mp4"], f)
+
+
+def test_bg_labels_matching_no_clip_are_listed(build_once, tmp_path):
+    """Issue 16 item 13: --bg-labels ids that match no clip are not ignored silently: a warning lists them."""
+    root, sources, _ = build_once
+    clip = json.loads((root / "a" / "manifest.json").read_text())["clips"][0]
+    with pytest.warns(UserWarning, match="nope-1, nope-2"):
+        result = build_tiny(sources, tmp_path / "b", bg_labels={"nope-2": "high", clip: "low", "nope-1": "low"})
+    assert result.unmatched_bg_labels == ["nope-1", "nope-2"]
+    assert "bg labels matching no clip (ignored): nope-1, nope-2" in result.summary()
