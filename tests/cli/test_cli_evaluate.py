@@ -154,7 +154,7 @@ def test_out_under_an_existing_file_fails_before_scoring(tmp_path, capsys, monke
 
 
 @pytest.mark.parametrize("mode,needle", [
-    ("I;16", "16-bit"), ("RGBA", "alpha"), ("1", "1-bit"), ("LA", "alpha"),
+    ("I;16", "16-bit"), ("RGB;16", "16-bit"), ("RGBA", "alpha"), ("1", "1-bit"), ("LA", "alpha"),
 ])
 def test_prediction_modes_other_than_8bit_rgb_or_l_are_refused(tmp_path, capsys, mode, needle):
     """Item 9: a 16-bit PNG was scored as 8-bit (PSNR 15.13 instead of 26.87); every other mode is named."""
@@ -166,6 +166,12 @@ def test_prediction_modes_other_than_8bit_rgb_or_l_are_refused(tmp_path, capsys,
         arr = (np.asarray(Image.open(path).convert("L"), np.uint16) * 257)
         Image.fromarray(arr).save(path)  # PIL writes uint16 as mode I;16 (a 16-bit grey PNG)
         assert Image.open(path).mode.startswith("I")
+    elif mode == "RGB;16":  # 48-bit RGB PNG: Pillow opens it as 8-bit "RGB" (the high bytes)
+        import cv2
+
+        rgb = np.asarray(Image.open(path).convert("RGB"), np.uint16) * 257
+        cv2.imwrite(str(path), rgb[..., ::-1])
+        assert Image.open(path).mode == "RGB"
     else:
         Image.open(path).convert(mode).save(path)
     rc = main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"])
