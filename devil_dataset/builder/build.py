@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -51,15 +52,20 @@ class BuildResult:
     config_rows: dict[str, int] = field(default_factory=dict)
     config_bytes: dict[str, int] = field(default_factory=dict)
     skipped_sources: list[str] = field(default_factory=list)
+    unmatched_bg_labels: list[str] = field(default_factory=list)  # --bg-labels ids that match no clip
 
     def summary(self) -> str:
         """Human-readable lines (the CLI prints them)."""
         lines = [f"{self.out_dir}: {self.num_clips} clips, {self.per_slice} videos per slice (tails of {self.tail})"]
         for name, rows in self.config_rows.items():
             lines.append(f"  {name:24s} {rows:4d} rows  {self.config_bytes.get(name, 0) / 1e6:9.2f} MB")
+            if rows == 0:
+                lines.append(f"  {'':24s} {writer.EMPTY_CONFIG_REASON}")
         lines.append(f"  {'total':24s}       {sum(self.config_bytes.values()) / 1e6:9.2f} MB")
         for s in self.skipped_sources:
             lines.append(f"  skipped source: {s}")
+        if self.unmatched_bg_labels:
+            lines.append(f"  bg labels matching no clip (ignored): {', '.join(self.unmatched_bg_labels)}")
         return "\n".join(lines)
 
 
@@ -367,6 +373,11 @@ def build(
         scorer_key="custom" if camera_scorer or scene_scorer else f"{detector}|{scene_mode}|{scoring_size}",
     )
     manual = dict(bg_labels or {})
+    known = {rec.clip_id for rec in records}
+    unmatched = sorted(str(c) for c in manual if c not in known)
+    if unmatched:
+        warnings.warn(f"{len(unmatched)} bg label id(s) match no clip and are ignored: {', '.join(unmatched)}",
+                      stacklevel=2)
     clips = []
     for rec in records:
         attribution, lic = _attribution_for(rec.source, attributions)
@@ -397,6 +408,7 @@ def build(
     plan_path = work / PLAN_NAME
     if not plan_path.is_file() or plan_path.read_text(encoding="utf-8") != plan_text:
         shutil.rmtree(out / writer.DATA_DIR, ignore_errors=True)
+        shutil.rmtree(work / writer.SHARD_RECORDS, ignore_errors=True)
         atomic_write_text(plan_path, plan_text)
 
     # 4. masks and frames (cached), 5. rows -> shards
@@ -426,7 +438,7 @@ def build(
         if c.source not in seen_sources:
             credit = c.attribution or "(no attribution recorded)"
             seen_sources[c.source] = f"`{c.source}`: {credit}" + (f" (licence: {c.license})" if c.license else "")
-    configs = {name: {"rows": config_rows[name],
+    configs = {name: {"rows": config_rows[name], "clip_ids": [p.clip.clip_id for p in plan.pairs[name]],
                       "description": f"{SLICES[name].videos} x {SLICES[name].masks}"} for name in SLICES}
     info = {
         "format": "devil-dataset/1",
@@ -446,7 +458,8 @@ def build(
     )
     # the encoded-frame cache only serves an interrupted build; once the repository is complete it is dead weight
     shutil.rmtree(work / "frames", ignore_errors=True)
-    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped)
+    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped,
+                       unmatched)
 
 
 def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True) -> tuple[list[str], dict, dict, str]:

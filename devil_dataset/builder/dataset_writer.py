@@ -33,10 +33,13 @@ ROWS_PER_ROW_GROUP = 1
 MIN_SHARDS = 2
 MAX_ROWS_PER_SHARD = 8
 SPLIT = "test"
+# A config with 0 rows is left out of the card: `datasets` cannot load a split without data.
+EMPTY_CONFIG_REASON = "0 rows in this build; left out of the card (an empty split cannot be loaded)"
 DATA_DIR = "data"
 CARD_NAME = "README.md"
 MANIFEST_NAME = "manifest.json"
 BUILD_DIR = ".devil-build"  # the builder's work files (clips, scores, masks); never published
+SHARD_RECORDS = "shards"  # BUILD_DIR/shards/<config>/<shard>.sha256: each written shard's hash, checked on resume
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "loading_script"
 
 CITATION = """@inproceedings{szeto2022devil,
@@ -65,7 +68,7 @@ def prepare_output_dir(out_dir: str | os.PathLike) -> tuple[Path, Path]:
 def shard_ranges(num_rows: int) -> list[range]:
     """Contiguous row ranges of a config's shards: max(2, ceil(n / 8)) shards, capped at n, sizes differing by <= 1.
 
-    An empty config still gets one (empty) shard, so that it loads as an empty split.
+    An empty config gets one empty range here; :func:`write_config` writes no shard for it.
     """
     if num_rows <= 0:
         return [range(0, 0)]
@@ -115,6 +118,21 @@ def write_shard(path: str | os.PathLike, rows: Iterable[Mapping]) -> Path:
     return Path(path)
 
 
+def shard_record_path(out_dir: str | os.PathLike, shard: str | os.PathLike) -> Path:
+    """Where the sha256 of a written shard is recorded (in the build's work folder, never published)."""
+    rel = Path(shard).relative_to(Path(out_dir) / DATA_DIR)
+    return Path(out_dir) / BUILD_DIR / SHARD_RECORDS / rel.with_name(rel.name + ".sha256")
+
+
+def shard_is_intact(out_dir: str | os.PathLike, shard: str | os.PathLike) -> bool:
+    """True when ``shard`` exists and its sha256 equals the one recorded when it was written."""
+    shard = Path(shard)
+    record = shard_record_path(out_dir, shard)
+    if not shard.is_file() or not record.is_file():
+        return False
+    return sha256_file(shard) == record.read_text(encoding="utf-8").strip()
+
+
 def write_config(
     out_dir: str | os.PathLike,
     config: str,
@@ -123,13 +141,16 @@ def write_config(
     *,
     on_shard: Callable[[Path], None] | None = None,
 ) -> list[Path]:
-    """Write config ``config`` (rows ``make_row(0..num_rows-1)``) as shards; existing complete shards are kept.
+    """Write config ``config`` (rows ``make_row(0..num_rows-1)``) as shards; existing intact shards are kept.
 
-    ``on_shard`` is called after each shard is in place (the build uses it for progress and tests use it to
-    simulate an interruption).
+    A shard is kept only when its sha256 equals the one recorded when this plan wrote it (under
+    ``.devil-build/shards``); a truncated, damaged or unrecorded shard is written again. A config with 0 rows
+    writes no shard (it could not be loaded; :func:`finish_repository` leaves it out of the card). ``on_shard``
+    is called after each shard is in place (the build uses it for progress and tests use it to simulate an
+    interruption).
     """
     out_dir = Path(out_dir)
-    ranges = shard_ranges(num_rows)
+    ranges = shard_ranges(num_rows) if num_rows > 0 else []
     cfg_dir = out_dir / DATA_DIR / config
     remove_stale_temporaries(cfg_dir)
     expected = {shard_path(out_dir, config, i, len(ranges)).name for i in range(len(ranges))}
@@ -137,11 +158,16 @@ def write_config(
         for p in cfg_dir.iterdir():
             if p.name not in expected:
                 p.unlink()
+        if not expected:
+            cfg_dir.rmdir()
     paths = []
     for i, rng in enumerate(ranges):
         path = shard_path(out_dir, config, i, len(ranges))
-        if not path.exists():
+        if not shard_is_intact(out_dir, path):
             write_shard(path, (make_row(r) for r in rng))
+            record = shard_record_path(out_dir, path)
+            record.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(record, sha256_file(path) + "\n")
         paths.append(path)
         if on_shard is not None:
             on_shard(path)
@@ -196,7 +222,7 @@ def render_card(
     path = Path(template) if template else TEMPLATE_DIR / CARD_NAME
     text = path.read_text(encoding="utf-8")
     names = list(configs)
-    default = "all" if "all" in configs else names[0]
+    default = "all" if "all" in configs or not names else names[0]
     max_rows = max((int(c["rows"]) for c in configs.values()), default=0)
     table = ["| config | videos x masks | rows | bytes |", "|---|---|---:|---:|"]
     for name, c in configs.items():
@@ -313,10 +339,16 @@ def finish_repository(
     out_dir = Path(out_dir)
     sizes = config_bytes(out_dir)
     full = {name: {**c, "bytes": sizes.get(name, 0)} for name, c in configs.items()}
-    card = render_card(configs=full, license=license, pretty_name=pretty_name, build_notes=build_notes,
+    loadable = {name: c for name, c in full.items() if int(c["rows"]) > 0}
+    card = render_card(configs=loadable, license=license, pretty_name=pretty_name, build_notes=build_notes,
                        attributions=attributions, template=template)
     atomic_write_text(out_dir / CARD_NAME, card)
     manifest = dict(info)
     manifest["configs"] = {name: {"rows": int(c["rows"]), "bytes": int(c["bytes"])} for name, c in full.items()}
+    for name, c in full.items():
+        if "clip_ids" in c:  # row order; loaders check a slice against it (issue 16)
+            manifest["configs"][name]["clip_ids"] = [str(x) for x in c["clip_ids"]]
+        if int(c["rows"]) == 0:
+            manifest["configs"][name]["omitted"] = EMPTY_CONFIG_REASON
     write_manifest(out_dir, manifest)
     return {name: int(c["bytes"]) for name, c in full.items()}

@@ -2,8 +2,8 @@
 
 Only redistribute data whose licence allows it: the DEVIL release's videos came from Flickr under their authors'
 licences; check every source's ``license``/``attribution`` column before publishing. The upload sends the
-published files only (``README.md``, ``manifest.json``, ``data/**``), never the build's work folder, and checks
-every file against ``manifest.json`` first.
+files ``manifest.json`` lists plus the manifest (``README.md``, ``data/**``), nothing else in the folder (never
+the build's work folder, notes or credentials), and checks every file against the manifest first.
 
     >>> files = publish("devil-sample", "my-org/devil-sample", dry_run=True)  # doctest: +SKIP
 """
@@ -15,19 +15,28 @@ from pathlib import Path
 from ..errors import DevilError
 from . import dataset_writer as writer
 
-# Never uploaded: the builder's work folder and interrupted writes' temporaries.
-IGNORE_PATTERNS: tuple[str, ...] = (f"{writer.BUILD_DIR}/**", "**/.tmp-*", ".tmp-*", ".*")
-
-
 def publish_plan(dataset_dir: str | os.PathLike) -> list[tuple[str, int]]:
-    """The files that would be uploaded, ``(relative path, bytes)``, after verifying the manifest checksums."""
+    """The files that would be uploaded, ``(relative path, bytes)``, after verifying the manifest checksums.
+
+    Exactly the files ``manifest.json`` lists (the card among them) plus the manifest itself: anything else in
+    the folder (notes, credentials, a stray shard) is never uploaded (see :func:`stray_files`).
+    """
     root = Path(dataset_dir)
     if not root.is_dir():
         raise DevilError(f"{root}: not a directory")
     if not (root / writer.CARD_NAME).is_file():
         raise DevilError(f"{root}: no README.md dataset card; build it with `devil build` first")
-    writer.verify_manifest(root)
-    return [(rel.as_posix(), (root / rel).stat().st_size) for rel in writer.published_files(root)]
+    doc = writer.verify_manifest(root)
+    names = set(doc.get("files", {})) | {writer.MANIFEST_NAME}
+    if writer.CARD_NAME not in names:
+        raise DevilError(f"{root / writer.MANIFEST_NAME}: does not list the card {writer.CARD_NAME}; rebuild")
+    return [(rel, (root / rel).stat().st_size) for rel in sorted(names)]
+
+
+def stray_files(dataset_dir: str | os.PathLike) -> list[str]:
+    """Files of the folder that ``manifest.json`` does not list (never uploaded); the CLI reports them."""
+    listed = {rel for rel, _ in publish_plan(dataset_dir)}
+    return [rel.as_posix() for rel in writer.published_files(dataset_dir) if rel.as_posix() not in listed]
 
 
 def _validate_repo_id(repo_id: str) -> None:
@@ -55,18 +64,20 @@ def publish(
     files = publish_plan(dataset_dir)
     if dry_run:
         return files
-    from huggingface_hub import HfApi
+    import huggingface_hub
 
-    api = HfApi(token=token)
+    api = huggingface_hub.HfApi(token=token)
+    root = Path(dataset_dir)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        api.upload_folder(
-            folder_path=str(dataset_dir),
+        operations = [huggingface_hub.CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(root / rel))
+                      for rel, _ in files]
+        api.create_commit(
             repo_id=repo_id,
+            operations=operations,
             repo_type="dataset",
             revision=revision,
             commit_message=commit_message or "Upload DEVIL dataset built with devil-dataset",
-            ignore_patterns=list(IGNORE_PATTERNS),
         )
     except Exception as exc:  # huggingface_hub raises many types (HTTP, connection, offline mode, auth)
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"

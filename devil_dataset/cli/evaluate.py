@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -80,6 +81,19 @@ def _print_summary(doc: dict) -> None:
         print(f"  {key:<18} {text}")
 
 
+def check_output_file(path: Path) -> None:
+    """Refuse an ``--out`` that could not be written, before anything is scored (results would be lost)."""
+    if path.is_dir():
+        raise DevilError(f"{path}: is a directory; --out takes a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DevilError(f"--out {path}: {parent} exists and is not a directory")
+            if not os.access(parent, os.W_OK):
+                raise DevilError(f"--out {path}: {parent} is not writable")
+            break
+
+
 def run(args: argparse.Namespace) -> int:
     from ..eval.protocol import EvalOptions
 
@@ -91,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
         raise DevilError("dataset mode needs --dataset, --config and --predictions")
     if dir_mode and (args.gt_dir is None or args.pred_dir is None):
         raise DevilError("directory mode needs --gt-dir and --pred-dir")
-    if args.out is not None and args.out.is_dir():
-        raise DevilError(f"{args.out}: is a directory; --out takes a file name")
+    if args.out is not None:
+        check_output_file(args.out)
     from ..inpaint import INPAINTERS
 
     if args.second_inpainter not in INPAINTERS:

@@ -36,8 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..builder.publish import publish
+    from ..builder.publish import publish, stray_files
 
+    for rel in stray_files(args.dataset_dir):
+        print(f"not uploaded (not in manifest.json): {rel}")
     files = publish(args.dataset_dir, args.repo_id, dry_run=args.dry_run, private=args.private,
                     revision=args.revision)
     total = sum(size for _, size in files)

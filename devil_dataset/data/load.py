@@ -1,6 +1,7 @@
 """Load a DEVIL dataset (a local directory written by ``devil build`` or a Hub repo) as slices.
 
-- :func:`load_slice`: a thin wrapper over ``datasets.load_dataset`` that checks the config name.
+- :func:`load_slice`: a thin wrapper over ``datasets.load_dataset`` that checks the config name (and, for a local
+  directory, every shard against ``manifest.json``: :func:`check_local_slice`).
 - :func:`iter_slice`: numpy rows ``{"clip_id", "frames" uint8 [T, H, W, 3], "hole" bool [T, H, W], ...}``, one
   clip in memory at a time. A local directory is read straight from its parquet shards with pyarrow (no
   ``datasets`` cache); a Hub repo id goes through ``datasets`` streaming. Both decode with Pillow, exactly like
@@ -14,6 +15,8 @@
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -43,6 +46,97 @@ def local_shards(directory: str | os.PathLike, config: str, split: str = SPLIT) 
     return files
 
 
+MANIFEST_NAME = "manifest.json"  # written by `devil build` (devil_dataset.builder.dataset_writer)
+_VERIFIED: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256 already checked in this process
+
+
+def read_manifest(directory: str | os.PathLike) -> dict | None:
+    """The ``manifest.json`` of a local dataset directory, or ``None`` when it has none."""
+    path = Path(directory) / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DevilError(f"{path}: unreadable ({exc}); rebuild with `devil build`") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
+        raise DevilError(f"{path}: not a devil-dataset manifest (no 'files' table)")
+    return doc
+
+
+def _sha256(path: Path) -> str:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _VERIFIED:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+        _VERIFIED[key] = h.hexdigest()
+    return _VERIFIED[key]
+
+
+def _shard_clip_ids(shard: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    try:
+        return [str(x) for x in pq.read_table(shard, columns=["clip_id"]).column("clip_id").to_pylist()]
+    except Exception as exc:  # pyarrow raises ArrowInvalid/OSError on damaged files
+        raise DevilError(f"{shard}: damaged parquet shard ({exc})") from None
+
+
+def check_local_slice(directory: str | os.PathLike, config: str, split: str = SPLIT) -> list[Path]:
+    """The shards of ``config``, checked against the directory's ``manifest.json`` before anything is read.
+
+    Every shard the manifest lists must exist with its recorded size and sha256, and no unlisted shard may be
+    present; one :class:`DevilError` names every missing, damaged or stray file and the clip ids that are
+    missing. A directory without a manifest is only listed (:func:`local_shards`).
+    """
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    if manifest is None:
+        return local_shards(directory, config, split)
+    prefix = f"data/{config}/{split}-"
+    listed = {rel: meta for rel, meta in manifest["files"].items() if rel.startswith(prefix) and rel.endswith(".parquet")}
+    present = {p.relative_to(directory).as_posix() for p in (directory / "data" / config).glob(f"{split}-*.parquet")}
+    cfg = manifest.get("configs", {}).get(config, {})
+    if not listed and not present:
+        if config in manifest.get("configs", {}) and int(cfg.get("rows", -1)) == 0:
+            return []  # an empty config of a small build: no shard, an empty slice
+        raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards (is it a dataset built by `devil build`?)")
+    problems = []
+    for rel in sorted(listed):
+        path = directory / rel
+        meta = listed[rel]
+        if rel not in present:
+            problems.append(f"{path}: missing")
+        elif path.stat().st_size != int(meta.get("bytes", -1)):
+            problems.append(f"{path}: {path.stat().st_size} bytes, the manifest records {meta.get('bytes')} "
+                            "(truncated or damaged)")
+        elif _sha256(path) != meta.get("sha256"):
+            problems.append(f"{path}: checksum mismatch (damaged)")
+    for rel in sorted(present - set(listed)):
+        problems.append(f"{directory / rel}: not in {MANIFEST_NAME} (a stray shard)")
+    if problems:
+        expected = [str(c) for c in cfg.get("clip_ids", [])]
+        if expected:
+            have = set()
+            for rel in sorted(set(listed) & present):
+                if not any(p.startswith(str(directory / rel) + ":") for p in problems):
+                    have.update(_shard_clip_ids(directory / rel))
+            lost = [c for c in expected if c not in have]
+            problems.append(f"clips missing from slice {config} ({len(lost)} of {len(expected)}): {', '.join(lost)}")
+        raise DevilError(f"{directory}: slice {config} does not match {MANIFEST_NAME}; rebuild with `devil build` "
+                         "or download it again:\n  " + "\n  ".join(problems))
+    return [directory / rel for rel in sorted(listed)]
+
+
+def _read_errors():
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError)
+
+
 def load_slice(dir_or_repo: str | os.PathLike, config: str = "all", split: str = SPLIT, streaming: bool = False, **kwargs: Any):
     """``datasets.load_dataset(dir_or_repo, config, split=split, streaming=streaming, **kwargs)``.
 
@@ -54,6 +148,9 @@ def load_slice(dir_or_repo: str | os.PathLike, config: str = "all", split: str =
     import datasets
 
     resolve_config(config)
+    if Path(dir_or_repo).is_dir() and not check_local_slice(dir_or_repo, config, split):
+        raise DevilError(f"{dir_or_repo}: config {config} has 0 rows in this build and is not in its card "
+                         "(datasets cannot load an empty split); iter_slice yields no rows for it")
     return datasets.load_dataset(str(dir_or_repo), config, split=split, streaming=streaming, **kwargs)
 
 
@@ -81,7 +178,8 @@ def iter_slice(
     """Yield the rows of a slice as numpy: ``frames`` uint8 [T, H, W, 3], ``hole`` bool [T, H, W] (True = hole).
 
     ``columns`` limits what is read and decoded (e.g. ``["clip_id", "hole"]``). One row group (one clip) is in
-    memory at a time.
+    memory at a time. A local directory's shards are first checked against its ``manifest.json``
+    (:func:`check_local_slice`): a missing, truncated or altered shard is a :class:`DevilError` naming it.
 
     >>> for row in iter_slice("path/to/dataset", "camera_motion_high"):  # doctest: +SKIP
     ...     frames, hole = row["frames"], row["hole"]
@@ -91,11 +189,20 @@ def iter_slice(
     if path.is_dir():
         import pyarrow.parquet as pq
 
-        for shard in local_shards(path, config, split):
-            pf = pq.ParquetFile(shard)
-            for g in range(pf.num_row_groups):
-                table = pf.read_row_group(g, columns=list(columns) if columns is not None else None)
-                for row in table.to_pylist():
+        errors = _read_errors()
+        for shard in check_local_slice(path, config, split):
+            try:
+                pf = pq.ParquetFile(shard)
+                num_groups = pf.num_row_groups
+            except errors as exc:
+                raise DevilError(f"{shard}: damaged parquet shard ({exc})") from None
+            for g in range(num_groups):
+                try:
+                    table = pf.read_row_group(g, columns=list(columns) if columns is not None else None)
+                    rows = table.to_pylist()
+                except errors as exc:
+                    raise DevilError(f"{shard}: damaged parquet shard, row group {g} ({exc})") from None
+                for row in rows:
                     yield _decode_row(row, columns)
         return
     text = str(dir_or_repo)

@@ -48,6 +48,7 @@ class ClipInfo:
     num_frames: int
     size: tuple[int, int]
     source: str = ""
+    problems: tuple[str, ...] = ()  # per-frame faults found by validation (unreadable, mode, size), files named
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -58,10 +59,85 @@ def _png_size(path: Path) -> tuple[int, int]:
         raise DevilError(f"{path}: unreadable image ({exc})") from None
 
 
+# Frame images: 8-bit RGB and 8-bit grey (L) are read as they are; palette images (P, 8-bit entries) are
+# converted exactly to RGB. Every other mode is refused, naming the file: scoring it as 8-bit RGB would be wrong
+# (a 16-bit PNG read as its high bytes, float NaN as black, alpha dropped silently).
+EXACT_MODES: tuple[str, ...] = ("RGB", "L", "P")
+MAX_PROBLEMS_PER_CLIP = 5  # frame faults listed per clip (then a count), so one bad clip does not flood the error
+
+
+def _png_bit_depth(path: Path) -> int | None:
+    """Bit depth from a PNG's IHDR (Pillow opens 16-bit RGB PNGs as 8-bit "RGB"); ``None`` for other files."""
+    with open(path, "rb") as f:
+        head = f.read(26)
+    if len(head) == 26 and head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
+        return head[24]
+    return None
+
+
+def frame_mode_problem(path: str | Path, mode: str) -> str | None:
+    """Why an image of ``mode`` at ``path`` cannot be scored as 8-bit RGB, or ``None`` when it can.
+
+    >>> frame_mode_problem("x.png", "RGBA")
+    'has an alpha channel (mode RGBA); save 8-bit RGB'
+    """
+    depth = _png_bit_depth(Path(path)) if Path(path).is_file() else None
+    if depth == 16 or mode.startswith("I;16"):
+        return f"16-bit image (mode {mode}); save 8-bit RGB (it would be scored as 8-bit)"
+    if mode in EXACT_MODES:
+        return None
+    if mode in ("RGBA", "LA", "PA", "RGBa", "La"):
+        return f"has an alpha channel (mode {mode}); save 8-bit RGB"
+    if mode == "1":
+        return "1-bit image (mode 1); save 8-bit RGB"
+    if mode == "F":
+        return "32-bit float image (mode F); save 8-bit RGB"
+    if mode.startswith("I"):
+        return f"32-bit integer image (mode {mode}); save 8-bit RGB"
+    return f"colour mode {mode}; save 8-bit RGB"
+
+
+def read_prediction_frame(path: str | Path) -> np.ndarray:
+    """One frame as uint8 RGB [H, W, 3]: RGB as is, L and P converted exactly; other modes a DevilError.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "frame_0000_pred.png"
+    >>> Image.new("L", (2, 1), 7).save(p)
+    >>> read_prediction_frame(p).tolist()
+    [[[7, 7, 7], [7, 7, 7]]]
+    """
+    try:
+        with Image.open(path) as im:
+            problem = frame_mode_problem(path, im.mode)
+            if problem is None:
+                return np.asarray(im.convert("RGB"))
+    except OSError as exc:
+        raise DevilError(f"{path}: unreadable image ({exc})") from None
+    raise DevilError(f"{path}: {problem}")
+
+
 def _png_info(directory: Path, kind: str, clip_id: str) -> ClipInfo:
+    """Frame count and size of a frame folder; every frame's header is read and each fault recorded by file."""
     paths = list_frames(directory, kind)
-    size = _png_size(paths[0]) if paths else (0, 0)
-    return ClipInfo(clip_id, len(paths), size, str(directory))
+    size: tuple[int, int] | None = None
+    problems = []
+    for path in paths:
+        try:
+            with Image.open(path) as im:
+                frame_size, mode = im.size, im.mode
+        except OSError as exc:
+            problems.append(f"{path}: unreadable image ({exc})")
+            continue
+        problem = frame_mode_problem(path, mode) if kind != "mask" else None
+        if problem:
+            problems.append(f"{path}: {problem}")
+        if size is None:
+            size, first = frame_size, path.name
+        elif frame_size != size:
+            problems.append(f"{path}: {frame_size[0]}x{frame_size[1]}, expected {size[0]}x{size[1]} (as {first})")
+    if len(problems) > MAX_PROBLEMS_PER_CLIP:
+        problems[MAX_PROBLEMS_PER_CLIP:] = [f"... and {len(problems) - MAX_PROBLEMS_PER_CLIP} more faulty frames"]
+    return ClipInfo(clip_id, len(paths), size or (0, 0), str(directory), tuple(problems))
 
 
 def read_video_file(path: str | Path) -> np.ndarray:
@@ -138,13 +214,23 @@ class PredictionStore:
     def read(self, clip_id: str) -> np.ndarray:
         """The clip's prediction as uint8 RGB [T, H, W, 3]."""
         if self.layout == "single":
-            return read_frame_pngs(self.root, "pred")
+            return _read_prediction_pngs(self.root)
         if self.layout == "video":
             path = self._video_path(clip_id)
             if path is None:
                 raise DevilError(f"{self.root}: no prediction video for clip {clip_id}")
             return read_video_file(path)
-        return read_frame_pngs(self.root / clip_id, "pred")
+        return _read_prediction_pngs(self.root / clip_id)
+
+
+def _read_prediction_pngs(directory: Path) -> np.ndarray:
+    paths = list_frames(directory, "pred")
+    if not paths:
+        raise DevilError(f"{directory}: no frame_%04d_pred.png files")
+    frames = [read_prediction_frame(p) for p in paths]
+    if len({f.shape for f in frames}) > 1:
+        raise DevilError(f"{directory}: frame sizes differ within the clip")
+    return np.stack(frames)
 
 
 def validate_clips(gt: Mapping[str, ClipInfo], pred: Mapping[str, ClipInfo | None], where: str = "") -> None:
@@ -164,18 +250,27 @@ def validate_clips(gt: Mapping[str, ClipInfo], pred: Mapping[str, ClipInfo | Non
         issues = []
         if g.num_frames == 0:
             issues.append("ground truth has no frames")
+        issues.extend(g.problems)
         if p is None:
             issues.append("prediction missing")
         else:
             if p.num_frames != g.num_frames:
                 issues.append(f"{p.num_frames} predicted frames, expected {g.num_frames}")
-            if p.size != g.size:
+            if p.size != g.size and p.size != (0, 0):
                 issues.append(f"prediction is {p.size[0]}x{p.size[1]}, expected {g.size[0]}x{g.size[1]}")
+            issues.extend(p.problems)
         if issues:
             problems.append(f"  {clip_id}: {'; '.join(issues)}")
     if problems:
         head = f"{where}: " if where else ""
         raise DevilError(f"{head}{len(problems)} of {len(gt)} clips cannot be evaluated:\n" + "\n".join(problems))
+
+
+def _holds_frames(directory: Path, kind: str) -> bool:
+    try:
+        return bool(list_frames(directory, kind))
+    except DevilError:  # frames with gaps in the numbering: a clip folder, reported by validate()
+        return True
 
 
 class DirectorySource:
@@ -193,7 +288,7 @@ class DirectorySource:
             self.clip_dirs = {self.gt_dir.resolve().name: self.gt_dir}
             single = self.gt_dir.resolve().name
         else:
-            self.clip_dirs = {p.name: p for p in sorted(self.gt_dir.iterdir()) if p.is_dir() and list_frames(p, "gt")}
+            self.clip_dirs = {p.name: p for p in sorted(self.gt_dir.iterdir()) if p.is_dir() and _holds_frames(p, "gt")}
             single = next(iter(self.clip_dirs)) if len(self.clip_dirs) == 1 else None
             if not self.clip_dirs:
                 raise DevilError(f"{self.gt_dir}: no frame_%04d_gt.png files and no video folders holding them")
@@ -228,7 +323,8 @@ class DirectorySource:
                 pred[c] = self.predictions.info(c)
             except DevilError as exc:
                 issues.append(str(exc))
-                pred[c] = gt.get(c)  # reported above; do not report it twice
+                g = gt.get(c)  # reported above; do not report it twice
+                pred[c] = ClipInfo(c, g.num_frames, g.size) if g is not None else None
             if c in gt:
                 try:
                     validate_clips({c: gt[c]}, pred)

@@ -76,6 +76,7 @@ def build_metrics(
         else list(DEVIL_METRICS)
     metrics: dict[str, VideoMetric] = {}
     skipped: dict[str, str] = {}
+    missing: list[str] = []  # explicit metrics whose weights are missing: all named in one error
     for name in wanted:
         try:
             entry = metric_entry(name)
@@ -85,12 +86,16 @@ def build_metrics(
             metrics[name] = entry.create(options)
         except WeightsMissingError as exc:
             if explicit:
-                raise
+                missing.append(f"metric {name}: {exc}")
+                continue
             skipped[name] = str(exc)
         except (ImportError, AttributeError) as exc:
             if explicit:
                 raise DevilError(f"metric {name}: implementation not available ({exc})") from None
             skipped[name] = f"implementation not available ({exc})"
+    if missing:
+        raise WeightsMissingError("; ".join(missing) if len(missing) == 1 else
+                                  f"{len(missing)} metrics miss their weights:\n  " + "\n  ".join(missing))
     return metrics, skipped
 
 
@@ -206,7 +211,11 @@ def _row_fields(row) -> tuple[str, np.ndarray, np.ndarray]:
     hole = get("hole") if get("hole") is not None else get("mask")
     if clip_id is None or frames is None or hole is None:
         raise DevilError("dataset rows must carry clip_id, frames and hole")
-    return str(clip_id), np.asarray(frames, np.uint8), np.asarray(hole, bool)
+    frames = np.asarray(frames)
+    if frames.dtype != np.uint8:  # a cast would score float NaN as black and wrap 16-bit values
+        nan = " (contains NaN)" if frames.dtype.kind == "f" and np.isnan(frames).any() else ""
+        raise DevilError(f"clip {clip_id}: frames are {frames.dtype}{nan}, expected uint8 RGB (0..255)")
+    return str(clip_id), frames, np.asarray(hole, bool)
 
 
 def _row_info(row):
@@ -255,7 +264,13 @@ def evaluate_dataset(
         gt_info[info.clip_id] = info
     if not gt_info:
         raise DevilError(f"{dataset}: slice {config} has no videos")
-    validate_clips(gt_info, {c: store.info(c) for c in gt_info}, str(predictions))
+    pred_info: dict[str, ClipInfo | None] = {}
+    for c, g in gt_info.items():  # every clip is checked; one error lists every offender
+        try:
+            pred_info[c] = store.info(c)
+        except DevilError as exc:
+            pred_info[c] = ClipInfo(c, g.num_frames, g.size, problems=(str(exc),))
+    validate_clips(gt_info, pred_info, str(predictions))
     options, metrics, skipped = _prepare(metric_names, options or EvalOptions())
 
     def samples():

@@ -166,3 +166,30 @@ def test_bad_inputs(tmp_path):
     f.write_text("x")
     with pytest.raises(DevilError, match="not a directory"):
         build(["a.mp4"], f)
+
+
+def test_bg_labels_matching_no_clip_are_listed(build_once, tmp_path):
+    """Issue 16 item 13: --bg-labels ids that match no clip are not ignored silently: a warning lists them."""
+    root, sources, _ = build_once
+    clip = json.loads((root / "a" / "manifest.json").read_text())["clips"][0]
+    with pytest.warns(UserWarning, match="nope-1, nope-2"):
+        result = build_tiny(sources, tmp_path / "b", bg_labels={"nope-2": "high", clip: "low", "nope-1": "low"})
+    assert result.unmatched_bg_labels == ["nope-1", "nope-2"]
+    assert "bg labels matching no clip (ignored): nope-1, nope-2" in result.summary()
+
+
+def test_rebuild_repairs_a_truncated_shard(build_once, tmp_path):
+    """Issue 16 item 1: re-running the build over a damaged shard rewrites it (the manifest never approves it)."""
+    from devil_dataset.builder.publish import publish_plan
+
+    root, sources, _ = build_once
+    out = tmp_path / "c"
+    build_tiny(sources, out)
+    before = _hashes(out)
+    shard = out / "data" / "fg_size_high" / "test-00001-of-00002.parquet"
+    shard.write_bytes(shard.read_bytes()[:500])
+    with pytest.raises(DevilError, match="test-00001-of-00002.parquet"):
+        publish_plan(out)
+    build_tiny(sources, out)
+    assert _hashes(out) == before
+    assert [n for n, _ in publish_plan(out)]

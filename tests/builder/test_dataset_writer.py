@@ -107,7 +107,7 @@ def test_card_yaml_configs_license_and_docs(tmp_path):
 
 def test_manifest_and_verify(tmp_path):
     w.write_config(tmp_path, "all", 2, _row)
-    (tmp_path / ".devil-build").mkdir()
+    (tmp_path / ".devil-build").mkdir(exist_ok=True)
     (tmp_path / ".devil-build" / "x").write_text("work")
     sizes = w.finish_repository(tmp_path, configs={"all": {"rows": 2, "description": "all x all"}}, license="mit",
                                 pretty_name="t", build_notes="", attributions=[], info={"seed": 0})
@@ -117,3 +117,40 @@ def test_manifest_and_verify(tmp_path):
     (tmp_path / "data" / "all" / "test-00001-of-00002.parquet").write_bytes(b"tampered")
     with pytest.raises(DevilError, match="checksum mismatch"):
         w.verify_manifest(tmp_path)
+
+
+def test_write_config_redoes_a_damaged_shard(tmp_path):
+    """Issue 16 item 1: a truncated (or byte-flipped) shard is verified against its recorded hash and rewritten."""
+    paths = w.write_config(tmp_path, "all", 4, _row)
+    original = [p.read_bytes() for p in paths]
+    paths[0].write_bytes(original[0][: len(original[0]) // 2])  # truncated
+    flipped = bytearray(original[1])
+    flipped[len(flipped) // 2] ^= 0xFF
+    paths[1].write_bytes(bytes(flipped))  # same size, one byte changed
+    calls = []
+
+    def make(i):
+        calls.append(i)
+        return _row(i)
+
+    w.write_config(tmp_path, "all", 4, make)
+    assert calls == [0, 1, 2, 3]
+    assert [p.read_bytes() for p in paths] == original
+    calls.clear()
+    w.write_config(tmp_path, "all", 4, make)  # intact shards are still kept
+    assert calls == []
+
+
+def test_empty_config_is_left_out_of_card_and_data(tmp_path):
+    """Issue 16 item 5: a config with 0 rows writes no shard and no card entry (it could not be loaded)."""
+    assert w.write_config(tmp_path, "fg_size_low", 0, _row) == []
+    assert not (tmp_path / "data" / "fg_size_low").exists()
+    w.write_config(tmp_path, "all", 2, _row)
+    w.finish_repository(tmp_path, configs={"all": {"rows": 2, "description": "a"},
+                                           "fg_size_low": {"rows": 0, "description": "b"}},
+                        license="mit", pretty_name="t", build_notes="", attributions=[], info={})
+    card = (tmp_path / "README.md").read_text()
+    head = yaml.safe_load(card.split("---")[1])
+    assert [c["config_name"] for c in head["configs"]] == ["all"]
+    doc = w.verify_manifest(tmp_path)
+    assert doc["configs"]["fg_size_low"]["rows"] == 0 and doc["configs"]["fg_size_low"]["omitted"]

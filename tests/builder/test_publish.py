@@ -23,7 +23,7 @@ def _repo(tmp_path):
                 "mask_centroid_speed": 0.0, "mask_pose_motion": 0.0, "mask_union_coverage": 0.0}
 
     w.write_config(tmp_path, "all", 2, row)
-    (tmp_path / ".devil-build").mkdir()
+    (tmp_path / ".devil-build").mkdir(exist_ok=True)
     (tmp_path / ".devil-build" / "scores.json").write_text("{}")
     w.finish_repository(tmp_path, configs={"all": {"rows": 2, "description": "all x all"}}, license="mit",
                         pretty_name="t", build_notes="", attributions=[], info={})
@@ -59,3 +59,44 @@ def test_offline_upload_fails_with_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_fake_token_for_test")
     with pytest.raises(DevilError, match="upload of .* failed .*network"):
         publish(repo, "org/name")
+
+
+def test_publish_sends_exactly_the_manifest_files(tmp_path, monkeypatch):
+    """Issue 16 item 4: stray files (credentials, notes, a junk shard) are never uploaded."""
+    repo = _repo(tmp_path)
+    (repo / "credentials.json").write_text('{"token": "x"}')
+    (repo / "notes.txt").write_text("todo")
+    (repo / "data" / "all" / "junk.parquet").write_bytes(b"junk")
+    expected = ["README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
+                "manifest.json"]
+    assert [n for n, _ in publish(repo, "org/name", dry_run=True)] == expected
+    sent = []
+
+    class FakeApi:
+        def __init__(self, token=None):
+            pass
+
+        def create_repo(self, *args, **kwargs):
+            pass
+
+        def create_commit(self, repo_id, operations, **kwargs):
+            sent.extend(op.path_in_repo for op in operations)
+
+        def upload_folder(self, **kwargs):  # the old path: uploads whatever the folder holds
+            sent.extend(sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")
+                               if p.is_file() and ".devil-build" not in p.parts))
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    files = publish(repo, "org/name")
+    assert sorted(sent) == expected and [n for n, _ in files] == expected
+
+
+def test_publish_refuses_files_that_do_not_match_the_manifest(tmp_path):
+    """Issue 16 item 1: a truncated shard (the manifest records another size) is refused, naming the file."""
+    repo = _repo(tmp_path)
+    shard = repo / "data" / "all" / "test-00001-of-00002.parquet"
+    shard.write_bytes(shard.read_bytes()[:100])
+    with pytest.raises(DevilError, match="test-00001-of-00002.parquet"):
+        publish(repo, "org/name", dry_run=True)

@@ -101,3 +101,110 @@ def test_report_cli(tmp_path, capsys):
     bad.write_text("{}")
     assert main(["report", str(bad)]) == 2
     assert "not a devil results file" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------- issue 16: evaluation input checks
+
+
+def test_every_offender_is_named_before_scoring(tmp_path, capsys):
+    """Item 8: five different faults in five clips -> five clips named (one good clip), exit 2, no traceback."""
+    from PIL import Image
+
+    gt, pred = _write_clips(tmp_path, n=6)
+    (pred / "c0" / "frame_0002_pred.png").unlink()                               # frame count
+    Image.new("RGB", (10, 10)).save(pred / "c1" / "frame_0001_pred.png")          # middle frame of another size
+    (pred / "c2" / "frame_0000_pred.png").write_bytes(b"not a png")              # unreadable first frame
+    (pred / "c3" / "frame_0001_pred.png").rename(pred / "c3" / "frame_0007_pred.png")  # gap in the numbering
+    import shutil
+
+    shutil.rmtree(pred / "c4")                                                   # missing
+    rc = main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert "5 of 6 clips cannot be evaluated" in err
+    for clip in ("c0", "c1", "c2", "c3", "c4"):
+        assert f"  {clip}: " in err
+    assert "  c5: " not in err
+    assert "c1/frame_0001_pred.png: 10x10" in err and "c2/frame_0000_pred.png" in err
+
+
+def test_middle_frame_of_another_size_names_the_file(tmp_path, capsys):
+    """Item 8: one middle frame of a different size: a clear error naming that file (was a numpy traceback)."""
+    from PIL import Image
+
+    gt, pred = _write_clips(tmp_path, n=1)
+    Image.new("RGB", (64, 50)).save(pred / "c0" / "frame_0001_pred.png")
+    rc = main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "frame_0001_pred.png: 64x50, expected 64x56" in err and "Traceback" not in err
+
+
+def test_out_under_an_existing_file_fails_before_scoring(tmp_path, capsys, monkeypatch):
+    """Item 8: `--out FILE/r.json` is refused before any metric runs (the results were lost after scoring)."""
+    import devil_dataset.eval.evaluate as ev_mod
+
+    gt, pred = _write_clips(tmp_path, n=1)
+    (tmp_path / "afile").write_text("x")
+    called = []
+    monkeypatch.setattr(ev_mod, "evaluate_directory", lambda *a, **k: called.append(1))
+    rc = main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress",
+               "--out", str(tmp_path / "afile" / "sub" / "r.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and called == [] and "afile" in err and "not a directory" in err
+
+
+@pytest.mark.parametrize("mode,needle", [
+    ("I;16", "16-bit"), ("RGB;16", "16-bit"), ("RGBA", "alpha"), ("1", "1-bit"), ("LA", "alpha"),
+])
+def test_prediction_modes_other_than_8bit_rgb_or_l_are_refused(tmp_path, capsys, mode, needle):
+    """Item 9: a 16-bit PNG was scored as 8-bit (PSNR 15.13 instead of 26.87); every other mode is named."""
+    from PIL import Image
+
+    gt, pred = _write_clips(tmp_path, n=1)
+    path = pred / "c0" / "frame_0001_pred.png"
+    if mode == "I;16":
+        arr = (np.asarray(Image.open(path).convert("L"), np.uint16) * 257)
+        Image.fromarray(arr).save(path)  # PIL writes uint16 as mode I;16 (a 16-bit grey PNG)
+        assert Image.open(path).mode.startswith("I")
+    elif mode == "RGB;16":  # 48-bit RGB PNG: Pillow opens it as 8-bit "RGB" (the high bytes)
+        import cv2
+
+        rgb = np.asarray(Image.open(path).convert("RGB"), np.uint16) * 257
+        cv2.imwrite(str(path), rgb[..., ::-1])
+        assert Image.open(path).mode == "RGB"
+    else:
+        Image.open(path).convert(mode).save(path)
+    rc = main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "frame_0001_pred.png" in err and needle in err
+
+
+def test_palette_and_grey_predictions_are_read_exactly(tmp_path, capsys):
+    """Item 9: mode P (palette) and L (8-bit grey) are 8-bit images converted exactly to RGB, and scored."""
+    from PIL import Image
+
+    from devil_dataset.eval.composite import read_prediction_frame
+
+    gt, pred = _write_clips(tmp_path, n=1)
+    grey = pred / "c0" / "frame_0000_pred.png"
+    Image.open(grey).convert("L").save(grey)
+    pal = pred / "c0" / "frame_0001_pred.png"
+    Image.open(pal).convert("P").save(pal)
+    im = Image.open(pal)
+    assert im.mode == "P"
+    assert np.array_equal(read_prediction_frame(pal), np.asarray(im.convert("RGB")))
+    g = read_prediction_frame(grey)
+    assert g.shape == (56, 64, 3) and np.array_equal(g[..., 0], np.asarray(Image.open(grey)))
+    assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"]) == 0
+
+
+def test_float_rows_with_nan_are_refused(tmp_path):
+    """Item 9: float frames (NaN among them) were cast to uint8 and scored as black; now refused by clip."""
+    from devil_dataset.errors import DevilError
+    from devil_dataset.eval.evaluate import evaluate_dataset
+
+    gt, pred = _write_clips(tmp_path, n=1)
+    frames = np.full((3, 56, 64, 3), np.nan, np.float32)
+    rows = [{"clip_id": "c0", "frames": frames, "hole": np.zeros((3, 56, 64), bool)}]
+    with pytest.raises(DevilError, match="c0.*float32"):
+        evaluate_dataset("ds", "all", pred, ["psnr"], rows=rows, progress=False)

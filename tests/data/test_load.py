@@ -140,3 +140,94 @@ def test_iter_slice_hub_repo_path_streams_the_same_pixels(data_tiny_dataset, mon
         assert np.array_equal(a["frames"], b["frames"]) and np.array_equal(a["hole"], b["hole"])
     only = list(iter_slice("my-org/devil-tiny", "all", columns=["clip_id", "hole"]))
     assert set(only[0]) == {"clip_id", "hole"}
+
+
+# --------------------------------------------------------------------------- issue 16: damaged or incomplete slices
+
+
+def _damaged_copy(src, tmp_path, config="all"):
+    import shutil
+
+    dst = tmp_path / "ds"
+    shutil.copytree(src, dst)
+    return dst, sorted((dst / "data" / config).glob("test-*.parquet"))
+
+
+def test_iter_slice_and_load_slice_name_a_deleted_shard(data_tiny_dataset, tmp_path, data_hf_cache):
+    """Item 2: a deleted shard is reported with the missing file and the missing clip ids (not 1 of 2 clips)."""
+    ds, shards = _damaged_copy(data_tiny_dataset, tmp_path)
+    expected = [r["clip_id"] for r in iter_slice(ds, "all", columns=["clip_id"])]
+    gone = [r["clip_id"] for r in iter_slice(shards[1].parent.parent.parent, "all", columns=["clip_id"])
+            if r["clip_id"] not in {x["clip_id"] for x in _rows_of(shards[0])}]
+    shards[1].unlink()
+    with pytest.raises(DevilError) as err:
+        list(iter_slice(ds, "all", columns=["clip_id"]))
+    text = str(err.value)
+    assert shards[1].name in text and "missing" in text and all(c in text for c in gone) and gone
+    assert len(expected) == 2
+    with pytest.raises(DevilError, match=shards[1].name):
+        load_slice(ds, "all", cache_dir=data_hf_cache)
+
+
+def _rows_of(shard):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(shard, columns=["clip_id"]).to_pylist()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "zero-byte", "byte-flipped"])
+def test_iter_slice_names_a_damaged_shard(data_tiny_dataset, tmp_path, damage):
+    """Item 3: truncated, empty or altered shards: a DevilError naming the file and the problem."""
+    ds, shards = _damaged_copy(data_tiny_dataset, tmp_path, "fg_size_high")
+    data = shards[0].read_bytes()
+    if damage == "truncated":
+        shards[0].write_bytes(data[: len(data) // 2])
+    elif damage == "zero-byte":
+        shards[0].write_bytes(b"")
+    else:
+        flipped = bytearray(data)
+        flipped[len(data) // 2] ^= 0x01
+        shards[0].write_bytes(bytes(flipped))
+    with pytest.raises(DevilError, match=rf"{shards[0].name}.*(checksum|bytes)"):
+        list(iter_slice(ds, "fg_size_high"))
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated"])
+def test_evaluate_and_inpaint_refuse_a_damaged_slice_exit_2(data_tiny_dataset, tmp_path, capsys, damage):
+    """Items 2 and 3 through the CLI: exit 2, the shard named, no traceback, nothing computed."""
+    from devil_dataset.cli import main
+
+    ds, shards = _damaged_copy(data_tiny_dataset, tmp_path, "fg_size_high")
+    preds = tmp_path / "preds"
+    assert main(["inpaint", "--method", "telea", "--dataset", str(ds), "--config", "fg_size_high",
+                 "--out", str(preds)]) == 0
+    capsys.readouterr()
+    if damage == "deleted":
+        shards[1].unlink()
+    else:
+        shards[1].write_bytes(shards[1].read_bytes()[:1000])
+    rc = main(["inpaint", "--method", "telea", "--dataset", str(ds), "--config", "fg_size_high",
+               "--out", str(tmp_path / "preds2")])
+    err = capsys.readouterr().err
+    assert rc == 2 and shards[1].name in err and "Traceback" not in err
+    assert not any((tmp_path / "preds2").glob("*/frame_*"))
+    rc = main(["evaluate", "--dataset", str(ds), "--config", "fg_size_high", "--predictions", str(preds),
+               "--metrics", "psnr", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and shards[1].name in err and "Traceback" not in err
+
+
+def test_empty_config_is_an_empty_slice_not_a_crash(data_tiny_dataset, tmp_path, data_hf_cache):
+    """Item 5: a config with 0 rows (no shard, manifest rows 0): iter_slice yields nothing, load_slice says why."""
+    import json
+    import shutil
+
+    ds, _ = _damaged_copy(data_tiny_dataset, tmp_path, "fg_size_low")
+    shutil.rmtree(ds / "data" / "fg_size_low")
+    doc = json.loads((ds / "manifest.json").read_text())
+    doc["files"] = {k: v for k, v in doc["files"].items() if not k.startswith("data/fg_size_low/")}
+    doc["configs"]["fg_size_low"].update(rows=0, clip_ids=[])
+    (ds / "manifest.json").write_text(json.dumps(doc))
+    assert list(iter_slice(ds, "fg_size_low")) == []
+    with pytest.raises(DevilError, match="fg_size_low has 0 rows"):
+        load_slice(ds, "fg_size_low", cache_dir=data_hf_cache)

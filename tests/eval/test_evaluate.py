@@ -239,3 +239,16 @@ def test_all_devil_metrics_in_one_pass_with_random_networks(eval_make_video):
     assert all(isinstance(v, float) and math.isfinite(v) for v in doc["summary"].values())
     assert set(doc["videos"]["c0"]) == {"psnr", "ssim", "lpips", "pvcs", "warp_error_mask", "pcons_psnr_mask"}
     assert doc["provenance"]["flow_backend"] == {"warp_error": "dis"}
+
+
+def test_every_missing_weights_file_is_named(monkeypatch):
+    """Issue 16 item 13: `--metrics pvcs fid` with both weights missing names both files, not only the first."""
+    a = _FakeEntry("fa", "x:y", ("fa",), (True,), (".2f",), True,
+                   error=WeightsMissingError("rgb_imagenet.pt missing; run devil weights import PATH"))
+    b = _FakeEntry("fb", "x:y", ("fb",), (True,), (".2f",), True,
+                   error=WeightsMissingError("pt_inception.pth missing; run devil weights import PATH"))
+    monkeypatch.setitem(registry.METRICS, "fa", a)
+    monkeypatch.setitem(registry.METRICS, "fb", b)
+    with pytest.raises(WeightsMissingError) as err:
+        build_metrics(["psnr", "fa", "fb"], EvalOptions())
+    assert "rgb_imagenet.pt" in str(err.value) and "pt_inception.pth" in str(err.value)
