@@ -978,7 +978,7 @@ def run_demo(
             from .builder.build import build
 
             say(f"building the sample dataset into {ds} ...")
-            build([], ds, sample=True, progress=progress)
+            build([], ds, sample=True, progress=progress, jobs=jobs)
 
     # 2. plan + metrics
     with _Stage("plan", timings, say=stage_say, number="2/5"):

@@ -10,6 +10,7 @@ are kept. The same sources and seed give byte-identical published files.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pickle
@@ -72,15 +73,15 @@ class BuildResult:
 def _default_camera_scorer(detector: str | None, scoring_size: tuple[int, int] | None) -> Scorer:
     from .camera_motion import SCORING_SIZE, camera_motion_score
 
-    size = scoring_size or SCORING_SIZE
-    return lambda frames: camera_motion_score(frames, detector=detector, scoring_size=size)
+    # a partial of a module-level function, so that worker processes can receive it
+    return functools.partial(camera_motion_score, detector=detector, scoring_size=scoring_size or SCORING_SIZE)
 
 
 def _default_scene_scorer(detector: str | None, mode: str, scoring_size: tuple[int, int] | None) -> Scorer:
     from .scene_motion import SCORING_SIZE, scene_motion_score
 
-    size = scoring_size or SCORING_SIZE
-    return lambda frames: scene_motion_score(frames, mode=mode, detector=detector, scoring_size=size)
+    return functools.partial(scene_motion_score, mode=mode, detector=detector,
+                             scoring_size=scoring_size or SCORING_SIZE)
 
 
 def _default_curate(sources, out_dir, *, progress: bool, **options):
@@ -117,30 +118,40 @@ def score_clips(
     clip_loader: Callable[[Path], np.ndarray],
     scorer_key: str = "",
     progress: bool = True,
+    jobs: int = 1,
 ) -> dict[str, dict]:
     """Camera- and scene-motion scores per clip, cached in ``cache_path`` (keyed by the clip file's sha256 and
     ``scorer_key``, which names the scorers' settings).
 
-    The cache is rewritten atomically after every clip, so an interrupted run only recomputes the clip it was on.
+    The cache is rewritten atomically after every clip, so an interrupted run only recomputes the clips that were
+    in flight. ``jobs`` worker processes score the clips (the scorers and loader must then be picklable: the
+    defaults are); the scores are the same with any number.
     """
+    from ..engines.local import map_ordered
+
     cache: dict[str, dict] = {}
     if cache_path.is_file():
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
-    out: dict[str, dict] = {}
-    for rec in _progress(clips, total=len(clips), desc="labelling", enabled=progress):
-        hit = cache.get(rec.clip_id)
-        if hit is None or hit.get("sha256") != rec.sha256 or hit.get("scorer", "") != scorer_key:
-            frames = clip_loader(clip_dir / rec.path)
-            hit = {
-                "sha256": rec.sha256,
-                "scorer": scorer_key,
-                "camera_motion": float(camera_scorer(frames)),
-                "bg_scene_motion": float(scene_scorer(frames)),
-            }
-            cache[rec.clip_id] = hit
-            atomic_write_text(cache_path, _json_dump(cache))
-        out[rec.clip_id] = hit
-    return out
+    todo = [rec for rec in clips if (hit := cache.get(rec.clip_id)) is None or hit.get("sha256") != rec.sha256
+            or hit.get("scorer", "") != scorer_key]
+    bar = _progress(None, total=len(todo), desc="labelling", enabled=progress) if progress and todo else None
+    tasks = [(clip_dir / rec.path, camera_scorer, scene_scorer, clip_loader) for rec in todo]
+    for rec, (camera, scene) in zip(todo, map_ordered(_score_clip, tasks, jobs=jobs if len(todo) > 1 else 1)):
+        cache[rec.clip_id] = {"sha256": rec.sha256, "scorer": scorer_key, "camera_motion": camera,
+                              "bg_scene_motion": scene}
+        atomic_write_text(cache_path, _json_dump(cache))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return {rec.clip_id: cache[rec.clip_id] for rec in clips}
+
+
+def _score_clip(task: tuple[Path, Scorer, Scorer, Callable[[Path], np.ndarray]]) -> tuple[float, float]:
+    """(camera-motion, scene-motion) score of one clip file (a stage function: runs in any worker)."""
+    path, camera_scorer, scene_scorer, clip_loader = task
+    frames = clip_loader(path)
+    return float(camera_scorer(frames)), float(scene_scorer(frames))
 
 
 class _MaskCache:
@@ -181,18 +192,29 @@ class _FrameCache:
         self.directory, self.clip_dir, self.paths = directory, clip_dir, paths
         self.size, self.fmt, self.loader = size, fmt, loader
 
-    def __call__(self, clip_id: str) -> list[dict]:
+    def _path(self, clip_id: str) -> Path:
+        return self.directory / f"{clip_id}.{self.fmt}.pkl"
+
+    def fill(self, clip_id: str) -> None:
+        """Encode the clip's frames into the cache unless they are there (a stage function: runs in any worker)."""
+        if not self._path(clip_id).is_file():
+            self._encode(clip_id)
+
+    def _encode(self, clip_id: str) -> list[dict]:
         from ..data.features import encode_frames
 
-        path = self.directory / f"{clip_id}.{self.fmt}.pkl"
-        if path.is_file():
-            return pickle.loads(path.read_bytes())
         frames = self.loader(self.clip_dir / self.paths[clip_id])
         if frames.shape[1:3] != (self.size[1], self.size[0]):
             frames = cover_crop_frames(frames, self.size)
         encoded = encode_frames(frames, self.fmt)
-        atomic_write_bytes(path, pickle.dumps(encoded, protocol=4))
+        atomic_write_bytes(self._path(clip_id), pickle.dumps(encoded, protocol=4))
         return encoded
+
+    def __call__(self, clip_id: str) -> list[dict]:
+        path = self._path(clip_id)
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        return self._encode(clip_id)
 
 
 def make_row(pair: Pair, frames: list[dict], hole: np.ndarray, size: tuple[int, int], labels: Mapping[str, str]) -> dict:
@@ -309,6 +331,7 @@ def build(
     mask_loader: MaskLoader | None = None,
     clip_loader: Callable[[Path], np.ndarray] | None = None,
     on_shard: Callable[[Path], None] | None = None,
+    jobs: int = 1,
 ) -> BuildResult:
     """Build a Hub-ready DEVIL dataset repository in ``out_dir`` from source videos (or the built-in sample).
 
@@ -327,6 +350,8 @@ def build(
         curate_fn, camera_scorer, scene_scorer, mask_loader, clip_loader: replace a stage (tests, custom
             scorers); ``mask_loader(preset, index)`` returns the unreversed 90-frame mask at ``size``.
         on_shard: called with each parquet shard's path once it is in place.
+        jobs: worker processes for the per-record stages (sample rendering, clip scoring, frame encoding); the
+            dataset is byte-identical with any number.
 
     Example:
         >>> build([], "sample-dataset", sample=True).config_rows["all"]  # doctest: +SKIP
@@ -347,7 +372,8 @@ def build(
         if sources:
             raise DevilError("give either sources or --sample, not both")
         sample_root = work / "sample-sources"
-        sources, sample_attr, sample_opts, extra_notes = write_sample_build_sources(sample_root, progress=progress)
+        sources, sample_attr, sample_opts, extra_notes = write_sample_build_sources(sample_root, progress=progress,
+                                                                                    jobs=jobs)
         attributions = {**sample_attr, **attributions}
         scoring_size = scoring_size or SAMPLE_SCORING_SIZE
         extra_notes += (f" Motion scores of the sample are computed at {scoring_size[0]}x{scoring_size[1]} "
@@ -369,7 +395,7 @@ def build(
         records, clip_dir, work / SCORES_NAME,
         camera_scorer=camera_scorer or _default_camera_scorer(detector, scoring_size),
         scene_scorer=scene_scorer or _default_scene_scorer(detector, scene_mode, scoring_size),
-        clip_loader=clip_loader or _default_clip_loader, progress=progress,
+        clip_loader=clip_loader or _default_clip_loader, progress=progress, jobs=jobs,
         scorer_key="custom" if camera_scorer or scene_scorer else f"{detector}|{scene_mode}|{scoring_size}",
     )
     manual = dict(bg_labels or {})
@@ -415,6 +441,12 @@ def build(
     masks = _MaskCache(work / "masks", size, mask_loader)
     frames = _FrameCache(work / "frames", clip_dir, {r.clip_id: r.path for r in records}, size, frame_format,
                          clip_loader or _default_clip_loader)
+    if jobs > 1:  # encode every clip's frames once, in parallel, before the (sequential) shard writing
+        from ..engines.local import map_ordered
+
+        needed = list(dict.fromkeys(p.clip.clip_id for pairs in plan.pairs.values() for p in pairs))
+        for _ in map_ordered(frames.fill, needed, jobs=jobs):
+            pass
     config_rows = {}
     total = sum(len(p) for p in plan.pairs.values())
     bar = _progress(None, total=total, desc="writing slices", enabled=progress) if progress else None
@@ -462,7 +494,8 @@ def build(
                        unmatched)
 
 
-def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True) -> tuple[list[str], dict, dict, str]:
+def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True,
+                               jobs: int = 1) -> tuple[list[str], dict, dict, str]:
     """Sources of ``devil build --sample``: (paths, attributions, curate options, card notes). Nothing is downloaded.
 
     - every built-in rendered scene (:data:`devil_dataset.builder.samples.SAMPLE_SCENES`, known camera and scene
@@ -478,7 +511,7 @@ def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True
 
     root = Path(root)
     rendered = samples.write_sample_sources(root / "rendered", num_frames=SAMPLE_NUM_FRAMES, cut_sources=0,
-                                            progress=progress)
+                                            progress=progress, jobs=jobs)
     paths = [str(p) for p in rendered]
     attributions = {Path(p).name: {"attribution": f"rendered landscape scene `{Path(p).stem}` (devil-dataset procedural "
                                             "renderer, known camera and scene motion)", "license": "MIT"}

@@ -429,13 +429,15 @@ def write_sample_sources(
     cut_sources: int = len(CUT_SOURCES),
     seed: int = 0,
     progress: bool = True,
+    jobs: int = 1,
 ) -> list[Path]:
     """Render the sample scenes into H.264 files in ``out_dir`` plus ``sample_labels.json`` (their ground truth).
 
     ``count`` rendered single-shot sources (default: one per :data:`SAMPLE_SCENES` entry; more cycle through the
     scenes with new seeds), plus ``cut_sources`` two-shot sources (scene A for ``2/3 * num_frames`` frames, a hard
     cut, scene B for ``num_frames + 10``). Existing files with the recorded checksum are kept (resume).
-    Returns the video paths in order.
+    ``jobs`` worker processes render the sources (the files are the same with any number). Returns the video
+    paths in order.
 
         >>> import tempfile
         >>> paths = write_sample_sources(tempfile.mkdtemp(), size=(160, 96), num_frames=50, count=1, cut_sources=0,
@@ -443,26 +445,25 @@ def write_sample_sources(
         >>> [p.name for p in paths]
         ['scene-00-still_static.mp4']
     """
+    from ..engines.local import map_ordered
     from ..progress import progress_bar
-
     from .curate import file_sha256
-    from .video_io import write_video
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     n_scenes = len(SAMPLE_SCENES) if count is None else int(count)
     cut_sources = min(int(cut_sources), len(CUT_SOURCES))
-    jobs: list[tuple[str, list[tuple[SceneSpec, int, int]]]] = []
+    sources_to_make: list[tuple[str, list[tuple[SceneSpec, int, int]]]] = []
     for k in range(n_scenes):
         spec = SAMPLE_SCENES[k % len(SAMPLE_SCENES)]
         variant = k // len(SAMPLE_SCENES)
         name = f"scene-{k:02d}-{spec.name}" + (f"-v{variant}" if variant else "")
-        jobs.append((name, [(spec, num_frames, seed + variant)]))
+        sources_to_make.append((name, [(spec, num_frames, seed + variant)]))
     first_len = max(1, (2 * num_frames) // 3)
     for k in range(cut_sources):
         a, b = CUT_SOURCES[k]
         second = replace(scene(b), palette="dusk")
-        jobs.append((f"cut-{k:02d}-{a}-{b}", [(scene(a), first_len, seed + 1000 + k),
+        sources_to_make.append((f"cut-{k:02d}-{a}-{b}", [(scene(a), first_len, seed + 1000 + k),
                                              (second, num_frames + 10, seed + 2000 + k)]))
 
     labels_path = out / LABELS_NAME
@@ -474,7 +475,8 @@ def write_sample_sources(
             previous = {}
     sources: dict[str, dict] = {}
     paths: list[Path] = []
-    for name, segments in progress_bar(jobs, desc="render sample sources", unit="video", enabled=progress):
+    to_render: list[tuple[Path, list[tuple[SceneSpec, int, int]], tuple[int, int]]] = []
+    for name, segments in sources_to_make:
         path = out / f"{name}.mp4"
         seg_records = []
         start = 0
@@ -496,15 +498,30 @@ def write_sample_sources(
                 and file_sha256(path) == old.get("sha256"):
             record["sha256"] = old["sha256"]
         else:
-            frames = np.concatenate([render_scene(spec, size=size, num_frames=n, seed=s) for spec, n, s in segments])
-            write_video(path, frames, fps=SAMPLE_FPS)
-            record["sha256"] = file_sha256(path)
+            to_render.append((path, segments, size))
         sources[path.name] = record
         paths.append(path)
+    # each source is rendered and encoded on its own (in worker processes when jobs > 1; same files either way)
+    bar = progress_bar(total=len(to_render), desc="render sample sources", unit="video", enabled=progress)
+    for (path, _, _), sha in zip(to_render, map_ordered(_render_source, to_render, jobs=jobs,
+                                                        on_result=lambda _: bar.update(1))):
+        sources[path.name]["sha256"] = sha
+    bar.close()
     doc = {"format": LABELS_FORMAT, "size": list(size), "fps": SAMPLE_FPS, "thresholds":
            {"low_max": TRUE_LOW_MAX, "high_min": TRUE_HIGH_MIN}, "sources": sources}
     atomic_write_text(labels_path, json.dumps(doc, indent=1) + "\n")
     return paths
+
+
+def _render_source(job: tuple[Path, list[tuple[SceneSpec, int, int]], tuple[int, int]]) -> str:
+    """Render one sample source (its segments one after the other) into its H.264 file; returns its sha256."""
+    from .curate import file_sha256
+    from .video_io import write_video
+
+    path, segments, size = job
+    frames = np.concatenate([render_scene(spec, size=size, num_frames=n, seed=s) for spec, n, s in segments])
+    write_video(path, frames, fps=SAMPLE_FPS)
+    return file_sha256(path)
 
 
 def read_sample_labels(path: str | os.PathLike) -> dict:

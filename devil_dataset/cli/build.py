@@ -4,12 +4,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, resolution
+from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
 
 EPILOG = """\
 examples:
   # the built-in sample (rendered scenes + packaged real footage; nothing downloaded), then load a slice
-  devil build --sample --out devil-sample
+  devil build --sample --out devil-sample --jobs 2
   python -c "import datasets; print(datasets.load_dataset('devil-sample', 'camera_motion_high', split='test'))"
 
   # your own landscape videos (files or folders), with hand-made background-scene-motion labels
@@ -41,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--detector", choices=("surf", "sift", "orb"), help="feature detector of the motion scorers")
     p.add_argument("--bg-labels", type=existing_path, metavar="CSV",
                    help="hand-made background-scene-motion labels (clip_id,label rows); they win over the score")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                   help="worker processes for rendering, scoring and encoding (default 1; same files with any N)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -58,6 +60,6 @@ def run(args: argparse.Namespace) -> int:
         bg = read_bg_labels_csv(args.bg_labels)
     result = build([Path(s) for s in args.sources], args.out, sample=args.sample, seed=args.seed,
                    size=args.resolution, frame_format=args.frame_format, license=args.license,
-                   detector=args.detector, bg_labels=bg, progress=not args.quiet)
+                   detector=args.detector, bg_labels=bg, progress=not args.quiet, jobs=args.jobs)
     print(result.summary())
     return 0

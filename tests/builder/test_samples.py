@@ -165,3 +165,16 @@ def test_two_shot_sources_have_a_detectable_cut():
         result = detect_cuts(np.concatenate([first, second]), min_shot_frames=3)
         assert result.cuts == (6,), (a, b)
         assert result.scores[6] > CUT_THRESHOLD * 1.3
+
+
+def test_sample_sources_same_files_with_worker_processes(tmp_path):
+    """Rendering in two worker processes writes byte-identical videos and labels."""
+    from devil_dataset.builder.curate import file_sha256
+    from devil_dataset.builder.samples import write_sample_sources
+
+    one = write_sample_sources(tmp_path / "one", size=(96, 64), num_frames=8, count=3, cut_sources=1, progress=False)
+    two = write_sample_sources(tmp_path / "two", size=(96, 64), num_frames=8, count=3, cut_sources=1, progress=False,
+                               jobs=2)
+    assert [p.name for p in one] == [p.name for p in two]
+    assert [file_sha256(p) for p in one] == [file_sha256(p) for p in two]
+    assert (tmp_path / "one" / "sample_labels.json").read_bytes() == (tmp_path / "two" / "sample_labels.json").read_bytes()
