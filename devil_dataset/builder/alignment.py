@@ -31,6 +31,10 @@ MIN_MATCHES = 2
 DETECTORS: tuple[str, ...] = ("surf", "sift", "orb")
 
 
+# SPEC section 2: the release warps an all-ones float64 (``np.float``) mask; the dtype changes border pixels.
+MASK_WARP_DTYPE = np.float64
+
+
 @lru_cache(maxsize=1)
 def surf_available() -> bool:
     """True when this OpenCV build includes the non-free SURF detector (pip wheels do not)."""
@@ -208,9 +212,17 @@ def estimate_similarity(source: Features, target: Features) -> np.ndarray | None
 
 
 def warp_valid_mask(matrix: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Pixels of the target (W, H) covered by the warped input frame: warp all-ones bilinearly, border 0, keep >= 1."""
+    """Pixels of the target (W, H) covered by the warped input frame: warp all-ones bilinearly, border 0, keep >= 1.
+
+    The mask is float64 like the release's ``np.float`` (SPEC section 2): OpenCV rounds border pixels of sub-pixel
+    shifts differently for float32, which would make a still camera score 0.006 instead of 0.0.
+
+    >>> m = np.array([[1.0, 0.0, 0.25], [0.0, 1.0, 0.0]])
+    >>> warp_valid_mask(m, (8, 4)).sum(axis=1).tolist()  # a quarter-pixel shift right: column 0 is not covered
+    [7, 7, 7, 7]
+    """
     w, h = size
-    ones = np.ones((h, w), np.float32)
+    ones = np.ones((h, w), MASK_WARP_DTYPE)
     warped = cv2.warpAffine(ones, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     return warped >= 1.0
 

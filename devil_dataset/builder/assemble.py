@@ -12,8 +12,12 @@ Release rules reproduced here:
   ``RandomState(seed)`` (0 in the release) and cut to ``per_slice``;
 - the mask list of a subset is every preset containing the subset (sorted ``devil_<preset>`` order) x indices
   0..999; ``RandomState(seed)`` shuffles it, then draws ``randint(2, size=len, dtype=bool)`` reversal flags;
-- the first ``len(videos)`` masks of the shuffled list are taken; videos and masks are each sorted by name and mask
-  i pairs with video i; a clip with T frames uses mask frames 0..T-1 of the (possibly reversed) 90-frame mask.
+- pairing (SPEC section 6, "Pairing"): row i of a slice is the release's folder ``{i:05d}``: the i-th video of the
+  slice's video list (the shuffled ``all`` list; the cm/bsm lists in name order) with the i-th entry of the
+  shuffled mask list and the i-th reversal flag; the row keeps that index as ``release_index``; a clip with T
+  frames uses mask frames 0..T-1 of the (possibly reversed) 90-frame mask;
+- ranking (SPEC section 6, last bullet): ``rank_mode="release"`` ranks NaN scores last like the release's pandas
+  sort (they land in the high tail); ``rank_mode="corrected"`` leaves them out.
 
 Scaled-down rule for small collections (:func:`slice_sizes`): the release's 150 videos per slice from 16% tails
 need N >= 938 clips. We use ``tail = max(1, min(floor(N / 3), max(floor(0.16 N), 150)))`` candidates per
@@ -103,10 +107,11 @@ class MaskRef:
 
 @dataclass(frozen=True)
 class Pair:
-    """Row i of a slice: video i paired with mask i."""
+    """Row i of a slice: video i paired with mask i; ``release_index`` = i, the release's folder ``{i:05d}``."""
 
     clip: ClipInfo
     mask: MaskRef
+    release_index: int = -1
 
 
 @dataclass
@@ -114,27 +119,36 @@ class SlicePlan:
     """The whole build plan: per config, its pairs in row order; plus the label of every clip."""
 
     sizes: SliceSizes
-    videos: dict[str, list[str]]  # video subset -> clip ids (sorted)
+    videos: dict[str, list[str]]  # video subset -> clip ids in release folder order (``all`` shuffled, others sorted)
     pairs: dict[str, list[Pair]]  # config name -> pairs
     labels: dict[str, dict[str, str]] = field(default_factory=dict)  # clip id -> {attribute: low/high}
 
 
-def rank_tails(scores: Mapping[str, float], tail: int) -> tuple[list[str], list[str]]:
+def rank_tails(scores: Mapping[str, float], tail: int, *, mode: str = "release") -> tuple[list[str], list[str]]:
     """Low and high candidates: the ``tail`` lowest (ascending) and highest (descending, +inf highest) clips.
 
-    Same total order as :func:`devil_dataset.builder.labels.label_by_rank` ((score, clip id); NaN left out), with
-    the tail given as a count (see :func:`slice_sizes`).
+    Same total order as :func:`devil_dataset.builder.labels.label_by_rank` ((score, clip id); in ``"release"``
+    mode NaN ranks above +inf, in ``"corrected"`` mode NaN is left out), with the tail given as a count (see
+    :func:`slice_sizes`).
 
     >>> rank_tails({"a": 0.1, "b": float("inf"), "c": 0.5, "d": 0.2}, 1)
     (['a'], ['b'])
+    >>> rank_tails({"a": 0.1, "b": float("inf"), "n": float("nan")}, 1), rank_tails({"a": 0.1, "n": float("nan")}, 1, mode="corrected")
+    ((['a'], ['n']), ([], []))
     """
-    order = ranked_clip_ids(scores)
+    order = ranked_clip_ids(scores, mode)
     k = min(tail, len(order) // 2)
     return order[:k], list(reversed(order[len(order) - k :])) if k else []
 
 
-def video_lists(clips: Sequence[ClipInfo], sizes: SliceSizes, *, seed: int = RELEASE_SEED) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
-    """Video subsets (``all``, ``cm-l``, ``cm-h``, ``bsm-l``, ``bsm-h``) as sorted clip-id lists, and clip labels."""
+def video_lists(
+    clips: Sequence[ClipInfo], sizes: SliceSizes, *, seed: int = RELEASE_SEED, rank_mode: str = "release"
+) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
+    """Video subsets (``all``, ``cm-l``, ``cm-h``, ``bsm-l``, ``bsm-h``) in the release's folder order, and labels.
+
+    ``all``: the name-sorted clip list shuffled in place by ``RandomState(seed)``, its first ``per_slice`` names in
+    shuffled order; the cm/bsm subsets: their ``per_slice`` chosen clips sorted by name (SPEC section 6).
+    """
     by_id = {c.clip_id: c for c in clips}
     if len(by_id) != len(clips):
         raise ValueError("clip ids must be unique")
@@ -143,12 +157,10 @@ def video_lists(clips: Sequence[ClipInfo], sizes: SliceSizes, *, seed: int = REL
     out: dict[str, list[str]] = {}
 
     names = sorted(by_id)
-    rs = np.random.RandomState(seed)
-    order = np.arange(len(names))
-    rs.shuffle(order)
-    out["all"] = sorted(names[i] for i in order[: sizes.per_slice])
+    np.random.RandomState(seed).shuffle(names)  # the release shuffles the list itself (SPEC section 6)
+    out["all"] = names[: sizes.per_slice]
 
-    cm_low, cm_high = rank_tails({c.clip_id: c.camera_motion_score for c in clips}, sizes.tail)
+    cm_low, cm_high = rank_tails({c.clip_id: c.camera_motion_score for c in clips}, sizes.tail, mode=rank_mode)
     manual = {c.clip_id: c.bg_scene_motion_manual for c in clips if c.bg_scene_motion_manual in (LOW, HIGH)}
     bsm_scores = {c.clip_id: c.bg_scene_motion_score for c in clips}
     if manual:
@@ -161,7 +173,7 @@ def video_lists(clips: Sequence[ClipInfo], sizes: SliceSizes, *, seed: int = REL
         bsm_low = sorted([c for c, l in manual.items() if l == LOW], key=lambda c: key(c, 1.0))
         bsm_high = sorted([c for c, l in manual.items() if l == HIGH], key=lambda c: key(c, -1.0))
     else:
-        bsm_low, bsm_high = rank_tails(bsm_scores, sizes.tail)
+        bsm_low, bsm_high = rank_tails(bsm_scores, sizes.tail, mode=rank_mode)
     for attr, low, high in (("camera_motion", cm_low, cm_high), ("bg_scene_motion", bsm_low, bsm_high)):
         for cid in low:
             labels[cid][attr] = LOW
@@ -174,30 +186,41 @@ def video_lists(clips: Sequence[ClipInfo], sizes: SliceSizes, *, seed: int = REL
 
 
 def mask_list(mask_subset: str, count: int, *, seed: int = RELEASE_SEED, masks_per_preset: int = RELEASE_MASKS_PER_PRESET) -> list[MaskRef]:
-    """The first ``count`` masks of a subset's shuffled release list, with reversal flags, sorted by mask name.
+    """The first ``count`` masks of a subset's shuffled release list with their reversal flags, in shuffled order.
 
-    >>> [m.mask_id for m in mask_list("fgd-h", 2)] == sorted(m.mask_id for m in mask_list("fgd-h", 2))
-    True
+    Entry i is the release's mask folder ``{i:05d}``: ``RandomState(seed)`` shuffles the list, then draws one flag
+    per entry; entry i gets flag i (SPEC section 6).
+
+    >>> [(m.mask_id, m.reversed) for m in mask_list("fgd-h", 2)]
+    [('devil_fgs-l_fgm-h_fgd-h_00230', True), ('devil_fgs-h_fgm-h_fgd-h_00668', True)]
     """
     ids = release_mask_ids(mask_subset, masks_per_preset)
     rs = np.random.RandomState(seed)
-    order = np.arange(len(ids))
-    rs.shuffle(order)
+    rs.shuffle(ids)  # the release shuffles the list itself
     flags = rs.randint(2, size=len(ids), dtype=bool)
-    chosen = [MaskRef(ids[j][0], ids[j][1], bool(flags[pos])) for pos, j in enumerate(order[:count])]
-    return sorted(chosen, key=lambda m: m.mask_id)
+    return [MaskRef(preset, index, bool(flag)) for (preset, index), flag in zip(ids[:count], flags[:count])]
 
 
-def plan_slices(clips: Sequence[ClipInfo], *, seed: int = RELEASE_SEED, sizes: SliceSizes | None = None) -> SlicePlan:
-    """Plan every config (``all`` + the ten slices): sorted videos paired with sorted shuffled-list masks."""
+def plan_slices(
+    clips: Sequence[ClipInfo], *, seed: int = RELEASE_SEED, sizes: SliceSizes | None = None, rank_mode: str = "release"
+) -> SlicePlan:
+    """Plan every config (``all`` + the ten slices); row i is the release's folder ``{i:05d}`` (SPEC section 6).
+
+    Video i of the slice's video list (:func:`video_lists`) with mask i of its shuffled mask list
+    (:func:`mask_list`); ``rank_mode`` is passed to :func:`rank_tails` ("release": NaN scores rank highest).
+
+    >>> plan = plan_slices([ClipInfo(f"s{i}-00000", f"s{i}", 45, camera_motion_score=i / 10) for i in range(6)])
+    >>> [(p.release_index, p.clip.clip_id, p.mask.mask_id) for p in plan.pairs["camera_motion_high"]]
+    [(0, 's4-00000', 'devil_fgs-h_fgm-l_fgd-l_00069'), (1, 's5-00000', 'devil_fgs-h_fgm-h_fgd-l_00675')]
+    """
     sizes = sizes or slice_sizes(len(clips))
-    videos, labels = video_lists(clips, sizes, seed=seed)
+    videos, labels = video_lists(clips, sizes, seed=seed, rank_mode=rank_mode)
     by_id = {c.clip_id: c for c in clips}
     pairs: dict[str, list[Pair]] = {}
     for name, spec in SLICES.items():
         vids = videos[spec.videos]
         masks = mask_list(spec.masks, len(vids), seed=seed)
-        pairs[name] = [Pair(by_id[v], m) for v, m in zip(vids, masks)]
+        pairs[name] = [Pair(by_id[v], m, i) for i, (v, m) in enumerate(zip(vids, masks))]
     return SlicePlan(sizes, videos, pairs, labels)
 
 

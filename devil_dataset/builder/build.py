@@ -250,6 +250,7 @@ def make_row(pair: Pair, frames: list[dict], hole: np.ndarray, size: tuple[int, 
         "mask_centroid_speed": stats.centroid_speed,
         "mask_pose_motion": stats.pose_motion,
         "mask_union_coverage": stats.union_coverage,
+        "release_index": pair.release_index,
     }
 
 

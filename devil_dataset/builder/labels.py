@@ -1,6 +1,9 @@
 """Low/high labels from clip scores (SPEC sections 3, 4, 6) and hand-made background-scene-motion labels.
 
 - :func:`label_by_rank`: the release's rule, the lowest and highest floor(0.16 N) clips (+inf ranks highest).
+  ``mode="release"`` (parity, default) ranks like the release's pandas sort: a stable ascending sort of the
+  clips in name order with NaN/None last, so NaN-score clips fall into the *high* tail (SPEC section 6, last
+  bullet); ``mode="corrected"`` leaves NaN/None clips unlabelled (N counts scored clips only).
 - :func:`label_by_threshold`: fixed thresholds, for collections too small for rank tails.
 - :func:`select_unique_source_first`: the release's "unique source video first" pick from ordered candidates.
 - :func:`read_bg_labels_csv` / :func:`merge_bg_labels`: hand labels (``clip_id,label`` rows) that win over the
@@ -29,6 +32,9 @@ LOW, HIGH = "low", "high"
 LABEL_VALUES: tuple[str, ...] = (LOW, HIGH)
 # Format tag of the JSON labels file written by `devil label import-bg-labels`.
 LABELS_FILE_FORMAT = "devil-bg-scene-motion-labels/1"
+# Ranking modes (ARCHITECTURE: parity modes are named arguments). "release": pandas' order, NaN last and ranked
+# (SPEC section 6, last bullet); "corrected": clips without a score are left out of the ranking.
+RANK_MODES: tuple[str, ...] = ("release", "corrected")
 
 
 @dataclass(frozen=True)
@@ -46,29 +52,46 @@ class RankLabels:
         return out
 
 
-def ranked_clip_ids(scores: Mapping[str, float | None]) -> list[str]:
-    """Clip ids with a score (not None/NaN) in ascending (score, clip id) order; +inf sorts last."""
-    usable = []
-    for cid, s in scores.items():
-        if s is None or math.isnan(float(s)):
-            continue
-        usable.append((float(s), str(cid)))
-    return [cid for _, cid in sorted(usable)]
+def _is_missing(score: float | None) -> bool:
+    return score is None or math.isnan(float(score))
 
 
-def label_by_rank(scores: Mapping[str, float | None], tail: float = TAIL_FRACTION) -> RankLabels:
+def ranked_clip_ids(scores: Mapping[str, float | None], mode: str = "release") -> list[str]:
+    """Clip ids in ascending score order; ties (e.g. several +inf) by clip id; +inf after every finite score.
+
+    ``mode="release"``: the release's pandas sort (a stable sort of the clips in name order, NaN last), so clips
+    whose score is NaN/None come after +inf, in name order. ``mode="corrected"``: NaN/None clips are dropped.
+
+    >>> s = {"b": float("nan"), "a": float("inf"), "c": 0.5, "d": None, "e": float("inf")}
+    >>> ranked_clip_ids(s), ranked_clip_ids(s, mode="corrected")
+    (['c', 'a', 'e', 'b', 'd'], ['c', 'a', 'e'])
+    """
+    if mode not in RANK_MODES:
+        raise ValueError(f"unknown ranking mode {mode!r}; valid: {', '.join(RANK_MODES)}")
+    scored = sorted((float(s), str(cid)) for cid, s in scores.items() if not _is_missing(s))
+    order = [cid for _, cid in scored]
+    if mode == "release":
+        order += sorted(str(cid) for cid, s in scores.items() if _is_missing(s))
+    return order
+
+
+def label_by_rank(scores: Mapping[str, float | None], tail: float = TAIL_FRACTION, mode: str = "release") -> RankLabels:
     """Rank tails of SPEC section 3: the floor(tail * N) lowest clips are low, the floor(tail * N) highest high.
 
-    N counts clips with a score; None/NaN scores are left unlabelled. One total order (score, then clip id)
-    decides ties, so the two tails never overlap; ``high`` lists the top clips in descending order (ties by
-    descending clip id).
+    One total order (:func:`ranked_clip_ids`: score, then clip id) decides ties, so the two tails never overlap;
+    ``high`` is the end of that order reversed (descending; ties by descending clip id). ``mode="release"``
+    (parity): N counts every clip and NaN/None scores rank above +inf, as in the release's pandas sort;
+    ``mode="corrected"``: N counts scored clips only and NaN/None clips stay unlabelled.
 
     >>> label_by_rank({f"c{i}": float(i % 3) for i in range(13)}).labels
     {'c0': 'low', 'c12': 'low', 'c8': 'high', 'c5': 'high'}
+    >>> s = {f"c{i}": float(i) for i in range(12)} | {"n": float("nan")}
+    >>> label_by_rank(s).high, label_by_rank(s, mode="corrected").high
+    (('n', 'c11'), ('c11',))
     """
     if not 0 <= tail <= 0.5:
         raise ValueError(f"tail must be in [0, 0.5], got {tail}")
-    order = ranked_clip_ids(scores)
+    order = ranked_clip_ids(scores, mode)
     k = math.floor(tail * len(order) + 1e-9)  # 1e-9: 0.16 * 25 must give 4, not 3.9999
     return RankLabels(tuple(order[:k]), tuple(reversed(order[len(order) - k :])) if k else ())
 
@@ -83,7 +106,7 @@ def label_by_threshold(scores: Mapping[str, float | None], low_max: float, high_
     """
     if not low_max < high_min:
         raise ValueError(f"low_max ({low_max}) must be below high_min ({high_min})")
-    order = ranked_clip_ids(scores)
+    order = ranked_clip_ids(scores, mode="corrected")
     low = tuple(cid for cid in order if float(scores[cid]) <= low_max)  # type: ignore[arg-type]
     high = tuple(cid for cid in reversed(order) if float(scores[cid]) >= high_min)  # type: ignore[arg-type]
     return RankLabels(low, high)

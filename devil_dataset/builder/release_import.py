@@ -3,9 +3,12 @@
 The release ships each split as a plain tar: video splits ``flickr-<subset>.tar`` (``all``, ``cm-l``, ``cm-h``,
 ``bsm-l``, ``bsm-h``) holding ``<video>/frame_%04d_gt.png``, and mask splits ``fvi-<subset>.tar`` (``all``,
 ``fgd-l``, ``fgd-h``, ``fgm-l``, ``fgm-h``, ``fgs-l``, ``fgs-h``) holding ``<video>/frame_%04d_mask.png`` (mode '1',
-1 = known). A config is written when both of its archives are given: videos and masks are each sorted by name and
-mask i pairs with video i, exactly as the release's evaluation pairs them; a clip with T frames uses mask frames
-0..T-1 (cycled back and forth if the mask is shorter). Frames are stored losslessly (PNG) by default, so the
+1 = known). A config is written when both of its archives are given. The release writes entry i of each list to a
+folder ``{i:05d}`` and evaluates frames folder i with masks folder i (SPEC section 6, "Pairing"), so row i of an
+imported config is folder i of both archives and keeps i as ``release_index`` — the same row order as a slice
+rebuilt by :func:`devil_dataset.builder.assemble.plan_slices`. Archives with other folder names are paired by
+sorted name (``release_index`` = position). A clip with T frames uses mask frames 0..T-1 (cycled back and forth if
+the mask is shorter). Frames are stored losslessly (PNG) by default, so the
 imported ground truth keeps the release's exact pixels.
 
     >>> parse_split_name("downloads/flickr-cm-h.tar"), parse_split_name("fvi-all.tar.gz")
@@ -40,6 +43,7 @@ _FRAME_RE = {"gt": re.compile(r"^frame_(\d{4,})_gt\.png$"), "mask": re.compile(r
 _PRESET_RE = re.compile(r"(fgs-[lh]_fgm-[lh]_fgd-[lh])(?:_(\d+))?")
 _CLIP_INDEX_RE = re.compile(r"^(.*)-\d{5}$")
 KIND_OF = {"flickr": "gt", "fvi": "mask"}
+_FOLDER_INDEX_RE = re.compile(r"^\d{5}$")  # SPEC section 6: the release names its folders {i:05d}
 IMPORT_PLAN = "import-plan.json"
 
 
@@ -110,6 +114,22 @@ class SplitArchive:
 
     def close(self) -> None:
         self._tar.close()
+
+
+def release_pairs(videos: Sequence[str], masks: Sequence[str]) -> list[tuple[int, str, str]]:
+    """(release_index, video folder, mask folder) rows: folder i with folder i when both use ``{i:05d}`` names.
+
+    Otherwise both lists are sorted by name and paired by position (index = position).
+
+    >>> release_pairs(["00001", "00000", "00002"], ["00000", "00001"])
+    [(0, '00000', '00000'), (1, '00001', '00001')]
+    >>> release_pairs(["b", "a"], ["m2", "m1"])
+    [(0, 'a', 'm1'), (1, 'b', 'm2')]
+    """
+    if all(_FOLDER_INDEX_RE.match(n) for n in [*videos, *masks]):
+        common = sorted(set(videos) & set(masks), key=int)
+        return [(int(n), n, n) for n in common]
+    return [(i, v, m) for i, (v, m) in enumerate(zip(sorted(videos), sorted(masks)))]
 
 
 def _mask_identity(name: str) -> tuple[str, int]:
@@ -189,7 +209,7 @@ def import_release(
                 video_labels.setdefault(v, {})[attr] = "low" if subset.endswith("-l") else "high"
 
     result = ImportResult(out)
-    plan: dict[str, list[list[str]]] = {}
+    plan: dict[str, list[list]] = {}
     for name, spec in SLICES.items():
         need = [f"flickr-{spec.videos}", f"fvi-{spec.masks}"]
         varc, marc = splits.get(("flickr", spec.videos)), splits.get(("fvi", spec.masks))
@@ -197,10 +217,11 @@ def import_release(
             result.missing[name] = [n for n, a in zip(need, (varc, marc)) if a is None]
             continue
         videos, masks = varc.names(), marc.names()
-        if len(videos) != len(masks):
-            result.notes.append(f"{name}: {len(videos)} videos and {len(masks)} masks; pairing the first "
-                                f"{min(len(videos), len(masks))} of each (sorted by name)")
-        plan[name] = [[v, m] for v, m in zip(videos, masks)]
+        rows = release_pairs(videos, masks)
+        if not (len(videos) == len(masks) == len(rows)):
+            result.notes.append(f"{name}: {len(videos)} videos and {len(masks)} masks; {len(rows)} rows paired "
+                                "(folder i with folder i, else by sorted name)")
+        plan[name] = [[v, m, i] for i, v, m in rows]
     if not plan:
         raise DevilError("no config can be imported: each needs a flickr-<videos> and an fvi-<masks> archive "
                          f"({'; '.join(f'{k}: {v}' for k, v in result.missing.items())})")
@@ -224,7 +245,7 @@ def import_release(
         varc, marc = splits[("flickr", spec.videos)], splits[("fvi", spec.masks)]
 
         def row(i: int, pairs=pairs, varc=varc, marc=marc, spec=spec) -> dict:
-            video, mask_name = pairs[i]
+            video, mask_name, release_index = pairs[i]
             frames = varc.read_frames(video)
             hole = mask_frames_for_clip(marc.read_hole(mask_name), len(frames), False)
             if hole.shape[1:] != frames.shape[1:3]:
@@ -252,6 +273,7 @@ def import_release(
                 **labels,
                 "mask_mean_area": stats.mean_area, "mask_centroid_speed": stats.centroid_speed,
                 "mask_pose_motion": stats.pose_motion, "mask_union_coverage": stats.union_coverage,
+                "release_index": release_index,
             }
 
         writer.write_config(out, name, len(pairs), row, on_shard=on_shard)
@@ -263,8 +285,8 @@ def import_release(
         arc.close()
 
     notes = ["### Import", "", f"Imported by devil-dataset {__version__} from the original release's split archives: "
-             + ", ".join(sorted(a.path.name for a in splits.values())) + ". Videos and masks are paired by sorted "
-             "name (mask i with video i) as the release's evaluation does; masks are stored as shipped (already "
+             + ", ".join(sorted(a.path.name for a in splits.values())) + ". Row i pairs video folder i with mask "
+             "folder i as the release's evaluation does (`release_index` = i); masks are stored as shipped (already "
              "cropped and time-reversed by the release), so `reversed` is False and unknown values are -1/NaN/empty."]
     notes += [f"- {n}" for n in result.notes]
     info = {"format": "devil-dataset/1", "builder": f"devil-dataset {__version__} import-release",

@@ -32,6 +32,7 @@ import cv2
 import numpy as np
 
 from .alignment import (
+    MASK_WARP_DTYPE,
     Features,
     detect_features,
     estimate_similarity,
@@ -137,11 +138,11 @@ def valid_flow_vectors(flow: np.ndarray, start_valid: np.ndarray, target_mask: n
     """
     h, w = flow.shape[:2]
     if target_mask is None:
-        target_mask = np.ones((h, w), np.float32)
+        target_mask = np.ones((h, w), MASK_WARP_DTYPE)  # float64 like the release's mask (SPEC section 2)
     xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
     map_x = xs + flow[..., 0].astype(np.float32)
     map_y = ys + flow[..., 1].astype(np.float32)
-    at_end = cv2.remap(target_mask.astype(np.float32), map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    at_end = cv2.remap(np.asarray(target_mask, MASK_WARP_DTYPE), map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     return start_valid & (at_end >= TARGET_MASK_MIN)
 
 

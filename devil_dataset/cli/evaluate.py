@@ -57,6 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=positive_int, default=8, help="frames/clips per network batch (default 8)")
     p.add_argument("--ssim-mode", default="release", choices=("release", "standard"),
                    help="SSIM data range: release = 2 (parity), standard = 1")
+    p.add_argument("--pvcs-mode", default="release", choices=("release", "corrected"),
+                   help="PVCS window padding for videos under 10 frames: release = composite padded with the GT's "
+                        "last frame (parity), corrected = each video's own last frame")
     p.add_argument("--flow", default="auto", choices=("auto", "raft", "dis"),
                    help="optical flow for warp error: RAFT when its weights are cached, else OpenCV DIS")
     sc = p.add_argument_group("re-inpainting self-consistency (--metrics self_consistency)")
@@ -111,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.second_inpainter not in INPAINTERS:
         raise DevilError(f"unknown --second-inpainter {args.second_inpainter!r}; valid: {', '.join(sorted(INPAINTERS))}")
-    options = EvalOptions(device=args.device, batch_size=args.batch_size, ssim_mode=args.ssim_mode, flow=args.flow,
+    options = EvalOptions(device=args.device, batch_size=args.batch_size, ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode,
+                          flow=args.flow,
                           seed=args.seed, second_inpainter=args.second_inpainter,
                           self_consistency_submetric=args.self_consistency_submetric,
                           self_consistency_k=args.self_consistency_k)

@@ -111,6 +111,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        epilog=RANK_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     r.add_argument("scores", type=existing_path, metavar="SCORES.json", help="output of camera-motion/scene-motion")
     r.add_argument("--tail", type=float, default=0.16, help="rank-tail fraction (default 0.16)")
+    r.add_argument("--mode", choices=("release", "corrected"), default="release",
+                   help="release: NaN/null scores rank highest, as the release's pandas sort (parity); "
+                        "corrected: they stay unlabelled")
     r.add_argument("--threshold", type=float, nargs=2, metavar=("LOW_MAX", "HIGH_MIN"),
                    help="fixed thresholds instead of rank tails")
     r.set_defaults(func=run_rank)
@@ -257,7 +260,7 @@ def run_rank(args: argparse.Namespace) -> int:
 
     scores = _read_scores(args.scores)
     try:
-        result = label_by_threshold(scores, *args.threshold) if args.threshold else label_by_rank(scores, args.tail)
+        result = label_by_threshold(scores, *args.threshold) if args.threshold else label_by_rank(scores, args.tail, args.mode)
     except ValueError as exc:
         raise DevilError(f"{args.scores}: {exc}") from None
     print(json.dumps({"low": list(result.low), "high": list(result.high)}, indent=2))

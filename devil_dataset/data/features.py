@@ -57,6 +57,7 @@ def _features():
             "mask_centroid_speed": Value("float32"),
             "mask_pose_motion": Value("float32"),
             "mask_union_coverage": Value("float32"),
+            "release_index": Value("int32"),
         }
     )
 
@@ -112,6 +113,7 @@ COLUMN_DOCS: dict[str, str] = {
     "mask_centroid_speed": "measured: mean per-frame hole-centroid displacement / frame diagonal (checks fg_displacement)",
     "mask_pose_motion": "measured: mean 1 - IoU of consecutive frames after aligning centroids (checks fg_motion)",
     "mask_union_coverage": "measured: fraction of pixels that are a hole in at least one frame",
+    "release_index": "row i of the slice is the release's folder `{i:05d}` (SPEC section 6, Pairing); -1 when unknown",
 }
 
 

@@ -29,6 +29,9 @@ from .protocol import EvalOptions, VideoSample
 FRECHET_EPS = 1e-6  # added to the covariance diagonals when sqrtm(sigma1 sigma2) is not finite (pytorch-fid)
 FRECHET_IMAG_ATOL = 1e-3  # tolerated imaginary part on the diagonal of sqrtm (pytorch-fid / the release)
 PVCS_WINDOW = 10  # frames per window, stride 1, max(1, T - 9) windows
+# Padding of a window past the last frame (T < 10): "release" pads the composite with the GT's last frame (the
+# release's behaviour, issue 10), "corrected" pads each video with its own last frame.
+PVCS_MODES: tuple[str, ...] = ("release", "corrected")
 PVCS_NORM_EPS = 1e-10  # unit-normalisation epsilon (LPIPS normalize_tensor)
 OCC_FB_REL, OCC_FB_ABS = 0.01, 0.5  # forward-backward check: |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
 OCC_GRAD_REL, OCC_GRAD_ABS = 0.01, 0.002  # motion boundary: |grad fw|^2 > 0.01 |fw|^2 + 0.002
@@ -213,11 +216,25 @@ def _mean_thw(x: torch.Tensor) -> torch.Tensor:
     return x.mean(4).mean(3).mean(2)
 
 
-def _window_input(frames: torch.Tensor, starts: list[int]) -> torch.Tensor:
-    """uint8 [T, H, W, 3] on device -> float [len(starts), 3, 10, H, W] in [0, 1]; short videos repeat the last frame."""
+def _window_input(frames: torch.Tensor, starts: list[int], pad_frame: torch.Tensor | None = None) -> torch.Tensor:
+    """uint8 [T, H, W, 3] on device -> float [len(starts), 3, 10, H, W] in [0, 1].
+
+    Window positions past the last frame (videos shorter than 10 frames) repeat the last frame, or ``pad_frame``
+    ([H, W, 3]) when given (the release pads the composite window with the GT's last frame).
+
+    >>> f = torch.arange(3, dtype=torch.uint8)[:, None, None, None].expand(3, 1, 1, 3).contiguous()
+    >>> (_window_input(f, [0])[0, 0, :, 0, 0] * 255).round().int().tolist()
+    [0, 1, 2, 2, 2, 2, 2, 2, 2, 2]
+    >>> (_window_input(f, [0], torch.full((1, 1, 3), 9, dtype=torch.uint8))[0, 0, :, 0, 0] * 255).round().int().tolist()
+    [0, 1, 2, 9, 9, 9, 9, 9, 9, 9]
+    """
     t = frames.shape[0]
     idx = torch.tensor([[min(s + k, t - 1) for k in range(PVCS_WINDOW)] for s in starts], device=frames.device)
-    return frames[idx].permute(0, 4, 1, 2, 3).float() / 255.0
+    x = frames[idx]  # a copy: [B, 10, H, W, 3]
+    if pad_frame is not None:
+        past = torch.tensor([[s + k > t - 1 for k in range(PVCS_WINDOW)] for s in starts], device=frames.device)
+        x[past] = pad_frame
+    return x.permute(0, 4, 1, 2, 3).float() / 255.0
 
 
 class I3DVideoPass:
@@ -225,23 +242,28 @@ class I3DVideoPass:
 
     ``pvcs``: per-window PVCS distances [W]; ``gt_windows`` / ``comp_windows``: Mixed_5c means per window
     [W, 1024] (VFID clips); ``gt_video`` / ``comp_video``: Mixed_5c means of the whole videos [1024] (VFID),
-    computed on demand. Windows: stride 1, ``max(1, T - 9)`` of them, a shorter video padded with its own last
-    frame (the release pads the composite window with the GT's last frame there; DEVIL clips have 45-90 frames).
+    computed on demand. Windows: stride 1, ``max(1, T - 9)`` of them. A video shorter than 10 frames is padded:
+    ``pvcs_mode="release"`` pads the composite window with the GT's last frame (the release), ``"corrected"`` pads
+    each with its own last frame (the window features of VFID (clips) share this padding; DEVIL clips have 45-90
+    frames, so published numbers are not affected).
     """
 
-    def __init__(self, net, video: VideoSample, device: str, batch_pairs: int) -> None:
+    def __init__(self, net, video: VideoSample, device: str, batch_pairs: int, pvcs_mode: str = "release") -> None:
         from .networks.i3d import PVCS_ENDPOINTS
 
         self.net, self.device = net, torch.device(device)
         self.gt_u8 = torch.as_tensor(np.ascontiguousarray(video.gt)).to(self.device)
         self.comp_u8 = torch.as_tensor(np.ascontiguousarray(video.composite)).to(self.device)
+        if pvcs_mode not in PVCS_MODES:
+            raise ValueError(f"unknown pvcs_mode {pvcs_mode!r}; valid: {', '.join(PVCS_MODES)}")
         t = int(video.num_frames)
+        comp_pad = self.gt_u8[t - 1] if pvcs_mode == "release" else None
         n_windows = max(1, t - PVCS_WINDOW + 1)
         pvcs, gt_w, comp_w = [], [], []
         with torch.inference_mode():
             for s in _batches(n_windows, batch_pairs):
                 starts = list(range(s.start, s.stop))
-                x = torch.cat([_window_input(self.gt_u8, starts), _window_input(self.comp_u8, starts)])
+                x = torch.cat([_window_input(self.gt_u8, starts), _window_input(self.comp_u8, starts, comp_pad)])
                 b = len(starts)
                 dist = torch.zeros(b, dtype=torch.float64, device=self.device)
                 for name, act in net.iter_endpoints(x, PVCS_ENDPOINTS[-1]):
@@ -278,11 +300,11 @@ _PASS_MEMO: dict[str, object] = {}
 
 def _video_pass(net, video: VideoSample, options: EvalOptions) -> I3DVideoPass:
     ref = _PASS_MEMO.get("video")
-    if ref is not None and ref() is video and _PASS_MEMO.get("net") is net:
+    if ref is not None and ref() is video and _PASS_MEMO.get("net") is net and _PASS_MEMO.get("mode") == options.pvcs_mode:
         return _PASS_MEMO["pass"]  # type: ignore[return-value]
     _PASS_MEMO.clear()
-    result = I3DVideoPass(net, video, options.device, max(1, options.batch_size // 4))
-    _PASS_MEMO.update({"video": weakref.ref(video), "net": net, "pass": result})
+    result = I3DVideoPass(net, video, options.device, max(1, options.batch_size // 4), options.pvcs_mode)
+    _PASS_MEMO.update({"video": weakref.ref(video), "net": net, "pass": result, "mode": options.pvcs_mode})
     return result
 
 
@@ -314,7 +336,8 @@ class PVCSMetric:
     def provenance(self) -> dict:
         from .networks.i3d import PVCS_ENDPOINTS
 
-        return {**_i3d_provenance(self._injected), "layers": list(PVCS_ENDPOINTS), "window": PVCS_WINDOW}
+        return {**_i3d_provenance(self._injected), "layers": list(PVCS_ENDPOINTS), "window": PVCS_WINDOW,
+                "pvcs_mode": self.options.pvcs_mode}
 
 
 # -------------------------------------------------------------------------------------------------------- VFID

@@ -64,11 +64,15 @@ class EvalOptions:
     ``ssim_mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (range 1).
     ``flow``: ``"auto"`` (RAFT when its weights are cached, else DIS), ``"raft"`` or ``"dis"``.
     ``second_inpainter``: baseline used by the re-inpainting self-consistency metric.
+    ``pvcs_mode``: padding of the 10-frame PVCS window for videos shorter than 10 frames (SPEC section 7):
+    ``"release"`` pads the composite window with the ground truth's last frame, as the release does;
+    ``"corrected"`` pads each window with its own last frame. Videos of 10+ frames score the same in both.
     """
 
     device: str = "cpu"
     batch_size: int = 8
     ssim_mode: str = "release"
+    pvcs_mode: str = "release"
     flow: str = "auto"
     seed: int = 0
     second_inpainter: str = "telea"

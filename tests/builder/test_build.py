@@ -109,7 +109,13 @@ def test_rows_follow_the_plan(build_once):
     curated = out / ".devil-build" / "curated"
     for name in ("camera_motion_high", "fg_displacement_low"):
         rows = list(iter_slice(out, name))
-        assert [r["clip_id"] for r in rows] == sorted(r["clip_id"] for r in rows)
+        assert [r["release_index"] for r in rows] == list(range(len(rows)))  # row i = the release's folder i
+        from devil_dataset.builder.assemble import mask_list
+        spec_masks = "all" if name == "camera_motion_high" else "fgd-l"
+        assert [(r["preset"], r["mask_index"], r["reversed"]) for r in rows] == [
+            (m.preset, m.index, m.reversed) for m in mask_list(spec_masks, len(rows))]
+        if name == "camera_motion_high":  # cm/bsm video lists are written in name order
+            assert [r["clip_id"] for r in rows] == sorted(r["clip_id"] for r in rows)
         for r in rows:
             mask = build_fake_mask(r["preset"], r["mask_index"])
             expect = (mask[::-1] if r["reversed"] else mask)[: r["num_frames"]]

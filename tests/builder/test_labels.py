@@ -24,10 +24,21 @@ def test_rank_tails_sizes_and_order():
 def test_rank_inf_ranks_highest_and_nan_none_are_unlabelled():
     scores = {"a": 0.5, "b": INF, "c": 0.1, "d": INF, "e": float("nan"), "f": None, "g": 0.3}
     scores.update({f"x{i}": 0.2 for i in range(8)})
-    r = lb.label_by_rank(scores)  # N = 13 scored -> tails of 2
+    r = lb.label_by_rank(scores, mode="corrected")  # N = 13 scored -> tails of 2
     assert r.high == ("d", "b")  # both +inf; ties in the high tail by descending clip id
     assert r.low == ("c", "x0")  # ties broken by clip id
     assert "e" not in r.labels and "f" not in r.labels
+
+
+def test_rank_release_mode_puts_nan_none_last_like_pandas():
+    scores = {"a": 0.5, "b": INF, "c": 0.1, "d": INF, "e": float("nan"), "f": None, "g": 0.3}
+    scores.update({f"x{i}": 0.2 for i in range(8)})
+    assert lb.ranked_clip_ids(scores)[-4:] == ["b", "d", "e", "f"]  # +inf ties in name order, then NaN/None
+    r = lb.label_by_rank(scores)  # N = 15 clips -> tails of floor(2.4) = 2, the top two are NaN/None
+    assert r.high == ("f", "e") and r.low == ("c", "x0")
+    assert lb.label_by_rank(scores, mode="release") == r
+    with pytest.raises(ValueError, match="ranking mode"):
+        lb.label_by_rank(scores, mode="pandas")
 
 
 def test_rank_ties_never_put_a_clip_in_both_tails():

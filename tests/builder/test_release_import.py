@@ -111,3 +111,49 @@ def test_import_errors(tmp_path):
         _add(tar, "m/frame_0001_mask.png", _png(np.ones((16, 24), bool)))
     with pytest.raises(DevilError, match="not numbered"):
         import_release([tmp_path / "flickr-all.tar", tmp_path / "fvi-fgm-l.tar"], tmp_path / "out3", progress=False)
+
+
+def test_import_of_release_layout_agrees_with_the_slice_writer(tmp_path):
+    """Archives in the release's layout (folder ``{i:05d}`` = entry i of each list) import to the same rows, in the
+    same order, as ``plan_slices`` + ``materialize_pair`` give for the same clips and scores (issue 10)."""
+    from devil_dataset.builder.assemble import ClipInfo, SliceSizes, materialize_pair, plan_slices
+
+    size = (24, 16)
+    rng = np.random.default_rng(3)
+    clips = [ClipInfo(f"u{i % 4}-v-{i // 4:05d}", f"u{i % 4}-v", 5 + i % 3, camera_motion_score=float(rng.random()),
+                      bg_scene_motion_score=float(rng.random())) for i in range(20)]
+    plan = plan_slices(clips, sizes=SliceSizes(tail=4, per_slice=3))
+    clip_frames = {c.clip_id: (rng.random((c.num_frames, size[1], size[0], 3)) * 255).astype(np.uint8) for c in clips}
+
+    def load_mask(preset, index):  # a distinct 90-frame mask per (preset, index): frame k has k+1 hole pixels
+        hole = np.zeros((90, size[1], size[0]), bool)
+        start = (sum(map(ord, preset)) % 7 + index) % (size[0] * size[1])
+        for k in range(90):
+            hole.reshape(90, -1)[k, (start + np.arange(k % 40 + 1)) % (size[0] * size[1])] = True
+        return hole
+
+    expected = {}
+    for name, (vsub, msub) in {"camera_motion_high": ("cm-h", "all"), "fg_size_low": ("all", "fgs-l")}.items():
+        rows = [materialize_pair(p, lambda c: clip_frames[c.clip_id], load_mask, size=size) for p in plan.pairs[name]]
+        expected[name] = rows
+        # the release's archives: folder i holds video i and (already reversed, cut) mask i
+        with tarfile.open(tmp_path / f"flickr-{vsub}.tar", "w") as tar:
+            for i, (frames, _) in enumerate(rows):
+                for t in range(len(frames)):
+                    _add(tar, f"{i:05d}/frame_{t:04d}_gt.png", _png(frames[t]))
+        with tarfile.open(tmp_path / f"fvi-{msub}.tar", "w") as tar:
+            for i, (_, hole) in enumerate(reversed(rows)):  # member order in the tar must not matter
+                i = len(rows) - 1 - i
+                for t in range(len(hole)):
+                    _add(tar, f"{i:05d}/frame_{t:04d}_mask.png", _png(~hole[t]))
+    archives = [tmp_path / n for n in ("flickr-cm-h.tar", "fvi-all.tar", "flickr-all.tar", "fvi-fgs-l.tar")]
+    import_release(archives, tmp_path / "out", progress=False)
+    for name, rows in expected.items():
+        got = list(iter_slice(tmp_path / "out", name))
+        assert [r["release_index"] for r in got] == [p.release_index for p in plan.pairs[name]] == [0, 1, 2]
+        for r, (frames, hole), pair in zip(got, rows, plan.pairs[name]):
+            assert np.array_equal(r["frames"], frames)  # same clip ...
+            assert np.array_equal(r["hole"], hole)  # ... same mask with the same reversal flag, same row
+        # rows really differ, so a wrong order could not pass
+        assert len({r["frames"].tobytes() for r in got}) == 3 and len({r["hole"].tobytes() for r in got}) == 3
+    assert any(p.mask.reversed for ps in plan.pairs.values() for p in ps)

@@ -95,8 +95,10 @@ def test_rank_from_scores_json(tmp_path, capsys):
     scores["clips/flat.mp4"] = "inf"
     p = tmp_path / "cm.json"
     p.write_text(json.dumps(scores))
-    code, out, _ = _run(["label", "rank", str(p)], capsys)
+    code, out, _ = _run(["label", "rank", str(p), "--mode", "corrected"], capsys)
     assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "c11"]}
+    code, out, _ = _run(["label", "rank", str(p)], capsys)  # release: the null score ranks above +inf
+    assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["broken", "flat"]}
     code, out, _ = _run(["label", "rank", str(p), "--threshold", "0.05", "1.0"], capsys)
     assert json.loads(out) == {"low": ["c00"], "high": ["flat", "c11", "c10"]}
     p.write_text(json.dumps({"a": "high"}))

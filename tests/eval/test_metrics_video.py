@@ -32,8 +32,11 @@ def _video(clip_id: str, t: int, seed: int, damage: bool, h: int = 16, w: int = 
     return VideoSample(clip_id, gt, pred, hole)
 
 
-def _naive_pvcs(net, gt: np.ndarray, comp: np.ndarray) -> float:
-    """One window at a time, separate forward passes for GT and composite (the release's loop)."""
+def _naive_pvcs(net, gt: np.ndarray, comp: np.ndarray, release_padding: bool = True) -> float:
+    """One window at a time, separate forward passes for GT and composite (the release's loop).
+
+    A video shorter than 10 frames: the release fills the composite window with the GT's last frame
+    (``release_padding``); otherwise each window repeats its own last frame."""
     def feats(frames):
         x = torch.from_numpy(frames).permute(3, 0, 1, 2).float()[None] / 255.0
         return net.endpoints(x, ("Conv3d_2c_3x3", "Mixed_3c", "Mixed_4f", "Mixed_5c"))
@@ -46,7 +49,10 @@ def _naive_pvcs(net, gt: np.ndarray, comp: np.ndarray) -> float:
     with torch.no_grad():
         for s in range(max(1, t - 9)):
             idx = [min(s + k, t - 1) for k in range(10)]
-            d = sum(float(((unit(a) - unit(b)) ** 2).sum(1).mean()) for a, b in zip(feats(gt[idx]), feats(comp[idx])))
+            comp_window = comp[idx].copy()
+            if release_padding:
+                comp_window[[k for k in range(10) if s + k > t - 1]] = gt[t - 1]
+            d = sum(float(((unit(a) - unit(b)) ** 2).sum(1).mean()) for a, b in zip(feats(gt[idx]), feats(comp_window)))
             values.append(d)
     return float(np.mean(values))
 
@@ -85,10 +91,20 @@ def test_window_count_and_shared_pass(metrics_i3d, monkeypatch):
     assert len(built) == 1  # one I3D window pass serves PVCS and VFID (clips)
     assert vfid.gt_clips.n == 2 and vfid.gt_video.n == 1  # max(1, 11 - 9) windows, one whole-video vector
     short = _video("b", 6, 4, damage=True)
-    assert pvcs.update(short)["pvcs"] == pytest.approx(_naive_pvcs(metrics_i3d, short.gt, short.composite), rel=1e-5)
+    release = pvcs.update(short)["pvcs"]
+    assert release == pytest.approx(_naive_pvcs(metrics_i3d, short.gt, short.composite), rel=1e-5)
     vfid.update(short)
     assert len(built) == 2
     assert vfid.gt_clips.n == 3  # a short video (padded with its last frame) still gives one window
+    corrected = PVCSMetric(EvalOptions(batch_size=8, pvcs_mode="corrected"), network=metrics_i3d)
+    own = corrected.update(short)["pvcs"]
+    assert own == pytest.approx(_naive_pvcs(metrics_i3d, short.gt, short.composite, release_padding=False), rel=1e-5)
+    assert abs(own - release) > 1e-6 * release  # the two paddings really differ on a short video
+    assert corrected.provenance()["pvcs_mode"] == "corrected"
+    long = _video("c", 12, 5, damage=True)  # 10+ frames: no padding, both modes agree
+    assert corrected.update(long)["pvcs"] == pytest.approx(pvcs.update(long)["pvcs"], rel=1e-6)
+    with pytest.raises(ValueError, match="pvcs_mode"):
+        PVCSMetric(EvalOptions(pvcs_mode="own"), network=metrics_i3d).update(long)
 
 
 def test_vfid_statistics_identical_for_identical_sets(metrics_i3d, monkeypatch):
