@@ -35,6 +35,9 @@ Scorer = Callable[[np.ndarray], float]
 MaskLoader = Callable[[str, int], np.ndarray]  # (preset, index) -> bool [90, H, W] at the output size, unreversed
 OUTPUT_DESCRIPTION = "DEVIL video inpainting slices"
 SCORES_NAME = "scores.json"
+# Rows of different slices share masks (the sample's 55 rows hold 25 distinct ones): the encoded hole and its
+# statistics are kept for this many (mask, reversal, length) keys (a few MB; issue 17 profile).
+HOLE_CACHE_SIZE = 512
 PLAN_NAME = "plan.json"
 # Sample build (issue 4): small enough for the end-to-end demo (16 clips of 45 frames -> 5 videos per slice).
 SAMPLE_NUM_FRAMES = 45
@@ -217,18 +220,28 @@ class _FrameCache:
         return self._encode(clip_id)
 
 
-def make_row(pair: Pair, frames: list[dict], hole: np.ndarray, size: tuple[int, int], labels: Mapping[str, str]) -> dict:
-    """One dataset row (storage form) from a pair, its encoded frames and its hole mask."""
+def encoded_hole(hole: np.ndarray, size: tuple[int, int]) -> tuple[list[dict], object]:
+    """(stored form, measured statistics) of a hole mask: the parts of a row that depend on the mask only."""
     from ..data.features import encode_hole
     from .mask_stats import mask_stats
 
+    return encode_hole(hole), mask_stats(hole, size=size)
+
+
+def make_row(pair: Pair, frames: list[dict], hole: np.ndarray | None, size: tuple[int, int],
+             labels: Mapping[str, str], *, hole_parts: tuple | None = None) -> dict:
+    """One dataset row (storage form) from a pair, its encoded frames and its hole mask.
+
+    ``hole_parts``: :func:`encoded_hole` of the mask when already computed (several rows share a mask);
+    ``hole`` is then not needed.
+    """
     clip, mask = pair.clip, pair.mask
-    stats = mask_stats(hole, size=size)
+    stored_hole, stats = hole_parts if hole_parts is not None else encoded_hole(hole, size)
     return {
         "clip_id": clip.clip_id,
         "mask_id": mask.mask_id,
         "frames": frames,
-        "hole": encode_hole(hole),
+        "hole": stored_hole,
         "num_frames": len(frames),
         "height": size[1],
         "width": size[0],
@@ -451,14 +464,19 @@ def build(
     config_rows = {}
     total = sum(len(p) for p in plan.pairs.values())
     bar = _progress(None, total=total, desc="writing slices", enabled=progress) if progress else None
+
+    @functools.lru_cache(maxsize=HOLE_CACHE_SIZE)
+    def hole_parts(preset: str, index: int, reverse: bool, num_frames: int) -> tuple:
+        return encoded_hole(mask_frames_for_clip(masks(preset, index), num_frames, reverse), size)
+
     for name, pairs in plan.pairs.items():
         def row(i: int, pairs=pairs) -> dict:
             pair = pairs[i]
             enc = frames(pair.clip.clip_id)
-            hole = mask_frames_for_clip(masks(pair.mask.preset, pair.mask.index), len(enc), pair.mask.reversed)
+            parts = hole_parts(pair.mask.preset, pair.mask.index, pair.mask.reversed, len(enc))
             if bar is not None:
                 bar.update(1)
-            return make_row(pair, enc, hole, size, plan.labels.get(pair.clip.clip_id, {}))
+            return make_row(pair, enc, None, size, plan.labels.get(pair.clip.clip_id, {}), hole_parts=parts)
 
         writer.write_config(out, name, len(pairs), row, on_shard=on_shard)
         config_rows[name] = len(pairs)
