@@ -117,3 +117,16 @@ def test_manifest_and_verify(tmp_path):
     (tmp_path / "data" / "all" / "test-00001-of-00002.parquet").write_bytes(b"tampered")
     with pytest.raises(DevilError, match="checksum mismatch"):
         w.verify_manifest(tmp_path)
+
+
+def test_prepare_output_dir_removes_temporaries_left_in_work_subfolders(tmp_path):
+    out = tmp_path / "ds"
+    masks = out / w.BUILD_DIR / "masks"
+    masks.mkdir(parents=True)
+    stale = [masks / ".tmp-fgs-l_00001_832x480.npy-abc", out / w.BUILD_DIR / "frames" / "c1" / ".tmp-dir-x"]
+    stale[0].write_bytes(b"half")
+    stale[1].mkdir(parents=True)
+    keep = masks / "fgs-l_00001_832x480.npy"
+    keep.write_bytes(b"done")
+    w.prepare_output_dir(out)
+    assert not any(p.exists() for p in stale) and keep.read_bytes() == b"done"
