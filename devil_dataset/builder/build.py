@@ -51,6 +51,7 @@ class BuildResult:
     config_rows: dict[str, int] = field(default_factory=dict)
     config_bytes: dict[str, int] = field(default_factory=dict)
     skipped_sources: list[str] = field(default_factory=list)
+    source_lines: list[str] = field(default_factory=list)  # every source: its clip count or its skip reason
 
     def summary(self) -> str:
         """Human-readable lines (the CLI prints them)."""
@@ -58,8 +59,11 @@ class BuildResult:
         for name, rows in self.config_rows.items():
             lines.append(f"  {name:24s} {rows:4d} rows  {self.config_bytes.get(name, 0) / 1e6:9.2f} MB")
         lines.append(f"  {'total':24s}       {sum(self.config_bytes.values()) / 1e6:9.2f} MB")
-        for s in self.skipped_sources:
-            lines.append(f"  skipped source: {s}")
+        if self.source_lines:
+            lines.append("clips per source:")
+            lines += self.source_lines
+        else:
+            lines += [f"  skipped source: {s}" for s in self.skipped_sources]
         return "\n".join(lines)
 
 
@@ -446,7 +450,9 @@ def build(
     )
     # the encoded-frame cache only serves an interrupted build; once the repository is complete it is dead weight
     shutil.rmtree(work / "frames", ignore_errors=True)
-    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped)
+    source_lines = report.source_lines() if hasattr(report, "source_lines") else []
+    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped,
+                       source_lines)
 
 
 def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True) -> tuple[list[str], dict, dict, str]:
