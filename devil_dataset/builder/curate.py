@@ -170,6 +170,22 @@ class CurationReport:
         return lines
 
 
+def curation_backend(backend: str) -> str:
+    """The decoder curation uses for ``backend``: ``auto`` is PyAV here, whether or not decord is installed.
+
+    Curation streams every source twice at the pace of the shot-cut detector and the encoder. decord 0.6 keeps
+    memory it decoded ahead whenever its consumer is slower than it (peak RSS grows with the source length even
+    with a fresh reader per window; ``benchmarks/curation_memory.py``), while PyAV's streaming stays flat, so
+    ``auto`` picks PyAV and an explicit ``decord`` is honoured (issue 16 item 10).
+
+    >>> curation_backend("auto"), curation_backend("decord")
+    ('pyav', 'decord')
+    """
+    if backend == "auto":
+        return "pyav"
+    return video_io._resolve_backend(backend)
+
+
 def plan_chunks(
     start: int, end: int, *, clip_frames: int = CLIP_FRAMES, min_frames: int = MIN_CLIP_FRAMES
 ) -> list[tuple[int, int]]:
@@ -310,7 +326,7 @@ def curate(
     if max_foreground is not None and foreground_detector is None:
         raise DevilError("max_foreground needs a foreground_detector")
 
-    resolved_backend = video_io._resolve_backend(backend)
+    resolved_backend = curation_backend(backend)
     settings = {
         "kind": "settings",
         "format": MANIFEST_FORMAT,

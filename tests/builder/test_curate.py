@@ -269,3 +269,30 @@ def test_sources_without_clips_are_listed_with_the_reason(tmp_path, curate_make_
     assert f"  {short}: skipped: no clip: 10 frames" in summary and f"  {png}: skipped: no clip: 1 frame" in summary
     again = curate([good, short, png], out, min_size=SMALL, progress=False)  # resumed: still listed
     assert again.summary() == summary.replace("(1 written, 0 reused)", "(0 written, 1 reused)")
+
+
+@pytest.mark.slow
+def test_curation_peak_memory_does_not_grow_with_source_length(tmp_path):
+    """Slow (about a minute of CPU): curate 700- and 2,800-frame 320x180 pans with the default decoder in child
+    processes and compare their peak RSS (decode cache lowered to 32 MiB so both stream). Before the fix, ``auto``
+    (decord when installed) peaked 2x higher on the long source."""
+    import subprocess
+    import sys
+
+    from devil_dataset.builder.video_io import write_video
+
+    child = (
+        "import sys, tempfile\n"
+        "import devil_dataset.builder.curate as C\n"
+        "C.DECODE_CACHE_BYTES = 32 << 20\n"
+        "C.curate([sys.argv[1]], tempfile.mkdtemp(), min_size=(160, 96), backend='auto', progress=False)\n"
+        "print([l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1])\n"
+    )
+    peaks = {}
+    for n in (700, 2800):
+        canvas = np.random.default_rng(0).integers(0, 256, (180, 320 + n + 2, 3), dtype=np.uint8)
+        video = write_video(tmp_path / f"pan{n}.mp4", np.stack([canvas[:, t:t + 320] for t in range(n)]), fps=25)
+        del canvas
+        out = subprocess.run([sys.executable, "-c", child, str(video)], capture_output=True, text=True, check=True)
+        peaks[n] = int(out.stdout.split()[-1]) / 1024  # MB
+    assert peaks[2800] < peaks[700] * 1.15 + 16, peaks
