@@ -15,3 +15,9 @@ class DevilError(Exception):
 
 class WeightsMissingError(DevilError):
     """Network weights are not in the cache and cannot be downloaded (offline)."""
+
+
+class WeightsCorruptError(WeightsMissingError):
+    """A cached weights file fails its checksum or cannot be read as plain tensors; the message names the file
+    and the command that replaces it. A subclass of :class:`WeightsMissingError`, so a default-metric evaluation
+    skips the metric with this reason instead of crashing."""

@@ -15,6 +15,9 @@ examples:
   # your own landscape videos (files or folders), with hand-made background-scene-motion labels
   devil build videos/ --out devil-data --bg-labels bg_labels.csv --license cc-by-4.0
 
+  # choose the decoder of the curation step, as `devil curate --decoder` does
+  devil build videos/ --out devil-data --decoder pyav
+
 Interrupted builds resume (re-run the same command); the same sources and seed give byte-identical files.
 """
 
@@ -41,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--detector", choices=("surf", "sift", "orb"), help="feature detector of the motion scorers")
     p.add_argument("--bg-labels", type=existing_path, metavar="CSV",
                    help="hand-made background-scene-motion labels (clip_id,label rows); they win over the score")
+    p.add_argument("--decoder", choices=("auto", "decord", "pyav"), default="auto",
+                   help="video decoder for curation, as in `devil curate` (default auto: PyAV, whose streaming "
+                   "memory stays flat; decord grows with the source length)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -58,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         bg = read_bg_labels_csv(args.bg_labels)
     result = build([Path(s) for s in args.sources], args.out, sample=args.sample, seed=args.seed,
                    size=args.resolution, frame_format=args.frame_format, license=args.license,
-                   detector=args.detector, bg_labels=bg, progress=not args.quiet)
+                   detector=args.detector, bg_labels=bg, progress=not args.quiet,
+                   curate_options={"backend": args.decoder})
     print(result.summary())
     return 0

@@ -76,7 +76,8 @@ def build_metrics(
         else list(DEVIL_METRICS)
     metrics: dict[str, VideoMetric] = {}
     skipped: dict[str, str] = {}
-    missing: list[str] = []  # explicit metrics whose weights are missing: all named in one error
+    missing: list[str] = []  # explicit metrics whose weights are missing or corrupt: all named in one error
+    errors: list[WeightsMissingError] = []
     for name in wanted:
         try:
             entry = metric_entry(name)
@@ -87,6 +88,7 @@ def build_metrics(
         except WeightsMissingError as exc:
             if explicit:
                 missing.append(f"metric {name}: {exc}")
+                errors.append(exc)
                 continue
             skipped[name] = str(exc)
         except (ImportError, AttributeError) as exc:
@@ -94,8 +96,10 @@ def build_metrics(
                 raise DevilError(f"metric {name}: implementation not available ({exc})") from None
             skipped[name] = f"implementation not available ({exc})"
     if missing:
-        raise WeightsMissingError("; ".join(missing) if len(missing) == 1 else
-                                  f"{len(missing)} metrics miss their weights:\n  " + "\n  ".join(missing))
+        # the most specific type all the errors share (every one corrupt -> WeightsCorruptError)
+        kind = type(errors[0]) if all(type(e) is type(errors[0]) for e in errors) else WeightsMissingError
+        raise kind("; ".join(missing) if len(missing) == 1 else
+                   f"{len(missing)} metrics miss their weights:\n  " + "\n  ".join(missing))
     return metrics, skipped
 
 

@@ -165,3 +165,13 @@ def test_two_shot_sources_have_a_detectable_cut():
         result = detect_cuts(np.concatenate([first, second]), min_shot_frames=3)
         assert result.cuts == (6,), (a, b)
         assert result.scores[6] > CUT_THRESHOLD * 1.3
+
+
+def test_write_sources_removes_temporaries_left_by_a_kill(tmp_path):
+    out = tmp_path / "rendered"
+    out.mkdir()
+    stale = out / ".tmp-scene-00-still_static.mp4-abc"
+    stale.write_bytes(b"half a video")
+    paths = write_sample_sources(out, size=(64, 48), num_frames=20, count=1, cut_sources=0, progress=False)
+    assert [p.name for p in paths] == ["scene-00-still_static.mp4"] and not stale.exists()
+    assert not list(out.glob(".tmp-*"))

@@ -256,7 +256,7 @@ def test_metrics_load_i3d_from_cache_and_report_hash(tmp_path, monkeypatch):
     vfid = VFIDMetric(EvalOptions())
     assert pvcs.net is vfid.net  # one network shared by the two metrics
     prov = pvcs.provenance()["weights"]["i3d"]
-    assert prov["file"] == "rgb_imagenet.pt" and len(prov["sha256"]) == 64 and prov["verified"] == "unknown"
+    assert prov["file"] == "rgb_imagenet.pt" and len(prov["sha256"]) == 64 and prov["verified"] == "mismatch"  # random weights
 
 
 def test_auto_flow_backend_is_raft_when_weights_are_cached(tmp_path, monkeypatch):
