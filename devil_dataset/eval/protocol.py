@@ -115,12 +115,20 @@ class Metric:
         for name, default in self._state_defaults.items():
             setattr(self, name, default())
 
-    def merge(self, other: "Metric") -> "Metric":
-        """Add ``other``'s state (same class, e.g. from another worker) to this metric; returns ``self``."""
-        if type(other) is not type(self):
+    def state_dict(self) -> dict[str, Any]:
+        """The declared state (plain values, picklable: what a worker sends back)."""
+        return {name: getattr(self, name) for name in self._state_defaults}
+
+    def merge(self, other: "Metric | dict[str, Any]") -> "Metric":
+        """Add ``other``'s state (a metric of the same class, or its ``state_dict()``) to this one; returns ``self``."""
+        if isinstance(other, dict):
+            state = other
+        elif type(other) is not type(self):
             raise TypeError(f"cannot merge {type(other).__name__} into {type(self).__name__}")
+        else:
+            state = other.state_dict()
         for name in self._state_defaults:
-            setattr(self, name, merge_state(getattr(self, name), getattr(other, name)))
+            setattr(self, name, merge_state(getattr(self, name), state[name]))
         return self
 
     def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> Any:
