@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DevilError, WeightsMissingError
+from ..errors import DevilError, UnknownNameError, WeightsMissingError
 from .pixel import clip_psnr_values
 from .protocol import EvalOptions, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, metric_entry
@@ -48,7 +48,7 @@ class Evaluation:
 def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu``/``cuda`` pass through (checked)."""
     if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-        raise DevilError(f"--device: unknown device {device!r}; valid: auto, cpu, cuda")
+        raise UnknownNameError(f"device: unknown device {device!r}; valid: auto, cpu, cuda")
     if device == "cpu":
         return device
     import torch
@@ -56,7 +56,7 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if not torch.cuda.is_available():
-        raise DevilError(f"--device {device}: no CUDA device is available")
+        raise DevilError(f"device {device!r}: no CUDA device is available")
     return device
 
 
@@ -79,8 +79,8 @@ def build_metrics(
     for name in wanted:
         try:
             entry = metric_entry(name)
-        except ValueError as exc:
-            raise DevilError(f"--metrics: {exc}") from None
+        except UnknownNameError as exc:
+            raise UnknownNameError(f"metric_names: {exc}") from None
         try:
             metrics[name] = entry.create(options)
         except WeightsMissingError as exc:
@@ -101,7 +101,10 @@ def _to_float(v) -> float:
         return float("nan")
 
 
-def _update(metrics: Mapping[str, VideoMetric], video: VideoSample, prepared: Mapping[str, object]) -> dict[str, float]:
+def update_metrics(metrics: Mapping[str, VideoMetric], video: VideoSample,
+                   prepared: Mapping[str, object] | None = None) -> dict[str, float]:
+    """Update every metric with ``video`` (passing its prepared ground-truth work); returns the video's row."""
+    prepared = prepared or {}
     row: dict[str, float] = {}
     for name, metric in metrics.items():
         p = prepared.get(name)
@@ -110,8 +113,11 @@ def _update(metrics: Mapping[str, VideoMetric], video: VideoSample, prepared: Ma
     return row
 
 
-def prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, hole: np.ndarray) -> dict[str, object]:
-    """Ground-truth-only work of every metric that declares ``prepare`` (shared by the methods of a clip)."""
+def prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, hole: np.ndarray | None) -> dict[str, object]:
+    """Ground-truth-only work of every metric that declares ``prepare`` (shared by the methods of a clip).
+
+    ``hole=None`` prepares what depends on the frames only; :func:`prepared_for_hole` adds a hole later.
+    """
     out = {}
     for name, metric in metrics.items():
         prepare = getattr(metric, "prepare", None)
@@ -119,6 +125,11 @@ def prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, hole: np.nd
         if p is not None:
             out[name] = p
     return out
+
+
+def prepared_for_hole(prepared: Mapping[str, object], hole: np.ndarray) -> dict[str, object]:
+    """``prepared`` (from ``prepare_clip(metrics, gt, None)``) completed with the work that depends on ``hole``."""
+    return {name: p.for_hole(hole) if hasattr(p, "for_hole") else p for name, p in prepared.items()}
 
 
 def collect(metrics: Mapping[str, VideoMetric], per_video: dict[str, dict[str, float]], frames: int) -> Evaluation:
@@ -183,7 +194,7 @@ def _one_pass(clips, predictions, metrics, *, total, progress) -> tuple[dict[str
         prepared = prepare_clip(metrics[methods[0]], gt, hole) if len(methods) > 1 else {}
         for m in methods:
             video = VideoSample(clip_id, gt, predictions[m](clip_id), hole)
-            per_video[m][clip_id] = _update(metrics[m], video, prepared)
+            per_video[m][clip_id] = update_metrics(metrics[m], video, prepared)
             del video
         frames += int(gt.shape[0])
     return per_video, frames
@@ -208,7 +219,7 @@ def evaluate(
     for video in bar:
         if video.clip_id in per_video:
             raise DevilError(f"clip {video.clip_id}: appears twice in the evaluation")
-        per_video[video.clip_id] = _update(metrics, video, {})
+        per_video[video.clip_id] = update_metrics(metrics, video, {})
         frames += video.num_frames
         del video
     return collect(metrics, per_video, frames)
@@ -485,5 +496,5 @@ def evaluate_dataset(
                           rows=rows)[name]
 
 
-__all__ = ["Evaluation", "build_metrics", "collect", "evaluate", "evaluate_methods", "evaluation_from_values", "prepare_clip", "evaluate_dataset", "evaluate_directory", "evaluate_slice", "resolve_device",
+__all__ = ["Evaluation", "build_metrics", "collect", "evaluate", "evaluate_methods", "evaluation_from_values", "prepare_clip", "prepared_for_hole", "update_metrics", "evaluate_dataset", "evaluate_directory", "evaluate_slice", "resolve_device",
            "METRICS"]

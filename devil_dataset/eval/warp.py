@@ -119,6 +119,10 @@ class GroundTruthFlow:
     hole_warps: list | None = None
     hole: np.ndarray | None = None
 
+    def for_hole(self, hole: np.ndarray) -> "GroundTruthFlow":
+        """The same flow with the hole-dependent part (``hole_warps``) for ``hole``."""
+        return GroundTruthFlow(self.fw, self.occluded, hole_warps_for(hole, self), hole)
+
 
 def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
     """The hole of frame t warped back to t-1 by the GT flow, per pair (shared by the methods under that hole)."""
@@ -194,10 +198,7 @@ class WarpErrorMetric(Metric):
                 fws.append(fw[k])
                 occluded.append(occlusion_mask(fw[k], bw[k]))
         flow = GroundTruthFlow(fws, occluded)
-        if hole is not None:
-            flow.hole_warps = hole_warps_for(hole, flow)
-            flow.hole = hole
-        return flow
+        return flow.for_hole(hole) if hole is not None else flow
 
     def update(self, video: VideoSample, prepared: GroundTruthFlow | None = None) -> dict[str, float]:
         flow = prepared if prepared is not None else self.prepare(video.gt, video.hole)
