@@ -12,6 +12,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .errors import UnknownNameError
+
 # DIS preset: MEDIUM is OpenCV's balance of speed and accuracy; named once here.
 DIS_PRESET = cv2.DISOPTICAL_FLOW_PRESET_MEDIUM
 
@@ -48,7 +50,7 @@ def resolve_flow_backend(backend: str = "auto") -> str:
     'dis'
     """
     if backend not in FLOW_BACKENDS:
-        raise ValueError(f"unknown flow backend {backend!r}; valid: {', '.join(FLOW_BACKENDS)}")
+        raise UnknownNameError(f"unknown flow backend {backend!r}; valid: {', '.join(FLOW_BACKENDS)}")
     if backend != "auto":
         return backend
     try:

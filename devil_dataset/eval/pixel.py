@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 from skimage.metrics import structural_similarity
 
+from ..errors import UnknownNameError
 from .protocol import EvalOptions, Metric, VideoSample
 
 # SPEC section 7: PSNR data range for float frames in [0, 1].
@@ -86,7 +87,7 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release") -> np.n
     try:
         data_range = SSIM_DATA_RANGE[mode]
     except KeyError:
-        raise ValueError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}") from None
+        raise UnknownNameError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}") from None
     out = np.empty(len(gt), np.float64)
     for t in range(len(gt)):
         out[t] = structural_similarity(
@@ -323,7 +324,7 @@ class SSIMMetric(_PerVideoMetric):
     def __init__(self, options: EvalOptions | None = None) -> None:
         super().__init__(options)
         if self.options.ssim_mode not in SSIM_DATA_RANGE:
-            raise ValueError(f"unknown ssim mode {self.options.ssim_mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
+            raise UnknownNameError(f"unknown ssim mode {self.options.ssim_mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
         return {"ssim": ssim(video.gt, video.composite, self.options.ssim_mode)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from ..errors import UnknownNameError
 from .protocol import EvalOptions, VideoMetric
 
 
@@ -64,4 +65,4 @@ def metric_entry(name: str) -> MetricEntry:
     try:
         return METRICS[name]
     except KeyError:
-        raise ValueError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}") from None
+        raise UnknownNameError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}") from None
