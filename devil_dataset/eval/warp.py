@@ -169,23 +169,15 @@ class WarpErrorMetric(Metric):
     keys = ("warp_error_mask",)
 
     def __init__(self, options: EvalOptions, flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
-        from ..flow import resolve_flow_backend
+        from ..flow import flow_estimator
 
         super().__init__()
         self.options = options
         self.add_state("values", list)
         self._injected = flow_fn is not None
-        self.backend = "injected" if flow_fn is not None else resolve_flow_backend(options.flow)
-        if flow_fn is not None:
-            self._flow_batch = lambda a, b: np.stack([flow_fn(x, y) for x, y in zip(a, b)])
-        elif self.backend == "raft":
-            from .networks.raft import cached_raft
-
-            self._flow_batch = cached_raft(options.device).flow_batch
-        else:
-            from ..flow import dis_flow
-
-            self._flow_batch = lambda a, b: np.stack([dis_flow(x, y) for x, y in zip(a, b)])
+        self.flow = flow_estimator(options.flow, options.device, flow_fn)
+        self.backend = self.flow.name
+        self._flow_batch = self.flow.batch
 
     def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> GroundTruthFlow:
         """GT flow and occlusion per pair, and (with ``hole``) the hole warped back: shared by every method."""
