@@ -98,3 +98,63 @@ def test_merge_rejects_other_classes_and_unknown_state():
         PSNRMetric().merge(SSIMMetric())
     with pytest.raises(TypeError):
         merge_state(object(), object())
+
+
+@pytest.fixture(scope="module")
+def protocol_i3d():
+    from devil_dataset.eval.networks.i3d import load_i3d, random_i3d_state
+
+    return load_i3d(state=random_i3d_state(seed=1))
+
+
+def _tiny_videos(n):
+    out = []
+    for i in range(n):
+        rng = np.random.default_rng(40 + i)
+        gt = rng.integers(0, 256, (11, 16, 16, 3), dtype=np.uint8)
+        hole = np.zeros(gt.shape[:3], bool)
+        hole[:, 4:11, 5:12] = True
+        out.append(VideoSample(f"t{i}", gt, 255 - gt, hole))
+    return out
+
+
+def test_one_i3d_metric_yields_pvcs_vfid_and_clips_and_merges(protocol_i3d):
+    from devil_dataset.eval.i3d_metrics import I3DMetric, PVCSMetric, VFIDMetric
+
+    opts = EvalOptions(batch_size=8)
+    videos = _tiny_videos(4)
+    whole, left, right = (I3DMetric(opts, network=protocol_i3d) for _ in range(3))
+    pvcs, vfid = PVCSMetric(opts, network=protocol_i3d), VFIDMetric(opts, network=protocol_i3d)
+    for i, v in enumerate(videos):
+        row = whole.update(v)
+        assert row == pvcs.update(v)  # the same pass (kept on the sample) serves both views
+        vfid.update(v)
+        (left if i < 2 else right).update(v)
+    assert whole.keys == ("pvcs", "vfid", "vfid_clips")
+    left.merge(right)
+    assert left.values == whole.values == pvcs.values
+    for name in ("gt_video", "comp_video", "gt_clips", "comp_clips"):
+        a, b = getattr(left, name), getattr(whole, name)
+        assert a.n == b.n == getattr(vfid, name).n
+        np.testing.assert_allclose(a.mean(), b.mean(), rtol=1e-12)
+        np.testing.assert_allclose(a.cov(), b.cov(), rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.slow
+def test_vfid_of_merged_halves_equals_one_pass(protocol_i3d):
+    """Slow: two 1024-d matrix square roots per VFID value on CPU (tens of seconds)."""
+    import warnings
+
+    from devil_dataset.eval.i3d_metrics import VFIDMetric
+
+    opts = EvalOptions(batch_size=8)
+    videos = _tiny_videos(4)
+    whole, left, right = (VFIDMetric(opts, network=protocol_i3d) for _ in range(3))
+    for i, v in enumerate(videos):
+        whole.update(v)
+        (left if i < 2 else right).update(v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected, got = whole.compute(), left.merge(right).compute()
+    for key in ("vfid", "vfid_clips"):
+        assert got[key] == pytest.approx(expected[key], rel=1e-9)
