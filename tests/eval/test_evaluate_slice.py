@@ -1,7 +1,6 @@
 """One engine: several methods in one pass over the ground truth, and jobs= merged from worker processes."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from devil_dataset.errors import DevilError
