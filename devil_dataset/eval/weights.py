@@ -468,3 +468,10 @@ def cached_network(name: str, device: str, build: Callable[[], T]) -> T:
     if held is None or held[0] != key:
         _NETWORKS[name] = held = (key, build())
     return held[1]  # type: ignore[return-value]
+
+
+def weights_provenance(names: tuple[str, ...], injected: bool) -> dict:
+    """Provenance of the weights files ``names`` (:func:`weights_info`), or a note that the network was injected."""
+    if injected:
+        return {n: {"name": n, "verified": "injected (not from the cache)"} for n in names}
+    return {n: weights_info(n) for n in names}
