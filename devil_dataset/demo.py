@@ -9,12 +9,13 @@ Stages (each resumes from what an earlier run left in ``OUT``):
 3. **inpaint** every unit once per method and write ``OUT/predictions/<method>/<slice>/<clip id>/
    frame_%04d_pred.png`` (the release layout, with the ``.devil-inpaint.json`` manifest of
    :mod:`devil_dataset.inpaint.run`); a unit shared by several slices is written once and hard-linked;
-4. **evaluate** with the pixel metrics (PSNR, SSIM, PCons, warp error with OpenCV DIS flow) one *clip* at a
-   time: the ground-truth flow and occlusion masks of the warp error depend only on the clip's frames, so they are
-   computed once and shared by every method and slice (bit-identical to :class:`~devil_dataset.eval.metrics.
-   WarpErrorMetric`); any other metric that can run here (network weights present) goes through
-   :func:`devil_dataset.eval.evaluate.evaluate_dataset`. Per-video values are cached, so a resumed run only
-   evaluates what is missing. One results JSON per (method, slice): ``OUT/results/<method>/<slice>.json``;
+4. **evaluate** through the evaluation engine (:mod:`devil_dataset.eval.evaluate`): the pixel metrics (PSNR,
+   SSIM, PCons, warp error with OpenCV DIS flow) one *clip* at a time, its ground-truth work (``prepare``: flow
+   and occlusion of the warp error) done once and shared by every method and slice; any other metric that can
+   run here (network weights present) through :func:`devil_dataset.eval.evaluate.evaluate_slice`, every method
+   in one pass per slice. Per-video values are cached, so a resumed run only evaluates what is missing; slice
+   values are rebuilt from them (:func:`~devil_dataset.eval.evaluate.evaluation_from_values`). One results JSON
+   per (method, slice): ``OUT/results/<method>/<slice>.json``;
 5. **report**: ``OUT/table1.md``/``.tsv``, relative improvements and the PNG figures
    (:func:`devil_dataset.eval.report.write_report`), then :func:`check_findings` (``OUT/findings.md``/``.json``).
 
@@ -462,131 +463,32 @@ def inpaint_stage(out: Path, dataset: Path, methods: Sequence[str], units: Mappi
 
 
 # ------------------------------------------------------------------------------------------------------ stage 4
-class GroundTruthFlow:
-    """Per-clip quantities of the warp error that depend on the ground truth only, computed once.
-
-    For each pair (t-1, t): the forward flow ``fw`` (GT t-1 -> t) and the occlusion mask from ``fw`` and the
-    backward flow, exactly as :class:`~devil_dataset.eval.metrics.WarpErrorMetric` computes them per video.
-    """
-
-    def __init__(self, gt: np.ndarray, flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None):
-        from .eval.metrics import occlusion_mask
-        from .flow import dis_flow
-
-        flow_fn = flow_fn or dis_flow
-        self.fw: list[np.ndarray] = []
-        self.occluded: list[np.ndarray] = []
-        for t in range(1, len(gt)):
-            fw, bw = flow_fn(gt[t - 1], gt[t]), flow_fn(gt[t], gt[t - 1])
-            self.fw.append(fw)
-            self.occluded.append(occlusion_mask(fw, bw))
-
-
-def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
-                      hole_warps: list[np.ndarray] | None = None) -> float:
-    """Warp error (mask) of one video from precomputed GT flow; equals ``WarpErrorMetric.update`` bit for bit.
-
-    ``hole_warps`` (the hole of frame t warped back by the GT flow, per pair) can be shared by the methods
-    evaluated under the same hole; see :func:`hole_warps_for`.
-
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> gt = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8); hole = np.zeros((3, 32, 32), bool)
-    >>> hole[:, 8:16, 8:16] = True
-    >>> from devil_dataset.eval.metrics import WarpErrorMetric
-    >>> from devil_dataset.eval.protocol import EvalOptions, VideoSample
-    >>> video = VideoSample("a", gt, 255 - gt, hole)
-    >>> ref = WarpErrorMetric(EvalOptions(flow="dis")).update(video)["warp_error_mask"]
-    >>> warp_error_shared(video.composite, hole, GroundTruthFlow(gt)) == ref
-    True
-    """
-    hole_warps = hole_warps if hole_warps is not None else hole_warps_for(hole, flow)
-    values = []
-    for k, t in enumerate(range(1, len(comp))):
-        # the steps of eval.metrics.warp_error_pair, with the GT-only parts precomputed and the warp evaluated
-        # only at the pixels that enter the mean (same float32 operations per pixel, same order of the pixels)
-        touched = (hole[t - 1].astype(np.float32) + hole_warps[k]) > 0
-        valid = touched & ~flow.occluded[k]
-        if not valid.any():
-            values.append(float("nan"))
-            continue
-        ys, xs = np.nonzero(valid)
-        warped = _warp_backward_at(comp[t], flow.fw[k], ys, xs)
-        c0 = comp[t - 1][ys, xs].astype(np.float32) / 255.0
-        diff = warped - c0
-        values.append(float(np.mean(np.square(diff.astype(np.float64)))))
-    arr = np.asarray(values, dtype=np.float64)
-    return float(np.mean(arr[~np.isnan(arr)])) if (~np.isnan(arr)).any() else float("nan")
-
-
-def _warp_backward_at(frame: np.ndarray, flow: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
-    """``warp_backward(frame.astype(float32) / 255, flow)[ys, xs]`` computed at those pixels only ([N, 3] float32).
-
-    The arithmetic per pixel is that of :func:`devil_dataset.eval.metrics.warp_backward` (float32, bilinear,
-    weights from the unclamped position, neighbours clamped), so the values are identical.
-    """
-    h, w = flow.shape[:2]
-    xf = xs.astype(np.float32) + flow[ys, xs, 0].astype(np.float32)
-    yf = ys.astype(np.float32) + flow[ys, xs, 1].astype(np.float32)
-    x0, y0 = np.floor(xf), np.floor(yf)
-    a, b = (xf - x0)[:, None], (yf - y0)[:, None]
-    xl = np.clip(x0, 0, w - 1).astype(np.intp)
-    xr = np.clip(x0 + 1, 0, w - 1).astype(np.intp)
-    yt = np.clip(y0, 0, h - 1).astype(np.intp)
-    yb = np.clip(y0 + 1, 0, h - 1).astype(np.intp)
-
-    def px(yy, xx):
-        return frame[yy, xx].astype(np.float32) / 255.0
-
-    return ((1 - a) * (1 - b) * px(yt, xl) + a * (1 - b) * px(yt, xr)
-            + (1 - a) * b * px(yb, xl) + a * b * px(yb, xr)).astype(np.float32)
-
-
-def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
-    """The hole of frame t warped back to t-1 by the GT flow, per pair (shared by the methods of a unit)."""
-    from .eval.metrics import warp_backward
-
-    return [warp_backward(hole[t].astype(np.float32), flow.fw[t - 1]) for t in range(1, len(hole))]
-
-
-def video_values(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray, metrics: Sequence[str], options,
-                 flow: GroundTruthFlow | None = None, hole_warps=None) -> dict[str, float]:
-    """Per-video values of the demo's pixel metrics for one prediction (PSNR/SSIM/PCons via their metric classes)."""
-    from .eval.protocol import VideoSample
-    from .eval.registry import METRICS
-
-    video = VideoSample("clip", gt, pred, hole)
-    out: dict[str, float] = {}
-    for name in metrics:
-        if name == "warp_error":
-            out["warp_error_mask"] = warp_error_shared(video.composite, hole, flow, hole_warps)
-        else:
-            out.update({k: float(v) for k, v in METRICS[name].create(options).update(video).items()})
-    return out
-
-
 def _evaluate_clip_task(gt: np.ndarray, items: list[tuple[str, str, np.ndarray, tuple, str]],
                         metrics: list[str], options, progress_queue=None) -> list[tuple[str, str, dict, float]]:
-    """Worker: every (unit, method) of one clip; returns (unit key, method, values, CPU seconds) per item.
+    """Worker: every (unit, method) of one clip through the engine; returns (unit key, method, values, CPU s).
 
-    ``items``: (unit key, method, packed hole, hole shape, prediction folder). The GT flow is computed once for
-    the clip and the warped hole once per unit; their CPU time is shared out evenly over the items.
+    ``items``: (unit key, method, packed hole, hole shape, prediction folder), grouped by unit. Ground-truth work
+    (:func:`~devil_dataset.eval.evaluate.prepare_clip`) runs once per clip, hole work once per unit; their CPU
+    time is shared out evenly over the items.
     """
+    from .eval.evaluate import build_metrics, prepare_clip, prepared_for_hole, update_metrics
+    from .eval.protocol import VideoSample
     from .release_format import read_frame_pngs
 
     c = time.process_time()
-    flow = GroundTruthFlow(gt) if "warp_error" in metrics else None
+    scorers, _ = build_metrics(list(metrics), options)
+    prepared = prepare_clip(scorers, gt, None)
     shared = time.process_time() - c
-    holes: dict[str, tuple[np.ndarray, list | None]] = {}
+    holes: dict[str, tuple[np.ndarray, dict]] = {}
     out = []
     for key, method, bits, shape, pred_dir in items:
         c = time.process_time()
         if key not in holes:
             hole = _unpack(bits, shape)
-            holes = {key: (hole, hole_warps_for(hole, flow) if flow is not None else None)}  # one unit at a time
-        hole, warps = holes[key]
-        pred = read_frame_pngs(pred_dir, "pred")
-        values = video_values(gt, pred, hole, metrics, options, flow, warps)
+            holes = {key: (hole, prepared_for_hole(prepared, hole))}  # one unit at a time
+        hole, prep = holes[key]
+        video = VideoSample("clip", gt, read_frame_pngs(pred_dir, "pred"), hole)
+        values = update_metrics(scorers, video, prep)
         out.append((key, method, values, time.process_time() - c + shared / len(items)))
         if progress_queue is not None:
             progress_queue.put(1)
@@ -614,61 +516,6 @@ def _save_values(out: Path, method: str, unit: Unit, digest: str, metrics: Seque
     doc = {"dataset": digest, "metrics": list(metrics), "clip_id": unit.clip_id, "hole": unit.fingerprint,
            "values": {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in values.items()}}
     atomic_write_text(_values_path(out, method, unit), json.dumps(doc, indent=1, sort_keys=True) + "\n")
-
-
-class _Replay:
-    """A metric that returns stored per-video values; slice values and provenance come from the real metric.
-
-    The real metric object holds the same per-video values (its ``values``) so that its own ``compute()``
-    aggregates them exactly as a direct evaluation would.
-    """
-
-    def __init__(self, real, stored: Mapping[str, dict]):
-        self.real, self.stored, self.keys = real, stored, tuple(real.keys)
-        self.clip_keys = tuple(getattr(real, "clip_keys", ()))
-
-    def update(self, video) -> dict[str, float]:
-        return {k: self.stored[video.clip_id][k] for k in self.keys}
-
-    def compute(self) -> dict[str, float]:
-        return self.real.compute()
-
-    def provenance(self) -> dict:
-        return self.real.provenance()
-
-
-def results_document(method: str, slice_name: str, clip_values: Sequence[tuple[str, int, dict]],
-                     metric_names: Sequence[str], skipped: Mapping[str, str], options, inputs: dict) -> dict:
-    """The ``devil evaluate`` results document of one (method, slice) from per-video values.
-
-    ``clip_values``: (clip id, number of frames, {key: value}) in the slice's row order. Aggregation, PSNR
-    clipping and provenance are those of :func:`devil_dataset.eval.evaluate.evaluate` and the metric classes.
-    """
-    from .eval.evaluate import build_metrics, evaluate
-    from .eval.metrics import WarpErrorMetric
-    from .eval.protocol import VideoSample
-    from .eval.results import build_results
-
-    metrics, _ = build_metrics(list(metric_names), options)
-    stored = {c: v for c, _, v in clip_values}
-    replays = {}
-    for name, real in metrics.items():
-        if isinstance(real.values, dict):  # _PerVideoMetric: key -> list
-            real.values = {k: [stored[c][k] for c, _, _ in clip_values] for k in real.keys}
-        elif isinstance(real, WarpErrorMetric):
-            real.values = [stored[c]["warp_error_mask"] for c, _, _ in clip_values]
-        else:  # pragma: no cover - only per-video pixel metrics take this path
-            raise DevilError(f"metric {name}: cannot be replayed")
-        replays[name] = _Replay(real, stored)
-    stubs = [VideoSample(c, np.zeros((n, 1, 1, 3), np.uint8), np.zeros((n, 1, 1, 3), np.uint8),
-                         np.zeros((n, 1, 1), bool)) for c, n, _ in clip_values]
-    ev = evaluate(stubs, replays, progress=False)
-    doc = build_results(ev, method=method, slice_name=slice_name, inputs=inputs, options=options,
-                        metrics=list(metrics), skipped=dict(skipped))
-    if "warp_error" in metrics:
-        doc["provenance"]["metrics"]["warp_error"]["shared"] = (
-            "devil demo: GT flow and occlusion computed once per clip (devil_dataset.demo.GroundTruthFlow)")
-    return doc
 
 
 def evaluate_stage(out: Path, dataset: Path, methods: Sequence[str], slices: Sequence[str],
@@ -738,19 +585,27 @@ def evaluate_stage(out: Path, dataset: Path, methods: Sequence[str], slices: Seq
         if manager is not None:
             manager.shutdown()
 
+    from .eval.evaluate import build_metrics, evaluate_slice, evaluation_from_values
+    from .eval.results import build_results
+
+    net_docs = {s: evaluate_slice(str(dataset), s, {m: _pred_dir(out, m, s) for m in methods}, list(network_metrics),
+                                  options, progress=progress) for s in slices} if network_metrics else {}
     results: dict[tuple[str, str], Path] = {}
     for m in methods:
         for s in slices:
             clip_values = [(units[k].clip_id, units[k].num_frames, values.get((k, m), {})) for k in order[s]]
             inputs = {"mode": "dataset", "dataset": str(dataset), "config": s,
                       "predictions": str(_pred_dir(out, m, s)), "prediction_layout": "frames"}
-            doc = results_document(m, s, clip_values, pixel, skipped, options, inputs) if pixel else None
+            doc = None
+            if pixel:
+                metrics, _ = build_metrics(list(pixel), options)
+                doc = build_results(evaluation_from_values(metrics, clip_values), method=m, slice_name=s,
+                                    inputs=inputs, options=options, metrics=list(metrics), skipped=dict(skipped))
+                if "warp_error" in metrics:
+                    doc["provenance"]["metrics"]["warp_error"]["shared"] = (
+                        "devil demo: GT flow and occlusion computed once per clip (WarpErrorMetric.prepare)")
             if network_metrics:
-                from .eval.evaluate import evaluate_dataset
-
-                net = evaluate_dataset(str(dataset), s, _pred_dir(out, m, s), list(network_metrics), options,
-                                       method=m, progress=progress)
-                doc = net if doc is None else _merge_docs(doc, net)
+                doc = net_docs[s][m] if doc is None else _merge_docs(doc, net_docs[s][m])
             path = out / RESULTS_DIR / m / f"{s}.json"
             write_results(path, doc)
             read_results(path)  # check it reads back
@@ -1029,6 +884,5 @@ def run_demo(
     return result
 
 
-__all__ = ["DEFAULT_METHODS", "DEMO_SLICES", "DemoResult", "Finding", "GroundTruthFlow", "StageTiming", "Unit",
-           "check_findings", "dataset_complete", "findings_markdown", "plan_units", "results_document",
-           "run_demo", "video_values", "warp_error_shared"]
+__all__ = ["DEFAULT_METHODS", "DEMO_SLICES", "DemoResult", "Finding", "StageTiming", "Unit",
+           "check_findings", "dataset_complete", "findings_markdown", "plan_units", "run_demo"]

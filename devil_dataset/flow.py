@@ -9,8 +9,12 @@ OpenCV DIS is the default (no weights needed). RAFT (torchvision) is used where 
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import cv2
 import numpy as np
+
+from .errors import UnknownNameError
 
 # DIS preset: MEDIUM is OpenCV's balance of speed and accuracy; named once here.
 DIS_PRESET = cv2.DISOPTICAL_FLOW_PRESET_MEDIUM
@@ -48,7 +52,7 @@ def resolve_flow_backend(backend: str = "auto") -> str:
     'dis'
     """
     if backend not in FLOW_BACKENDS:
-        raise ValueError(f"unknown flow backend {backend!r}; valid: {', '.join(FLOW_BACKENDS)}")
+        raise UnknownNameError(f"unknown flow backend {backend!r}; valid: {', '.join(FLOW_BACKENDS)}")
     if backend != "auto":
         return backend
     try:
@@ -58,18 +62,57 @@ def resolve_flow_backend(backend: str = "auto") -> str:
     return "raft" if available("raft") else "dis"
 
 
-def estimate_flow(frame0: np.ndarray, frame1: np.ndarray, backend: str = "auto", device: str = "cpu") -> np.ndarray:
-    """Flow [H, W, 2] from uint8 RGB ``frame0`` to ``frame1`` (frame0(p) ~ frame1(p + flow(p))).
+class FlowEstimator:
+    """One optical-flow estimator: ``est(frame0, frame1)`` -> flow [H, W, 2]; ``est.batch(frames0, frames1)`` ->
+    [N, H, W, 2]; ``est.name`` is the backend actually used (``"dis"``, ``"raft"`` or ``"injected"``).
 
-    ``backend``: ``"dis"`` (OpenCV, :func:`dis_flow`), ``"raft"`` (torchvision RAFT, cached weights required,
-    else :class:`~devil_dataset.errors.WeightsMissingError`) or ``"auto"`` (RAFT if cached, else DIS).
+    >>> est = flow_estimator("dis")
+    >>> a = np.zeros((2, 32, 32, 3), np.uint8)
+    >>> est.name, est.batch(a, a).shape
+    ('dis', (2, 32, 32, 2))
+    """
+
+    def __init__(self, name: str, pair: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                 batch: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
+        self.name = name
+        self._pair = pair
+        self._batch = batch
+
+    def __call__(self, frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
+        return self._pair(frame0, frame1)
+
+    def batch(self, frames0: np.ndarray, frames1: np.ndarray) -> np.ndarray:
+        if self._batch is not None:
+            return self._batch(frames0, frames1)
+        return np.stack([self._pair(a, b) for a, b in zip(frames0, frames1)])
+
+
+def flow_estimator(backend: str = "auto", device: str = "cpu",
+                   flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> FlowEstimator:
+    """The one dispatcher of flow backends: ``"dis"`` (OpenCV, :func:`dis_flow`), ``"raft"`` (torchvision RAFT,
+    cached weights required: :class:`~devil_dataset.errors.WeightsMissingError` here, not mid-pass) or ``"auto"``
+    (RAFT if cached, else DIS). ``flow_fn`` injects a pair function (tests): the estimator is named ``"injected"``.
+
+    >>> flow_estimator("dis").name
+    'dis'
+    """
+    if flow_fn is not None:
+        return FlowEstimator("injected", flow_fn)
+    name = resolve_flow_backend(backend)
+    if name == "dis":
+        return FlowEstimator("dis", dis_flow)
+    from .eval.networks.raft import cached_raft  # upward import until networks/weights move to a lower layer
+
+    raft = cached_raft(device)
+    return FlowEstimator("raft", raft.flow, raft.flow_batch)
+
+
+def estimate_flow(frame0: np.ndarray, frame1: np.ndarray, backend: str = "auto", device: str = "cpu") -> np.ndarray:
+    """Flow [H, W, 2] from uint8 RGB ``frame0`` to ``frame1`` (frame0(p) ~ frame1(p + flow(p))); see
+    :func:`flow_estimator` for ``backend``.
 
     >>> a = np.zeros((32, 32, 3), np.uint8)
     >>> estimate_flow(a, a, backend="dis").shape
     (32, 32, 2)
     """
-    if resolve_flow_backend(backend) == "dis":
-        return dis_flow(frame0, frame1)
-    from .eval.networks.raft import cached_raft
-
-    return cached_raft(device).flow(frame0, frame1)
+    return flow_estimator(backend, device)(frame0, frame1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .builder.masks import PRESETS
+from .errors import UnknownNameError
 
 # SPEC section 6: video subsets, from the camera-motion (cm) and background-scene-motion (bsm) labels.
 VIDEO_SUBSETS: tuple[str, ...] = ("all", "cm-l", "cm-h", "bsm-l", "bsm-h")
@@ -71,7 +72,7 @@ ATTRIBUTES: tuple[str, ...] = ("bg_scene_motion", "camera_motion", "fg_displacem
 def mask_presets_for(mask_subset: str) -> tuple[str, ...]:
     """Presets of a mask subset, in the release's sorted order of ``devil_<preset>`` names (SPEC section 6)."""
     if mask_subset not in MASK_SUBSETS:
-        raise ValueError(f"unknown mask subset {mask_subset!r}; valid: {', '.join(MASK_SUBSETS)}")
+        raise UnknownNameError(f"unknown mask subset {mask_subset!r}; valid: {', '.join(MASK_SUBSETS)}")
     names = sorted(f"devil_{p}" for p in PRESETS if mask_subset == "all" or mask_subset in p.split("_"))
     return tuple(n[len("devil_") :] for n in names)
 
@@ -90,4 +91,4 @@ def slice_for(name: str) -> SliceSpec:
     try:
         return SLICES[name]
     except KeyError:
-        raise ValueError(f"unknown slice {name!r}; valid: {', '.join(SLICES)}") from None
+        raise UnknownNameError(f"unknown slice {name!r}; valid: {', '.join(SLICES)}") from None

@@ -140,7 +140,7 @@ def test_demo_resume_reuses_predictions_and_scores(demo_tiny_run, demo_tiny_data
         raise AssertionError("recomputed on resume")
 
     monkeypatch.setattr(inpaint, "get_inpainter", boom)
-    monkeypatch.setattr(demo, "video_values", boom)
+    monkeypatch.setattr(demo, "_evaluate_clip_task", boom)
     again = demo.run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=1,
                           progress=False, echo=None)
     assert pred.stat().st_mtime_ns == before
@@ -160,26 +160,6 @@ def test_demo_redoes_a_missing_prediction(demo_tiny_run, demo_tiny_dataset):
                      progress=False, echo=None)
     assert len(list(clip_dir.glob("frame_*_pred.png"))) > 0
     assert _finite(again.table) == _finite(result.table)
-
-
-def test_warp_error_shared_equals_metric():
-    from devil_dataset.demo import GroundTruthFlow, hole_warps_for, warp_error_shared
-    from devil_dataset.eval.metrics import WarpErrorMetric
-    from devil_dataset.eval.protocol import EvalOptions, VideoSample
-
-    rng = np.random.default_rng(3)
-    base = np.kron(rng.integers(0, 256, (20, 30, 3), dtype=np.uint8), np.ones((4, 4, 1), np.uint8))
-    gt = np.stack([np.roll(base, 2 * t, axis=1)[:64, :96] for t in range(6)])
-    hole = np.zeros(gt.shape[:3], bool)
-    for t in range(6):
-        hole[t, 20:40, 10 + 5 * t : 30 + 5 * t] = True
-    pred = rng.integers(0, 256, gt.shape, dtype=np.uint8)
-    video = VideoSample("v", gt, pred, hole)
-    ref = WarpErrorMetric(EvalOptions(flow="dis")).update(video)["warp_error_mask"]
-    flow = GroundTruthFlow(gt)
-    assert ref > 0.01
-    assert warp_error_shared(video.composite, hole, flow) == ref
-    assert warp_error_shared(video.composite, hole, flow, hole_warps_for(hole, flow)) == ref
 
 
 def _table(values: dict[str, dict[str, tuple[float, float]]], attr: str, key: str = "psnr") -> dict:

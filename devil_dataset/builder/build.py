@@ -57,6 +57,7 @@ class BuildResult:
     config_bytes: dict[str, int] = field(default_factory=dict)
     skipped_sources: list[str] = field(default_factory=list)
     unmatched_bg_labels: list[str] = field(default_factory=list)  # --bg-labels ids that match no clip
+    source_lines: list[str] = field(default_factory=list)  # every source: its clip count or its skip reason
 
     def summary(self) -> str:
         """Human-readable lines (the CLI prints them)."""
@@ -66,8 +67,11 @@ class BuildResult:
             if rows == 0:
                 lines.append(f"  {'':24s} {writer.EMPTY_CONFIG_REASON}")
         lines.append(f"  {'total':24s}       {sum(self.config_bytes.values()) / 1e6:9.2f} MB")
-        for s in self.skipped_sources:
-            lines.append(f"  skipped source: {s}")
+        if self.source_lines:
+            lines.append("clips per source:")
+            lines += self.source_lines
+        else:
+            lines += [f"  skipped source: {s}" for s in self.skipped_sources]
         if self.unmatched_bg_labels:
             lines.append(f"  bg labels matching no clip (ignored): {', '.join(self.unmatched_bg_labels)}")
         return "\n".join(lines)
@@ -509,8 +513,9 @@ def build(
     )
     # the encoded-frame cache only serves an interrupted build; once the repository is complete it is dead weight
     shutil.rmtree(work / "frames", ignore_errors=True)
+    source_lines = report.source_lines() if hasattr(report, "source_lines") else []
     return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped,
-                       unmatched)
+                       unmatched, source_lines)
 
 
 def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True,

@@ -43,6 +43,8 @@ from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector
 # SPEC section 1: consecutive non-overlapping chunks of 90 frames; a final chunk shorter than 45 frames is dropped.
 CLIP_FRAMES = 90
 MIN_CLIP_FRAMES = 45
+# Decoders FFmpeg uses for single images: a source decoded by one of them is an image renamed as a video.
+STILL_IMAGE_CODECS = frozenset({"png", "apng", "bmp", "tiff", "webp", "gif", "mjpeg", "jpeg2000", "ppm", "pgm"})
 # SPEC section 1 / issue 3: default filter keeps landscape sources of at least 832x480 (the evaluation size).
 DEFAULT_MIN_SIZE: tuple[int, int] = (832, 480)
 # Sources whose decoded frames fit in this many bytes are decoded once (kept in memory between the cut pass and the
@@ -129,6 +131,7 @@ class CurationReport:
     dropped: list[DroppedClip] = field(default_factory=list)
     written: int = 0
     reused: int = 0
+    sources: list[str] = field(default_factory=list)  # every source of the run, in order
 
     @property
     def manifest_path(self) -> Path:
@@ -140,10 +143,47 @@ class CurationReport:
             f"{len(self.clips)} clips in {self.out_dir} ({self.written} written, {self.reused} reused)"
             + (f", {len(self.dropped)} dropped by the foreground filter" if self.dropped else "")
         ]
+        if self.sources:
+            lines.append("clips per source:")
+            lines += self.source_lines()
         if self.skipped:
             lines.append(f"{len(self.skipped)} source(s) skipped:")
             lines += [f"  {s.source}: {s.reason}" for s in self.skipped]
         return "\n".join(lines)
+
+    def source_lines(self) -> list[str]:
+        """One line per source: its clip count (and dropped chunks), or ``skipped: <reason>``."""
+        clips: dict[str, int] = {}
+        for c in self.clips:
+            clips[c.source] = clips.get(c.source, 0) + 1
+        dropped: dict[str, int] = {}
+        for d in self.dropped:
+            dropped[d.source] = dropped.get(d.source, 0) + 1
+        reasons = {s.source: s.reason for s in self.skipped}
+        lines = []
+        for src in self.sources:
+            if src in reasons:
+                lines.append(f"  {src}: skipped: {reasons[src]}")
+            else:
+                n, k = clips.get(src, 0), dropped.get(src, 0)
+                lines.append(f"  {src}: {n} clip{'s' if n != 1 else ''}" + (f", {k} dropped by the foreground filter" if k else ""))
+        return lines
+
+
+def curation_backend(backend: str) -> str:
+    """The decoder curation uses for ``backend``: ``auto`` is PyAV here, whether or not decord is installed.
+
+    Curation streams every source twice at the pace of the shot-cut detector and the encoder. decord 0.6 keeps
+    memory it decoded ahead whenever its consumer is slower than it (peak RSS grows with the source length even
+    with a fresh reader per window; ``benchmarks/curation_memory.py``), while PyAV's streaming stays flat, so
+    ``auto`` picks PyAV and an explicit ``decord`` is honoured (issue 16 item 10).
+
+    >>> curation_backend("auto"), curation_backend("decord")
+    ('pyav', 'decord')
+    """
+    if backend == "auto":
+        return "pyav"
+    return video_io._resolve_backend(backend)
 
 
 def plan_chunks(
@@ -286,7 +326,7 @@ def curate(
     if max_foreground is not None and foreground_detector is None:
         raise DevilError("max_foreground needs a foreground_detector")
 
-    resolved_backend = video_io._resolve_backend(backend)
+    resolved_backend = curation_backend(backend)
     settings = {
         "kind": "settings",
         "format": MANIFEST_FORMAT,
@@ -321,6 +361,7 @@ def curate(
     source_list = expand_sources(sources)
     with report.bar(total=len(source_list), desc="curate: sources", unit="video") as bar:
         for src in source_list:
+            result.sources.append(os.fspath(src))
             bar.set_postfix_str(src.name[-40:])
             outcome = _curate_source(
                 src, out, states, taken, seen, fingerprint,
@@ -417,7 +458,8 @@ def _curate_source(
     taken[prefix] = sha
 
     # resume: a complete state with the same settings and verified clip files needs no decoding at all
-    if state and state.get("fingerprint") == fingerprint and state.get("complete") and state.get("prefix") == prefix:
+    if state and state.get("fingerprint") == fingerprint and state.get("complete") and state.get("prefix") == prefix \
+            and (state.get("clips") or state.get("dropped")):  # a state without any clip is re-examined for its reason
         clips = [ClipRecord.from_json(c) for c in state["clips"]]
         if all(_verified(out, c) for c in clips):
             dropped = [DroppedClip(**{k: v for k, v in d.items() if k != "kind"}) for d in state.get("dropped", [])]
@@ -459,6 +501,11 @@ def _curate_source(
         return skip(f"truncated: decoded {n} of the {info.frame_count} frames the container declares", sha)
 
     plan = plan_clips(cuts.shots())
+    if not plan:  # issue 16 item 12: a source without clips is recorded with its reason, never dropped silently
+        if n == 1 and info.codec in STILL_IMAGE_CODECS:
+            return skip(f"no clip: 1 frame: a still image ({info.codec}), not a video", sha)
+        return skip(f"no clip: {n} frame{'s' if n != 1 else ''}, no shot of at least {MIN_CLIP_FRAMES} frames "
+                    f"without a cut (SPEC section 1)", sha)
     old = {}
     if state and state.get("fingerprint") == fingerprint and state.get("prefix") == prefix:
         old = {c["clip_id"]: ClipRecord.from_json(c) for c in state.get("clips", [])}

@@ -61,7 +61,8 @@ def prepare_output_dir(out_dir: str | os.PathLike) -> tuple[Path, Path]:
     work = out / BUILD_DIR
     work.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(out)
-    remove_stale_temporaries(work)
+    for d in [work, *(p for p in work.rglob("*") if p.is_dir() and not p.name.startswith(".tmp-"))]:
+        remove_stale_temporaries(d)  # .devil-build/masks, clips, frames...: a kill can leave .tmp-* anywhere
     return out, work
 
 

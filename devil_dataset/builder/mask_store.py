@@ -42,6 +42,10 @@ from .masks import RELEASE_NUM_FRAMES, RELEASE_SIZE, get_preset, iter_mask_image
 FORMATS: tuple[str, ...] = ("release-png", "npz")
 META_FILE = "mask.json"  # metadata beside the PNGs of a release-png mask folder
 FORMAT_VERSION = 1
+# Refuse renders whose arrays would not fit in memory (issue 16 item 13: an absurd size or frame count gave a
+# MemoryError). The release's masks are 90 frames at 1920x1080 (SPEC section 5), ~0.2 GB per size here.
+MAX_RENDER_BYTES = 4 << 30  # bool arrays held for one mask: frames x pixels of every requested size, x2 while stacked
+MAX_RENDER_SIDE = 8192  # pixels per side of a requested mask size (8K)
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamp: identical inputs give byte-identical npz files
 
 
@@ -54,6 +58,28 @@ def time_reverse(hole: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(hole[::-1])
 
 
+def check_render_budget(sizes: list[tuple[int, int]], num_frames: int, *, label: str = "mask") -> None:
+    """Raise :class:`DevilError` when rendering ``num_frames`` at ``sizes`` exceeds :data:`MAX_RENDER_BYTES` or a
+    side exceeds :data:`MAX_RENDER_SIDE`, before anything is allocated.
+
+        >>> check_render_budget([(832, 480)], 90)
+        >>> check_render_budget([(100000, 480)], 1)
+        Traceback (most recent call last):
+        ...
+        devil_dataset.errors.DevilError: mask: size 100000x480 is above the limit of 8192 pixels per side (--resolution)
+    """
+    for w, h in sizes:
+        if max(w, h) > MAX_RENDER_SIDE:
+            raise DevilError(f"{label}: size {w}x{h} is above the limit of {MAX_RENDER_SIDE} pixels per side (--resolution)")
+    need = 2 * int(num_frames) * (sum(w * h for w, h in sizes) + RELEASE_SIZE[0] * RELEASE_SIZE[1] // 8)
+    if need > MAX_RENDER_BYTES:
+        shown = ", ".join(f"{w}x{h}" for w, h in sizes)
+        raise DevilError(
+            f"{label}: {num_frames} frames at {shown} need {need / (1 << 30):.1f} GiB of memory, above the limit of "
+            f"{MAX_RENDER_BYTES >> 30} GiB; ask for fewer frames (--num-frames) or a smaller size (--resolution)"
+        )
+
+
 def render_masks_at(preset: str, index: int, sizes: list[tuple[int, int]], *,
                     num_frames: int = RELEASE_NUM_FRAMES) -> list[np.ndarray]:
     """Render mask ``index`` of ``preset`` at 1920x1080 once and return it cover-cropped to each size.
@@ -63,8 +89,13 @@ def render_masks_at(preset: str, index: int, sizes: list[tuple[int, int]], *,
 
         >>> [m.shape for m in render_masks_at("fgs-l_fgm-l_fgd-l", 0, [(832, 480), (1920, 1080)], num_frames=1)]
         [(1, 480, 832), (1, 1080, 1920)]
+        >>> render_masks_at("fgs-l_fgm-l_fgd-l", 0, [(832, 480)], num_frames=10**6)
+        Traceback (most recent call last):
+        ...
+        devil_dataset.errors.DevilError: mask fgs-l_fgm-l_fgd-l #0: 1000000 frames at 832x480 need 1226.7 GiB of memory, above the limit of 4 GiB; ask for fewer frames (--num-frames) or a smaller size (--resolution)
     """
     get_preset(preset)
+    check_render_budget(sizes, num_frames, label=f"mask {preset} #{index}")
     geometry = [None if tuple(size) == RELEASE_SIZE else cover_crop_geometry(RELEASE_SIZE, size) for size in sizes]
     outs: list[list[np.ndarray]] = [[] for _ in sizes]
     for image in iter_mask_images(preset, mask_seed(index), num_frames=num_frames, reuse=True):

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import tarfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -98,9 +99,13 @@ class SplitArchive:
         if f is None:
             raise DevilError(f"{self.path}: {info.name}: not a file")
         try:
-            im = Image.open(io.BytesIO(f.read()))
-            im.load()
+            with warnings.catch_warnings():  # Pillow only warns between MAX_IMAGE_PIXELS and twice that
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                im = Image.open(io.BytesIO(f.read()))
+                im.load()
             return im
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise DevilError(f"{self.path}: {info.name}: refused, image too large (a decompression bomb?): {exc}") from None
         except OSError as exc:
             raise DevilError(f"{self.path}: {info.name}: unreadable PNG ({exc})") from None
 

@@ -30,7 +30,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from ..atomic import atomic_write_text
+from ..atomic import atomic_write_text, remove_stale_temporaries
 from ..errors import DevilError
 
 # Reference frame size the magnitudes below are tuned at (the release's scoring size, SPEC section 1).
@@ -451,6 +451,7 @@ def write_sample_sources(
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)  # leftovers of a killed run
     n_scenes = len(SAMPLE_SCENES) if count is None else int(count)
     cut_sources = min(int(cut_sources), len(CUT_SOURCES))
     sources_to_make: list[tuple[str, list[tuple[SceneSpec, int, int]]]] = []

@@ -153,25 +153,20 @@ def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
     (``devil weights`` fetches / imports them); without cached weights it raises
     :class:`~devil_dataset.errors.WeightsMissingError` naming what to do. ``device`` defaults to CUDA when available.
     """
-    if flow == "dis":
-        from ..flow import dis_flow
+    from ..errors import UnknownNameError, WeightsMissingError
+    from ..flow import flow_estimator, resolve_flow_backend
 
-        return dis_flow
+    if flow not in FLOWS:
+        raise UnknownNameError(f"unknown flow {flow!r}; valid: {', '.join(FLOWS)}")
     if flow == "raft":
-        from ..errors import WeightsMissingError
-        from ..flow import resolve_flow_backend
-
         if resolve_flow_backend("auto") != "raft":
             raise WeightsMissingError("RAFT weights are not in the weights cache: run `devil weights` to fetch or "
                                       "import them (see docs), or use flow='dis'")
-        from ..flow import estimate_flow
-
         if device is None:
             import torch
 
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        return lambda f0, f1: estimate_flow(f0, f1, backend="raft", device=device)
-    raise ValueError(f"unknown flow {flow!r}; valid: {', '.join(FLOWS)}")
+    return flow_estimator(flow, device or "cpu")  # the one flow dispatcher
 
 
 def segment_flow_stats(frames: np.ndarray, start: int, end: int, features: list[Features], flow_fn: FlowFn) -> tuple[float, int]:

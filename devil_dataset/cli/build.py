@@ -15,6 +15,9 @@ examples:
   # your own landscape videos (files or folders), with hand-made background-scene-motion labels
   devil build videos/ --out devil-data --bg-labels bg_labels.csv --license cc-by-4.0
 
+  # choose the decoder of the curation step, as `devil curate --decoder` does
+  devil build videos/ --out devil-data --decoder pyav
+
 Interrupted builds resume (re-run the same command); the same sources and seed give byte-identical files.
 """
 
@@ -43,6 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="hand-made background-scene-motion labels (clip_id,label rows); they win over the score")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="worker processes for rendering, scoring and encoding (default 1; same files with any N)")
+    p.add_argument("--decoder", choices=("auto", "decord", "pyav"), default="auto",
+                   help="video decoder for curation, as in `devil curate` (default auto: PyAV, whose streaming "
+                   "memory stays flat; decord grows with the source length)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -60,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         bg = read_bg_labels_csv(args.bg_labels)
     result = build([Path(s) for s in args.sources], args.out, sample=args.sample, seed=args.seed,
                    size=args.resolution, frame_format=args.frame_format, license=args.license,
-                   detector=args.detector, bg_labels=bg, progress=not args.quiet, jobs=args.jobs)
+                   detector=args.detector, bg_labels=bg, progress=not args.quiet, jobs=args.jobs,
+                   curate_options={"backend": args.decoder})
     print(result.summary())
     return 0

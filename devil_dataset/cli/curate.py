@@ -50,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-portrait", action="store_true",
                    help="also accept portrait and square sources (the size limit then applies in either orientation)")
     p.add_argument("--decoder", choices=("auto", "decord", "pyav"), default="auto",
-                   help="decoder (default auto: decord when installed, else PyAV)")
+                   help="decoder (default auto: PyAV, whose streaming memory stays flat; decord's grows with the "
+                   "source length)")
     p.add_argument("--cut-threshold", type=float, default=None, metavar="SCORE",
                    help="PySceneDetect ContentDetector threshold (default 27)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of text")

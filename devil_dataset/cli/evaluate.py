@@ -14,6 +14,9 @@ examples:
   # a slice of a built dataset (folder or Hub repo) against per-clip prediction folders or videos
   devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/cpnet/ --out cpnet_fgdh.json
 
+  # several methods in one pass over the ground truth: --out is a folder, one <method>.json per method
+  devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/a preds/b preds/c --out results/
+
   # directory mode (the release's layout); the devkit sample holds one video's frames directly
   devil evaluate --gt-dir sample-inpainting-inputs --pred-dir sample-inpainting-outputs --metrics psnr ssim pcons --json
 
@@ -42,8 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d = p.add_argument_group("dataset mode")
     d.add_argument("--dataset", metavar="DIR_OR_REPO", help="built DEVIL dataset folder or Hub repo id")
     d.add_argument("--config", metavar="SLICE", help="slice name, e.g. fg_displacement_high")
-    d.add_argument("--predictions", type=existing_path, metavar="PRED_DIR",
-                   help="<clip id>/frame_%%04d_pred.png folders or <clip id>.mp4 files")
+    d.add_argument("--predictions", type=existing_path, nargs="+", metavar="PRED_DIR",
+                   help="<clip id>/frame_%%04d_pred.png folders or <clip id>.mp4 files; several folders score "
+                   "several methods in one pass (the method is the folder name)")
+    d.add_argument("--jobs", type=positive_int, default=1, help="processes scoring parts of the slice (default 1)")
     r = p.add_argument_group("directory mode (release layout)")
     r.add_argument("--gt-dir", type=existing_path, metavar="GT",
                    help="one folder per video with frame_%%04d_gt.png and frame_%%04d_mask.png (1 = known)")
@@ -108,8 +113,13 @@ def run(args: argparse.Namespace) -> int:
         raise DevilError("dataset mode needs --dataset, --config and --predictions")
     if dir_mode and (args.gt_dir is None or args.pred_dir is None):
         raise DevilError("directory mode needs --gt-dir and --pred-dir")
-    if args.out is not None:
-        check_output_file(args.out)
+    several = dataset_mode and len(args.predictions) > 1
+    if several and args.method_name is not None:
+        raise DevilError("--method-name names one method; with several --predictions the folder names are used")
+    if several and args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise DevilError(f"{args.out}: is a file; with several --predictions --out takes a folder")
+    if args.out is not None:  # refused before anything is scored
+        check_output_file(args.out / "results.json" if several else args.out)
     from ..inpaint import INPAINTERS
 
     if args.second_inpainter not in INPAINTERS:
@@ -120,20 +130,27 @@ def run(args: argparse.Namespace) -> int:
                           self_consistency_submetric=args.self_consistency_submetric,
                           self_consistency_k=args.self_consistency_k)
     metrics = _metric_list(args.metrics)
-    from ..eval.evaluate import evaluate_dataset, evaluate_directory
+    from ..eval.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
     from ..eval.results import dumps, write_results
 
-    if dataset_mode:
-        doc = evaluate_dataset(args.dataset, args.config, args.predictions, metrics, options,
-                               method=args.method_name, progress=not args.no_progress)
+    if several:
+        docs = evaluate_slice(args.dataset, args.config, args.predictions, metrics, options, jobs=args.jobs,
+                              progress=not args.no_progress)
+    elif dataset_mode:
+        doc = evaluate_dataset(args.dataset, args.config, args.predictions[0], metrics, options,
+                               method=args.method_name, progress=not args.no_progress, jobs=args.jobs)
+        docs = {doc["method"]: doc}
     else:
         doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
                                  slice_name=args.slice_name, progress=not args.no_progress)
-    if args.out is not None:
-        write_results(args.out, doc)
-        print(f"wrote {args.out}", file=sys.stderr)
-    if args.json:
-        sys.stdout.write(dumps(doc))
-    else:
-        _print_summary(doc)
+        docs = {doc["method"]: doc}
+    for method, doc in docs.items():
+        if args.out is not None:
+            path = args.out / f"{method}.json" if several else args.out
+            write_results(path, doc)
+            print(f"wrote {path}", file=sys.stderr)
+        if args.json:
+            sys.stdout.write(dumps(doc))
+        else:
+            _print_summary(doc)
     return 0

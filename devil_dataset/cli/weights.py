@@ -58,7 +58,8 @@ def _list(args: argparse.Namespace) -> int:
     print(f"cache: {cache_dir()}")
     for name, e in sorted(KNOWN_WEIGHTS.items()):
         status = "cached" if available(name) else "missing"
-        check = f"sha256 {e.sha256}" if e.sha256 else (f"sha256 prefix {e.sha256_prefix}" if e.sha256_prefix else "hash recorded at import")
+        check = (f"sha256 {e.sha256}" if e.sha256 else f"sha256 prefix {e.sha256_prefix}" if e.sha256_prefix
+                 else f"git blob {e.git_blob}" if e.git_blob else "hash recorded at import")
         line = f"{name:<10} {status:<8} {e.filename}  [{check}; used by {e.used_by}]"
         if args.hash and status == "cached":
             info = weights_info(name)

@@ -20,11 +20,11 @@ import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DevilError, WeightsMissingError
+from ..errors import DevilError, UnknownNameError, WeightsMissingError
 from .pixel import clip_psnr_values
 from .protocol import EvalOptions, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, metric_entry
@@ -48,7 +48,7 @@ class Evaluation:
 def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu``/``cuda`` pass through (checked)."""
     if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-        raise DevilError(f"--device: unknown device {device!r}; valid: auto, cpu, cuda")
+        raise UnknownNameError(f"device: unknown device {device!r}; valid: auto, cpu, cuda")
     if device == "cpu":
         return device
     import torch
@@ -56,7 +56,7 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if not torch.cuda.is_available():
-        raise DevilError(f"--device {device}: no CUDA device is available")
+        raise DevilError(f"device {device!r}: no CUDA device is available")
     return device
 
 
@@ -76,17 +76,19 @@ def build_metrics(
         else list(DEVIL_METRICS)
     metrics: dict[str, VideoMetric] = {}
     skipped: dict[str, str] = {}
-    missing: list[str] = []  # explicit metrics whose weights are missing: all named in one error
+    missing: list[str] = []  # explicit metrics whose weights are missing or corrupt: all named in one error
+    errors: list[WeightsMissingError] = []
     for name in wanted:
         try:
             entry = metric_entry(name)
-        except ValueError as exc:
-            raise DevilError(f"--metrics: {exc}") from None
+        except UnknownNameError as exc:
+            raise UnknownNameError(f"metric_names: {exc}") from None
         try:
             metrics[name] = entry.create(options)
         except WeightsMissingError as exc:
             if explicit:
                 missing.append(f"metric {name}: {exc}")
+                errors.append(exc)
                 continue
             skipped[name] = str(exc)
         except (ImportError, AttributeError) as exc:
@@ -94,8 +96,10 @@ def build_metrics(
                 raise DevilError(f"metric {name}: implementation not available ({exc})") from None
             skipped[name] = f"implementation not available ({exc})"
     if missing:
-        raise WeightsMissingError("; ".join(missing) if len(missing) == 1 else
-                                  f"{len(missing)} metrics miss their weights:\n  " + "\n  ".join(missing))
+        # the most specific type all the errors share (every one corrupt -> WeightsCorruptError)
+        kind = type(errors[0]) if all(type(e) is type(errors[0]) for e in errors) else WeightsMissingError
+        raise kind("; ".join(missing) if len(missing) == 1 else
+                   f"{len(missing)} metrics miss their weights:\n  " + "\n  ".join(missing))
     return metrics, skipped
 
 
@@ -104,6 +108,105 @@ def _to_float(v) -> float:
         return float(v)
     except (TypeError, ValueError):
         return float("nan")
+
+
+def update_metrics(metrics: Mapping[str, VideoMetric], video: VideoSample,
+                   prepared: Mapping[str, object] | None = None) -> dict[str, float]:
+    """Update every metric with ``video`` (passing its prepared ground-truth work); returns the video's row."""
+    prepared = prepared or {}
+    row: dict[str, float] = {}
+    for name, metric in metrics.items():
+        p = prepared.get(name)
+        values = metric.update(video) if p is None else metric.update(video, p)
+        row.update({k: _to_float(v) for k, v in values.items()})
+    return row
+
+
+def prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, hole: np.ndarray | None) -> dict[str, object]:
+    """Ground-truth-only work of every metric that declares ``prepare`` (shared by the methods of a clip).
+
+    ``hole=None`` prepares what depends on the frames only; :func:`prepared_for_hole` adds a hole later.
+    """
+    out = {}
+    for name, metric in metrics.items():
+        prepare = getattr(metric, "prepare", None)
+        p = prepare(gt, hole) if prepare is not None else None
+        if p is not None:
+            out[name] = p
+    return out
+
+
+def prepared_for_hole(prepared: Mapping[str, object], hole: np.ndarray) -> dict[str, object]:
+    """``prepared`` (from ``prepare_clip(metrics, gt, None)``) completed with the work that depends on ``hole``."""
+    return {name: p.for_hole(hole) if hasattr(p, "for_hole") else p for name, p in prepared.items()}
+
+
+def collect(metrics: Mapping[str, VideoMetric], per_video: dict[str, dict[str, float]], frames: int) -> Evaluation:
+    """Slice-level values, provenance and PSNR clipping of one method's per-video rows (after the updates)."""
+    summary: dict[str, float] = {}
+    provenance: dict[str, dict] = {}
+    clipped: dict[str, list[str]] = {}
+    for name, metric in metrics.items():
+        summary.update({k: _to_float(v) for k, v in metric.compute().items()})
+        provenance[name] = metric.provenance()
+        for key in getattr(metric, "clip_keys", ()):
+            ids = [c for c in per_video if key in per_video[c]]
+            raw = [per_video[c][key] for c in ids]
+            values, _ = clip_psnr_values(raw)
+            inf_ids = [c for c, r in zip(ids, raw) if math.isinf(r)]
+            if inf_ids:
+                clipped[key] = inf_ids
+            for c, v in zip(ids, values):
+                per_video[c][key] = float(v)
+    return Evaluation(summary, per_video, clipped, provenance, frames)
+
+
+def evaluate_methods(
+    clips: Iterable[tuple[str, np.ndarray, np.ndarray]],
+    predictions: Mapping[str, Callable[[str], np.ndarray]],
+    metrics: Mapping[str, Mapping[str, VideoMetric]],
+    *,
+    total: int | None = None,
+    progress: bool = True,
+) -> dict[str, Evaluation]:
+    """Score several methods in one pass over the ground truth; returns method -> :class:`Evaluation`.
+
+    ``clips`` yields (clip id, gt uint8 [T,H,W,3], hole bool [T,H,W]); ``predictions[method](clip_id)`` reads
+    that method's prediction; ``metrics[method]`` holds that method's metric objects (same names for every
+    method). Ground-truth-only work (``prepare``: flow, occlusion, GT features) runs once per clip.
+
+    >>> from devil_dataset.eval.protocol import EvalOptions
+    >>> gt = np.zeros((3, 64, 64, 3), np.uint8); hole = np.zeros((3, 64, 64), bool); hole[:, 8:24, 8:24] = True
+    >>> preds = {"black": lambda c: gt, "white": lambda c: np.full_like(gt, 255)}
+    >>> ms = {m: build_metrics(["psnr"], EvalOptions())[0] for m in preds}
+    >>> out = evaluate_methods([("a", gt, hole)], preds, ms, progress=False)
+    >>> round(out["white"].summary["psnr"], 2), out["black"].clipped
+    (12.04, {'psnr': ['a']})
+    """
+    per_video, frames = _one_pass(clips, predictions, metrics, total=total, progress=progress)
+    return {m: collect(metrics[m], per_video[m], frames) for m in predictions}
+
+
+def _one_pass(clips, predictions, metrics, *, total, progress) -> tuple[dict[str, dict[str, dict[str, float]]], int]:
+    """The updates of :func:`evaluate_methods`: raw per-video rows per method and the number of GT frames."""
+    from tqdm import tqdm
+
+    methods = list(predictions)
+    if not methods:
+        raise DevilError("evaluate_methods: predictions is empty")
+    per_video: dict[str, dict[str, dict[str, float]]] = {m: {} for m in methods}
+    frames = 0
+    bar = tqdm(clips, total=total, desc="evaluate", unit="video", disable=None if progress else True, file=sys.stderr)
+    for clip_id, gt, hole in bar:
+        if clip_id in per_video[methods[0]]:
+            raise DevilError(f"clip {clip_id}: appears twice in the evaluation")
+        prepared = prepare_clip(metrics[methods[0]], gt, hole) if len(methods) > 1 else {}
+        for m in methods:
+            video = VideoSample(clip_id, gt, predictions[m](clip_id), hole)
+            per_video[m][clip_id] = update_metrics(metrics[m], video, prepared)
+            del video
+        frames += int(gt.shape[0])
+    return per_video, frames
 
 
 def evaluate(
@@ -125,36 +228,51 @@ def evaluate(
     for video in bar:
         if video.clip_id in per_video:
             raise DevilError(f"clip {video.clip_id}: appears twice in the evaluation")
-        row: dict[str, float] = {}
-        for metric in metrics.values():
-            row.update({k: _to_float(v) for k, v in metric.update(video).items()})
-        per_video[video.clip_id] = row
+        per_video[video.clip_id] = update_metrics(metrics, video, {})
         frames += video.num_frames
         del video
-    summary: dict[str, float] = {}
-    provenance: dict[str, dict] = {}
-    clipped: dict[str, list[str]] = {}
+    return collect(metrics, per_video, frames)
+
+
+def evaluation_from_values(
+    metrics: Mapping[str, VideoMetric], clip_values: Sequence[tuple[str, int, Mapping[str, float]]]
+) -> Evaluation:
+    """The :class:`Evaluation` of stored per-video values (clip id, frames, {key: value}), e.g. a resumed run.
+
+    Only per-video metrics (a list of values per key) can be rebuilt this way; their ``compute`` then
+    aggregates exactly as after the updates.
+
+    >>> from devil_dataset.eval.protocol import EvalOptions
+    >>> ms, _ = build_metrics(["psnr"], EvalOptions())
+    >>> evaluation_from_values(ms, [("a", 3, {"psnr": 20.0}), ("b", 3, {"psnr": 30.0})]).summary
+    {'psnr': 25.0}
+    """
+    per_video: dict[str, dict[str, float]] = {}
     for name, metric in metrics.items():
-        summary.update({k: _to_float(v) for k, v in metric.compute().items()})
-        provenance[name] = metric.provenance()
-        for key in getattr(metric, "clip_keys", ()):
-            ids = [c for c in per_video if key in per_video[c]]
-            raw = [per_video[c][key] for c in ids]
-            values, _ = clip_psnr_values(raw)
-            inf_ids = [c for c, r in zip(ids, raw) if math.isinf(r)]
-            if inf_ids:
-                clipped[key] = inf_ids
-            for c, v in zip(ids, values):
-                per_video[c][key] = float(v)
-    return Evaluation(summary, per_video, clipped, provenance, frames)
+        state = getattr(metric, "values", None)
+        for clip_id, _, row in clip_values:
+            if isinstance(state, dict):
+                for k in metric.keys:
+                    state[k].append(row[k])
+            elif isinstance(state, list) and len(metric.keys) == 1:
+                state.append(row[metric.keys[0]])
+            else:
+                raise DevilError(f"metric {name}: set-level state cannot be rebuilt from per-video values")
+    frames = 0
+    for clip_id, n, row in clip_values:
+        keys = [k for m in metrics.values() for k in m.keys]
+        per_video[clip_id] = {k: _to_float(row[k]) for k in keys}
+        frames += int(n)
+    return collect(metrics, per_video, frames)
 
 
 def _finish(
-    ev: Evaluation, metrics, skipped, options: EvalOptions, method: str, slice_name: str | None, inputs: dict
+    ev: Evaluation, metrics, skipped, options: EvalOptions, method: str, slice_name: str | None, inputs: dict,
+    report: bool = True,
 ) -> dict:
     from .results import build_results
 
-    for name, reason in skipped.items():
+    for name, reason in (skipped.items() if report else ()):
         print(f"devil evaluate: skipped metric {name}: {reason}", file=sys.stderr)
     return build_results(ev, method=method, slice_name=slice_name, inputs=inputs, options=options,
                          metrics=list(metrics), skipped=skipped)
@@ -228,6 +346,151 @@ def _row_info(row):
     return ClipInfo(clip_id, int(frames.shape[0]), (int(frames.shape[2]), int(frames.shape[1])))
 
 
+def _score_rows(rows: Iterable, stores: Mapping[str, object], metric_names: Sequence[str] | None, options: EvalOptions,
+                metrics: Mapping[str, Mapping[str, VideoMetric]] | None = None, *, total: int | None = None,
+                progress: bool = False):
+    """One pass over ``rows`` for every method of ``stores``; returns (raw per-video rows, frames, metrics)."""
+    if metrics is None:
+        metrics = {m: build_metrics(metric_names, options)[0] for m in stores}
+
+    def clips():
+        for row in rows:
+            yield _row_fields(row)
+
+    per_video, frames = _one_pass(clips(), {m: store.read for m, store in stores.items()}, metrics, total=total,
+                                  progress=progress)
+    return per_video, frames, metrics
+
+
+def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pred_paths: dict[str, str],
+                metric_names: Sequence[str] | None, options: EvalOptions):
+    """Worker of ``jobs > 1``: score the clips ``ids`` (read here) and send back per-video rows and metric state."""
+    from .composite import PredictionStore
+
+    wanted = set(ids)
+    source = rows if rows is not None else _slice_rows(dataset, config, ("clip_id", "frames", "hole"))
+    mine = (r for r in source if _row_fields_id(r) in wanted)
+    stores = {m: PredictionStore(p) for m, p in pred_paths.items()}
+    metrics = {m: build_metrics(metric_names, options)[0] for m in stores}
+    for per_method in metrics.values():
+        for name, metric in per_method.items():
+            if not hasattr(metric, "state_dict"):
+                raise DevilError(f"metric {name}: its state cannot be merged, use jobs=1")
+    per_video, frames, metrics = _score_rows(mine, stores, metric_names, options, metrics)
+    return per_video, {m: {n: x.state_dict() for n, x in ms.items()} for m, ms in metrics.items()}, frames
+
+
+def _row_fields_id(row) -> str:
+    if isinstance(row, VideoSample):
+        return row.clip_id
+    get = row.get if isinstance(row, Mapping) else (lambda k, d=None: getattr(row, k, d))
+    return str(get("clip_id"))
+
+
+def evaluate_slice(
+    dataset: str,
+    config: str,
+    predictions: Mapping[str, str | Path] | Sequence[str | Path],
+    metric_names: Sequence[str] | None = None,
+    options: EvalOptions | None = None,
+    *,
+    jobs: int = 1,
+    progress: bool = True,
+    rows: Iterable | None = None,
+) -> dict[str, dict]:
+    """Score one or several methods on the slice ``config`` in one pass over its ground truth.
+
+    ``predictions``: method name -> predictions folder, or a list of folders (the method is the folder name).
+    Returns method -> results document (one document per method, as ``devil evaluate`` writes them).
+    ``jobs > 1`` splits the slice into contiguous parts scored by that many processes; their metric states are
+    merged in slice order (per-video values are identical; FID/VFID agree to ~1e-12 relative).
+    ``rows`` replaces the loader (see :func:`evaluate_dataset`).
+    """
+    from .composite import ClipInfo, PredictionStore, validate_clips
+
+    if not isinstance(predictions, Mapping):
+        paths = [Path(p) for p in predictions]
+        names = [p.resolve().name for p in paths]
+        if len(set(names)) != len(names):
+            raise DevilError(f"predictions: two folders have the same name ({', '.join(names)}); pass a mapping")
+        predictions = dict(zip(names, paths))
+    if not predictions:
+        raise DevilError("predictions: no method to score")
+    if jobs < 1:
+        raise DevilError(f"jobs: must be at least 1, got {jobs}")
+    stores = {m: PredictionStore(p) for m, p in predictions.items()}
+    for m, store in stores.items():
+        if store.layout == "single":
+            raise DevilError(f"{predictions[m]}: dataset mode needs one folder or video file per clip id")
+    rows = list(rows) if rows is not None and jobs > 1 else rows
+
+    def row_iter(columns=None):
+        return iter(rows) if rows is not None else iter(_slice_rows(dataset, config, columns))
+
+    gt_info: dict[str, ClipInfo] = {}
+    for row in row_iter(("clip_id", "num_frames", "height", "width")):
+        info = _row_info(row)
+        if info.clip_id in gt_info:
+            raise DevilError(f"{dataset}: clip {info.clip_id} appears twice in slice {config}")
+        gt_info[info.clip_id] = info
+    if not gt_info:
+        raise DevilError(f"{dataset}: slice {config} has no videos")
+    for m, store in stores.items():
+        pred_info: dict[str, ClipInfo | None] = {}
+        for c, g in gt_info.items():  # every clip is checked; one error lists every offender
+            try:
+                pred_info[c] = store.info(c)
+            except DevilError as exc:
+                pred_info[c] = ClipInfo(c, g.num_frames, g.size, problems=(str(exc),))
+        validate_clips(gt_info, pred_info, str(predictions[m]))
+    options, first, skipped = _prepare(metric_names, options or EvalOptions())
+    names = list(first)
+    metrics = {m: (first if i == 0 else build_metrics(names, options)[0]) for i, m in enumerate(stores)}
+    if jobs == 1 or len(gt_info) < 2:
+        per_video, frames, _ = _score_rows(row_iter(("clip_id", "frames", "hole")), stores, names, options, metrics,
+                                           total=len(gt_info), progress=progress)
+        evs = {m: collect(metrics[m], per_video[m], frames) for m in stores}
+    else:
+        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, jobs)
+    docs = {}
+    for m, ev in evs.items():
+        inputs = {"mode": "dataset", "dataset": str(dataset), "config": config, "predictions": str(predictions[m]),
+                  "prediction_layout": stores[m].layout}
+        docs[m] = _finish(ev, metrics[m], skipped, options, m, config, inputs, report=not docs)
+    return docs
+
+
+def _score_parallel(dataset, config, ids, rows, predictions, names, options, metrics, jobs) -> dict[str, Evaluation]:
+    """Contiguous parts of ``ids`` in ``jobs`` processes; states merged and per-video rows joined in slice order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    parts = [list(p) for p in np.array_split(np.array(ids, dtype=object), min(jobs, len(ids))) if len(p)]
+    by_id = None
+    if rows is not None:
+        by_id = {}
+        for r in rows:
+            by_id.setdefault(_row_fields_id(r), r)
+    paths = {m: str(p) for m, p in predictions.items()}
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx) as pool:
+        futures = [pool.submit(_chunk_task, dataset, config, part,
+                               [by_id[c] for c in part] if by_id is not None else None, paths, names, options)
+                   for part in parts]
+        results = [f.result() for f in futures]
+    out = {}
+    for m, per_method in metrics.items():
+        per_video: dict[str, dict[str, float]] = {}
+        frames = 0
+        for videos, states, n in results:
+            per_video.update(videos[m])
+            frames += n
+            for name, metric in per_method.items():
+                metric.merge(states[m][name])
+        out[m] = collect(per_method, per_video, frames)
+    return out
+
+
 def evaluate_dataset(
     dataset: str,
     config: str,
@@ -238,51 +501,19 @@ def evaluate_dataset(
     method: str | None = None,
     progress: bool = True,
     rows: Iterable | None = None,
+    jobs: int = 1,
 ) -> dict:
     """Dataset mode: score ``predictions`` for the slice ``config`` of a built dataset (folder or Hub repo).
 
     The slice is read twice through :func:`devil_dataset.data.iter_slice`: its metadata columns (clip_id,
     num_frames, height, width) for validation, then frames and hole (True = hole) one clip at a time for scoring.
     ``rows`` replaces the loader (any re-iterable of rows with clip_id, frames uint8 [T,H,W,3], hole bool [T,H,W]).
+    Several methods at once: :func:`evaluate_slice`.
     """
-    from .composite import ClipInfo, PredictionStore, validate_clips
-
-    store = PredictionStore(predictions)
-    if store.layout == "single":
-        raise DevilError(f"{predictions}: dataset mode needs one folder or video file per clip id")
-
-    meta_columns = ("clip_id", "num_frames", "height", "width")
-
-    def row_iter(columns=None):
-        return iter(rows) if rows is not None else iter(_slice_rows(dataset, config, columns))
-
-    gt_info: dict[str, ClipInfo] = {}
-    for row in row_iter(meta_columns):
-        info = _row_info(row)
-        if info.clip_id in gt_info:
-            raise DevilError(f"{dataset}: clip {info.clip_id} appears twice in slice {config}")
-        gt_info[info.clip_id] = info
-    if not gt_info:
-        raise DevilError(f"{dataset}: slice {config} has no videos")
-    pred_info: dict[str, ClipInfo | None] = {}
-    for c, g in gt_info.items():  # every clip is checked; one error lists every offender
-        try:
-            pred_info[c] = store.info(c)
-        except DevilError as exc:
-            pred_info[c] = ClipInfo(c, g.num_frames, g.size, problems=(str(exc),))
-    validate_clips(gt_info, pred_info, str(predictions))
-    options, metrics, skipped = _prepare(metric_names, options or EvalOptions())
-
-    def samples():
-        for row in row_iter(("clip_id", "frames", "hole")):
-            clip_id, frames, hole = _row_fields(row)
-            yield VideoSample(clip_id, frames, store.read(clip_id), hole)
-
-    ev = evaluate(samples(), metrics, total=len(gt_info), progress=progress)
-    inputs = {"mode": "dataset", "dataset": str(dataset), "config": config, "predictions": str(predictions),
-              "prediction_layout": store.layout}
-    return _finish(ev, metrics, skipped, options, method or Path(predictions).resolve().name, config, inputs)
+    name = method or Path(predictions).resolve().name
+    return evaluate_slice(dataset, config, {name: predictions}, metric_names, options, jobs=jobs, progress=progress,
+                          rows=rows)[name]
 
 
-__all__ = ["Evaluation", "build_metrics", "evaluate", "evaluate_dataset", "evaluate_directory", "resolve_device",
+__all__ = ["Evaluation", "build_metrics", "collect", "evaluate", "evaluate_methods", "evaluation_from_values", "prepare_clip", "prepared_for_hole", "update_metrics", "evaluate_dataset", "evaluate_directory", "evaluate_slice", "resolve_device",
            "METRICS"]

@@ -45,26 +45,16 @@ FLOW_ZERO_PX = 1e-6
 def flow_function(backend: str = "dis", device: str = "cpu") -> tuple[FlowFn, str]:
     """The flow estimator for ``EvalOptions.flow`` and the backend name actually used.
 
-    ``"dis"`` is OpenCV DIS (:func:`devil_dataset.flow.dis_flow`); ``"auto"`` resolves to RAFT when its weights are
-    cached, else DIS (``devil_dataset.flow.resolve_flow_backend``); other backends go through
-    ``devil_dataset.flow.estimate_flow``. RAFT without cached weights raises
-    :class:`~devil_dataset.errors.WeightsMissingError` here, at construction, not in the middle of a pass.
+    Dispatched by :func:`devil_dataset.flow.flow_estimator` (the one flow dispatcher): RAFT without cached
+    weights raises :class:`~devil_dataset.errors.WeightsMissingError` here, at construction, not mid-pass.
 
     >>> flow_function("dis")[1]
     'dis'
     """
-    from devil_dataset import flow as flow_module
+    from ..flow import flow_estimator
 
-    estimate = getattr(flow_module, "estimate_flow", None)
-    resolve = getattr(flow_module, "resolve_flow_backend", None)
-    name = resolve(backend) if resolve is not None else backend
-    if name == "dis" or estimate is None:
-        return flow_module.dis_flow, "dis"
-    if name == "raft":
-        from .weights import weights_path
-
-        weights_path("raft")
-    return (lambda a, b: estimate(a, b, name, device)), name
+    est = flow_estimator(backend, device)
+    return est, est.name
 
 
 def video_flows(frames: np.ndarray, flow_fn: FlowFn) -> np.ndarray:

@@ -25,7 +25,8 @@ import numpy as np
 from scipy.ndimage import uniform_filter
 from skimage.metrics import structural_similarity
 
-from .protocol import EvalOptions, VideoSample
+from ..errors import UnknownNameError
+from .protocol import EvalOptions, Metric, VideoSample
 
 # SPEC section 7: PSNR data range for float frames in [0, 1].
 PSNR_DATA_RANGE = 1.0
@@ -89,7 +90,7 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release") -> np.n
     try:
         data_range = SSIM_DATA_RANGE[mode]
     except KeyError:
-        raise ValueError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}") from None
+        raise UnknownNameError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}") from None
     if min(gt.shape[1:3]) < SSIM_WIN_SIZE:  # scikit-image's own error for frames smaller than the window
         structural_similarity(_as_float(gt[0]), _as_float(test[0]), win_size=SSIM_WIN_SIZE, data_range=data_range,
                               channel_axis=-1)
@@ -310,20 +311,21 @@ def mean_of(values: np.ndarray) -> float:
     return float(np.sum(v / len(v))) if len(v) else float("nan")
 
 
-class _PerVideoMetric:
-    """Shared machinery: collect per-video values, average at compute()."""
+class _PerVideoMetric(Metric):
+    """Shared machinery: collect per-video values (declared state ``values``: key -> list), average at compute()."""
 
     keys: tuple[str, ...] = ()
     clip_keys: tuple[str, ...] = ()  # PSNR-type keys clipped to [0, max finite] before averaging
 
     def __init__(self, options: EvalOptions | None = None) -> None:
+        super().__init__()
         self.options = options or EvalOptions()
-        self.values: dict[str, list[float]] = {k: [] for k in self.keys}
+        self.add_state("values", lambda: {k: [] for k in self.keys})
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def update(self, video: VideoSample) -> dict[str, float]:
+    def update(self, video: VideoSample, prepared=None) -> dict[str, float]:
         values = self._video_values(video)
         for k, v in values.items():
             self.values[k].append(v)
@@ -363,7 +365,7 @@ class SSIMMetric(_PerVideoMetric):
     def __init__(self, options: EvalOptions | None = None) -> None:
         super().__init__(options)
         if self.options.ssim_mode not in SSIM_DATA_RANGE:
-            raise ValueError(f"unknown ssim mode {self.options.ssim_mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
+            raise UnknownNameError(f"unknown ssim mode {self.options.ssim_mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
         return {"ssim": ssim(video.gt, video.composite, self.options.ssim_mode)}

@@ -1,7 +1,11 @@
 """What every metric sees and how it reports: one pass over the videos feeds all requested metrics.
 
-A metric is a small object (torchmetrics-style): ``update(video)`` once per video, returning that video's
-values (or ``{}`` for set-level metrics such as FID), then ``compute()`` once for the slice-level values.
+A metric is a small object (torchmetrics-style, :class:`Metric`): its state is declared (``add_state``) so
+that ``reset()`` empties it and ``merge(other)`` combines two partial results exactly (per-video lists are
+concatenated, sums added, Gaussian statistics pooled with their counts); ``update(video)`` once per video
+returns that video's values (``{}`` for set-level metrics such as FID), ``compute()`` gives the slice-level
+values. ``prepare(gt, hole)`` (optional) computes what depends on the ground truth only; its result is passed
+to ``update(video, prepared)`` and can be shared by every method scored on the same clip.
 
     >>> import numpy as np
     >>> v = VideoSample("clip", np.zeros((2, 4, 4, 3), np.uint8), np.full((2, 4, 4, 3), 255, np.uint8),
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,6 +35,7 @@ class VideoSample:
     pred: np.ndarray
     hole: np.ndarray
     meta: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)  # derived per-video work (e.g. I3D pass)
 
     @cached_property
     def composite(self) -> np.ndarray:
@@ -55,6 +60,100 @@ class VideoMetric(Protocol):
 
     def provenance(self) -> dict:
         """Modes, weights hashes and backends that produced the values (stored in the results JSON)."""
+
+
+def merge_state(a: Any, b: Any) -> Any:
+    """Combine two values of one declared state: lists concatenate, dicts merge per key, numbers add, objects
+    with a ``merged`` method (e.g. :class:`~devil_dataset.eval.frechet.GaussianStats`) pool.
+
+    >>> merge_state({"psnr": [1.0]}, {"psnr": [2.0, 3.0]})
+    {'psnr': [1.0, 2.0, 3.0]}
+    """
+    if isinstance(a, list):
+        return a + list(b)
+    if isinstance(a, dict):
+        return {k: merge_state(a[k], b[k]) if k in a and k in b else (a[k] if k in a else b[k])
+                for k in dict.fromkeys([*a, *b])}
+    if hasattr(a, "merged"):
+        return a.merged(b)
+    if isinstance(a, (int, float)):
+        return a + b
+    raise TypeError(f"state of type {type(a).__name__} cannot be merged")
+
+
+class Metric:
+    """Base of the metric classes: declared, resettable, mergeable state (see the module docstring).
+
+    >>> class Count(Metric):
+    ...     keys = ("n",)
+    ...     def __init__(self):
+    ...         super().__init__(); self.add_state("seen", list)
+    ...     def update(self, video, prepared=None):
+    ...         self.seen.append(video.clip_id); return {}
+    ...     def compute(self):
+    ...         return {"n": float(len(self.seen))}
+    >>> a, b = Count(), Count(); a.seen, b.seen = ["x"], ["y", "z"]
+    >>> a.merge(b).compute()
+    {'n': 3.0}
+    """
+
+    keys: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self._state_defaults: dict[str, Callable[[], Any]] = {}
+
+    def add_state(self, name: str, default: Callable[[], Any]) -> None:
+        """Declare state ``name``, created by ``default()`` now and at every ``reset()``."""
+        self._state_defaults[name] = default
+        setattr(self, name, default())
+
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self._state_defaults)
+
+    def reset(self) -> None:
+        """Back to the state before the first ``update``."""
+        for name, default in self._state_defaults.items():
+            setattr(self, name, default())
+
+    def state_dict(self) -> dict[str, Any]:
+        """The declared state (plain values, picklable: what a worker sends back)."""
+        return {name: getattr(self, name) for name in self._state_defaults}
+
+    def merge(self, other: "Metric | dict[str, Any]") -> "Metric":
+        """Add ``other``'s state (a metric of the same class, or its ``state_dict()``) to this one; returns ``self``."""
+        if isinstance(other, dict):
+            state = other
+        elif type(other) is not type(self):
+            raise TypeError(f"cannot merge {type(other).__name__} into {type(self).__name__}")
+        else:
+            state = other.state_dict()
+        for name in self._state_defaults:
+            setattr(self, name, merge_state(getattr(self, name), state[name]))
+        return self
+
+    def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> Any:
+        """Ground-truth-only work for one clip (None: nothing to share); passed back to ``update``."""
+        return None
+
+    def update(self, video: VideoSample, prepared: Any = None) -> dict[str, float]:  # pragma: no cover
+        raise NotImplementedError
+
+    def compute(self) -> dict[str, float]:  # pragma: no cover
+        raise NotImplementedError
+
+    def provenance(self) -> dict:
+        return {}
+
+
+def frame_batches(n: int, size: int):
+    """Slices of ``range(n)`` of at most ``size`` items (``size`` below 1 counts as 1).
+
+    >>> list(frame_batches(5, 2))
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    size = max(1, int(size))
+    for start in range(0, n, size):
+        yield slice(start, min(n, start + size))
 
 
 @dataclass(frozen=True)

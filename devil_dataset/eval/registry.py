@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from ..errors import UnknownNameError
 from .protocol import EvalOptions, VideoMetric
 
 
@@ -41,11 +42,11 @@ METRICS: dict[str, MetricEntry] = {
         # SPEC section 7 (the DEVIL metrics)
         _E("psnr", "devil_dataset.eval.pixel:PSNRMetric", ("psnr",), (True,), (".2f",), False),
         _E("ssim", "devil_dataset.eval.pixel:SSIMMetric", ("ssim",), (True,), (".4f",), False),
-        _E("lpips", "devil_dataset.eval.metrics:LPIPSMetric", ("lpips",), (False,), (".6f",), True),
-        _E("pvcs", "devil_dataset.eval.metrics:PVCSMetric", ("pvcs",), (False,), (".4f",), True),
-        _E("fid", "devil_dataset.eval.metrics:FIDMetric", ("fid",), (False,), (".2f",), True),
-        _E("vfid", "devil_dataset.eval.metrics:VFIDMetric", ("vfid", "vfid_clips"), (False, False), (".4f", ".4f"), True),
-        _E("warp_error", "devil_dataset.eval.metrics:WarpErrorMetric", ("warp_error_mask",), (False,), (".6f",), False),
+        _E("lpips", "devil_dataset.eval.perceptual:LPIPSMetric", ("lpips",), (False,), (".6f",), True),
+        _E("pvcs", "devil_dataset.eval.i3d_metrics:PVCSMetric", ("pvcs",), (False,), (".4f",), True),
+        _E("fid", "devil_dataset.eval.perceptual:FIDMetric", ("fid",), (False,), (".2f",), True),
+        _E("vfid", "devil_dataset.eval.i3d_metrics:VFIDMetric", ("vfid", "vfid_clips"), (False, False), (".4f", ".4f"), True),
+        _E("warp_error", "devil_dataset.eval.warp:WarpErrorMetric", ("warp_error_mask",), (False,), (".6f",), False),
         _E("pcons", "devil_dataset.eval.pixel:PConsMetric", ("pcons_psnr_mask",), (True,), (".2f",), False),
         # SPEC section 8 (related benchmarks): reference-free and fidelity metrics
         _E("self_consistency", "devil_dataset.eval.self_consistency:SelfConsistencyMetric", ("self_consistency",), (False,), (".4f",), True),  # default LPIPS sub-metric
@@ -64,4 +65,4 @@ def metric_entry(name: str) -> MetricEntry:
     try:
         return METRICS[name]
     except KeyError:
-        raise ValueError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}") from None
+        raise UnknownNameError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}") from None

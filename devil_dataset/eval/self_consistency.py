@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ..errors import UnknownNameError
 from .patch_masks import DEFAULT_PATCH_SIZE, DEFAULT_RATIO_RANGE, ReMask, clip_rng, re_inpainting_masks
 from .pixel import clip_psnr_values, mean_of, psnr_frames, ssim_frames
 from .protocol import EvalOptions, VideoSample
@@ -48,7 +49,7 @@ def submetric_direction(name: str) -> bool:
     try:
         return SUBMETRIC_HIGHER_IS_BETTER[name]
     except KeyError:
-        raise ValueError(f"unknown self-consistency sub-metric {name!r}; valid: "
+        raise UnknownNameError(f"unknown self-consistency sub-metric {name!r}; valid: "
                          f"{', '.join(SUBMETRIC_HIGHER_IS_BETTER)}") from None
 
 

@@ -16,6 +16,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import UnknownNameError
+
 # The inpainter contract: (frames uint8 [T, H, W, 3], hole bool [T, H, W], True = hole) -> uint8 [T, H, W, 3].
 Inpainter = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -41,7 +43,7 @@ def get_inpainter(name: str, size_divisor: int | None = None) -> Inpainter:
     try:
         inpainter = INPAINTERS[name]
     except KeyError:
-        raise KeyError(f"unknown inpainter {name!r}; valid: {', '.join(sorted(INPAINTERS))}") from None
+        raise UnknownNameError(f"unknown inpainter {name!r}; valid: {', '.join(sorted(INPAINTERS))}") from None
     if size_divisor is not None and size_divisor > 1:
         from .padding import divisor_safe
 

@@ -28,7 +28,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -76,6 +78,57 @@ def fill_template(template: str, fields: dict[str, object]) -> list[str]:
     return [_PLACEHOLDER_RE.sub(lambda m: str(fields[m.group(1)]) if m.group(1) in fields else m.group(0), tok) for tok in tokens]
 
 
+# Seconds a timed-out or interrupted command's process group gets after SIGTERM before SIGKILL.
+KILL_GRACE_S = 2.0
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the command's whole process group, SIGKILL it after :data:`KILL_GRACE_S`, reap the leader."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(timeout=wait)
+            if sig == signal.SIGTERM:
+                try:  # the leader is gone; children that ignored SIGTERM still get SIGKILL
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    proc.poll()
+
+
+def run_command(args: list[str], *, timeout: float | None, log_dir: Path) -> tuple[int, str]:
+    """Run ``args`` in a new session (its own process group); return (exit code, stderr or stdout tail).
+
+    On timeout (``subprocess.TimeoutExpired``) or any interruption (Ctrl-C's ``KeyboardInterrupt``) the
+    whole process group is terminated, children included, and the exception propagates. Output goes to files
+    in ``log_dir``, so a child that keeps the output open cannot block the wait.
+
+        >>> import sys, tempfile, pathlib
+        >>> run_command([sys.executable, "-c", "print('hi')"], timeout=30, log_dir=pathlib.Path(tempfile.mkdtemp()))
+        (0, 'hi')
+    """
+    out_path, err_path = log_dir / "stdout.txt", log_dir / "stderr.txt"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except BaseException:
+            _kill_group(proc)
+            raise
+        try:  # the leader exited: children it left behind in its group would outlive the clip
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    text = err_path.read_text(errors="replace") or out_path.read_text(errors="replace")
+    return code, _tail(text)
+
+
 def _tail(text: str) -> str:
     text = text.strip()
     return text if len(text) <= ERROR_TAIL_CHARS else "..." + text[-ERROR_TAIL_CHARS:]
@@ -108,22 +161,23 @@ class CommandInpainter:
         with tempfile.TemporaryDirectory(prefix="devil-inpaint-") as tmp:
             input_dir, output_dir = Path(tmp) / "input", Path(tmp) / "output"
             output_dir.mkdir(parents=True)
+            (Path(tmp) / "log").mkdir()
             write_frame_pngs(_method_input(frames, hole, self.hole_pixels), input_dir, "gt")
             write_mask_pngs(hole, input_dir)
             fields = {"input_dir": input_dir, "output_dir": output_dir, "clip_id": clip_id,
                       "num_frames": num_frames, "width": width, "height": height}
             args = fill_template(self.template, fields)
             try:
-                proc = subprocess.run(args, capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL)
+                code, tail = run_command(args, timeout=self.timeout, log_dir=Path(tmp) / "log")
             except FileNotFoundError:
                 raise DevilError(f"clip {clip_id}: command not found: {args[0]!r}") from None
             except subprocess.TimeoutExpired:
-                raise DevilError(f"clip {clip_id}: command timed out after {self.timeout} s: {shlex.join(args)}") from None
-            if proc.returncode != 0:
                 raise DevilError(
-                    f"clip {clip_id}: command failed with exit code {proc.returncode}: {shlex.join(args)}\n"
-                    f"{_tail(proc.stderr or proc.stdout)}"
-                )
+                    f"clip {clip_id}: command timed out after {self.timeout} s (its process group was killed): "
+                    f"{shlex.join(args)}"
+                ) from None
+            if code != 0:
+                raise DevilError(f"clip {clip_id}: command failed with exit code {code}: {shlex.join(args)}\n{tail}")
             try:
                 found = list_frames(output_dir, "pred")
             except DevilError as exc:

@@ -223,3 +223,18 @@ def test_score_clips_same_scores_with_worker_processes(tmp_path):
     again = score_clips(clips, tmp_path, tmp_path / "two.json", camera_scorer=lambda f: calls.append(1),
                         scene_scorer=np.std, clip_loader=_default_clip_loader, progress=False, jobs=2)
     assert again == two and calls == []  # all cached: nothing scored, no pool needed
+
+
+def test_build_summary_lists_every_source_with_clips_or_reason(tmp_path):
+    from devil_dataset.builder.build import BuildResult
+    from devil_dataset.builder.curate import ClipRecord, CurationReport, SkippedSource
+
+    rec = ClipRecord(clip_id="a-00000", path="clips/a-00000.mp4", source="a.mp4", source_sha256="0" * 64,
+                     shot_index=0, first_frame=0, frame_count=90, fps=25.0, fps_fraction="25/1", width=160,
+                     height=96, cut_score=0.0, sha256="1" * 64)
+    report = CurationReport(out_dir=tmp_path, clips=[rec], sources=["a.mp4", "short.mp4"],
+                            skipped=[SkippedSource("short.mp4", None, "no clip: 10 frames")])
+    result = BuildResult(tmp_path, 1, 0, 1, skipped_sources=["short.mp4: no clip: 10 frames"],
+                         source_lines=report.source_lines())
+    assert result.summary().splitlines()[-3:] == ["clips per source:", "  a.mp4: 1 clip",
+                                                  "  short.mp4: skipped: no clip: 10 frames"]

@@ -247,3 +247,52 @@ def test_streaming_path_matches_in_memory_path(tmp_path, curate_cut_video, monke
     streamed = tmp_path / "streamed"
     curate([curate_cut_video], streamed, min_size=SMALL, progress=False)
     assert _tree_bytes(streamed) == _tree_bytes(cached)
+
+
+def test_sources_without_clips_are_listed_with_the_reason(tmp_path, curate_make_video, curate_pan):
+    from PIL import Image
+
+    good = curate_make_video("good.mp4", curate_pan(0, 50))
+    short = curate_make_video("short.mp4", curate_pan(1, 10))  # 10 frames: below the 45-frame minimum
+    png = tmp_path / "still.mp4"
+    Image.fromarray(curate_pan(2, 1)[0]).save(png, format="PNG")  # a PNG renamed .mp4
+    out = tmp_path / "cur"
+    report = curate([good, short, png], out, min_size=SMALL, progress=False)
+    reasons = {Path(s.source).name: s.reason for s in skipped_sources(out)}
+    assert set(reasons) == {"short.mp4", "still.mp4"}
+    assert reasons["short.mp4"] == "no clip: 10 frames, no shot of at least 45 frames without a cut (SPEC section 1)"
+    assert reasons["still.mp4"] == "no clip: 1 frame: a still image (png), not a video"
+    kinds = [json.loads(x)["kind"] for x in (out / MANIFEST_NAME).read_text().splitlines()]
+    assert kinds == ["settings", "clip", "skipped", "skipped"]
+    summary = report.summary()
+    assert f"  {good}: 1 clip" in summary
+    assert f"  {short}: skipped: no clip: 10 frames" in summary and f"  {png}: skipped: no clip: 1 frame" in summary
+    again = curate([good, short, png], out, min_size=SMALL, progress=False)  # resumed: still listed
+    assert again.summary() == summary.replace("(1 written, 0 reused)", "(0 written, 1 reused)")
+
+
+@pytest.mark.slow
+def test_curation_peak_memory_does_not_grow_with_source_length(tmp_path):
+    """Slow (about a minute of CPU): curate 700- and 2,800-frame 320x180 pans with the default decoder in child
+    processes and compare their peak RSS (decode cache lowered to 32 MiB so both stream). Before the fix, ``auto``
+    (decord when installed) peaked 2x higher on the long source."""
+    import subprocess
+    import sys
+
+    from devil_dataset.builder.video_io import write_video
+
+    child = (
+        "import sys, tempfile\n"
+        "import devil_dataset.builder.curate as C\n"
+        "C.DECODE_CACHE_BYTES = 32 << 20\n"
+        "C.curate([sys.argv[1]], tempfile.mkdtemp(), min_size=(160, 96), backend='auto', progress=False)\n"
+        "print([l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1])\n"
+    )
+    peaks = {}
+    for n in (700, 2800):
+        canvas = np.random.default_rng(0).integers(0, 256, (180, 320 + n + 2, 3), dtype=np.uint8)
+        video = write_video(tmp_path / f"pan{n}.mp4", np.stack([canvas[:, t:t + 320] for t in range(n)]), fps=25)
+        del canvas
+        out = subprocess.run([sys.executable, "-c", child, str(video)], capture_output=True, text=True, check=True)
+        peaks[n] = int(out.stdout.split()[-1]) / 1024  # MB
+    assert peaks[2800] < peaks[700] * 1.15 + 16, peaks

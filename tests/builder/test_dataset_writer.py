@@ -154,3 +154,16 @@ def test_empty_config_is_left_out_of_card_and_data(tmp_path):
     assert [c["config_name"] for c in head["configs"]] == ["all"]
     doc = w.verify_manifest(tmp_path)
     assert doc["configs"]["fg_size_low"]["rows"] == 0 and doc["configs"]["fg_size_low"]["omitted"]
+
+
+def test_prepare_output_dir_removes_temporaries_left_in_work_subfolders(tmp_path):
+    out = tmp_path / "ds"
+    masks = out / w.BUILD_DIR / "masks"
+    masks.mkdir(parents=True)
+    stale = [masks / ".tmp-fgs-l_00001_832x480.npy-abc", out / w.BUILD_DIR / "frames" / "c1" / ".tmp-dir-x"]
+    stale[0].write_bytes(b"half")
+    stale[1].mkdir(parents=True)
+    keep = masks / "fgs-l_00001_832x480.npy"
+    keep.write_bytes(b"done")
+    w.prepare_output_dir(out)
+    assert not any(p.exists() for p in stale) and keep.read_bytes() == b"done"

@@ -157,3 +157,26 @@ def test_import_of_release_layout_agrees_with_the_slice_writer(tmp_path):
         # rows really differ, so a wrong order could not pass
         assert len({r["frames"].tobytes() for r in got}) == 3 and len({r["hole"].tobytes() for r in got}) == 3
     assert any(p.mask.reversed for ps in plan.pairs.values() for p in ps)
+
+
+def _bomb_png(width: int = 30000, height: int = 30000) -> bytes:
+    """A tiny PNG whose header claims ``width x height`` (900 M pixels): a decompression bomb for Pillow."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\x00" * 16)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("pixels", [30000 * 30000, 12000 * 12000])  # above 2x Pillow's limit: error; above 1x: warning
+def test_decompression_bomb_png_in_a_release_tar_names_the_member(tmp_path, pixels):
+    side = int(pixels ** 0.5)
+    release_videos(tmp_path / "flickr-all.tar", ["a-b-00000"])
+    release_masks(tmp_path / "fvi-all.tar", ["m", "n"])  # two masks: both videos are paired
+    with tarfile.open(tmp_path / "flickr-all.tar", "a") as tar:
+        _add(tar, "bomb-c-00001/frame_0000_gt.png", _bomb_png(side, side))
+    with pytest.raises(DevilError, match=r"flickr-all\.tar: bomb-c-00001/frame_0000_gt\.png: refused, image too large"):
+        import_release([tmp_path / "flickr-all.tar", tmp_path / "fvi-all.tar"], tmp_path / "out", progress=False)

@@ -178,3 +178,13 @@ def test_sample_sources_same_files_with_worker_processes(tmp_path):
     assert [p.name for p in one] == [p.name for p in two]
     assert [file_sha256(p) for p in one] == [file_sha256(p) for p in two]
     assert (tmp_path / "one" / "sample_labels.json").read_bytes() == (tmp_path / "two" / "sample_labels.json").read_bytes()
+
+
+def test_write_sources_removes_temporaries_left_by_a_kill(tmp_path):
+    out = tmp_path / "rendered"
+    out.mkdir()
+    stale = out / ".tmp-scene-00-still_static.mp4-abc"
+    stale.write_bytes(b"half a video")
+    paths = write_sample_sources(out, size=(64, 48), num_frames=20, count=1, cut_sources=0, progress=False)
+    assert [p.name for p in paths] == ["scene-00-still_static.mp4"] and not stale.exists()
+    assert not list(out.glob(".tmp-*"))

@@ -92,3 +92,23 @@ def test_build_sample_end_to_end_and_byte_identical(tmp_path, capsys):
         ds = datasets.load_dataset(str(tmp_path / "a"), config, split="test", cache_dir=str(tmp_path / "cache"))
         assert 3 <= len(ds) <= 6 and 45 <= ds[0]["num_frames"] <= 60
         assert ds[0]["width"] == 832 and ds[0]["height"] == 480
+
+
+@pytest.mark.parametrize("flag, backend", [([], "auto"), (["--decoder", "decord"], "decord"), (["--decoder", "pyav"], "pyav")])
+def test_build_passes_the_decoder_choice_to_curation(tmp_path, monkeypatch, capsys, flag, backend):
+    import devil_dataset.builder.build as B
+
+    seen = {}
+
+    def fake_build(sources, out, **kwargs):
+        seen.update(kwargs.get("curate_options") or {})
+        return B.BuildResult(out, 0, 0, 0)
+
+    monkeypatch.setattr(B, "build", fake_build)
+    src = tmp_path / "v.mp4"
+    src.write_bytes(b"x")
+    assert main(["build", str(src), "--out", str(tmp_path / "o"), *flag]) == 0
+    assert seen == {"backend": backend}
+    with pytest.raises(SystemExit):
+        main(["build", str(src), "--out", str(tmp_path / "o"), "--decoder", "opencv"])
+    assert "invalid choice" in capsys.readouterr().err

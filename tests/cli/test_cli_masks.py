@@ -107,3 +107,22 @@ def test_console_entry_point_runs(tmp_path):
     result = subprocess.run([sys.executable, "-c", code, "masks", "render", "--preset", "nope", "--out", str(tmp_path)],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "unknown preset 'nope'" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--resolution", "100000x480"], "above the limit of 8192 pixels per side"),
+    (["--num-frames", "100000000"], "need 122666.4 GiB of memory, above the limit of 4 GiB"),
+    (["--resolution", "8000x8000", "--num-frames", "90"], "above the limit of 4 GiB"),
+])
+def test_render_absurd_size_or_length_is_refused_before_allocating(tmp_path, capsys, args, message):
+    code, _, err = _run(["masks", "render", "--preset", PRESET, *args, "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and message in err and "MemoryError" not in err
+    assert not any((tmp_path / "out").rglob("*.png"))
+
+
+def test_render_cleans_temporaries_left_by_a_kill(tmp_path, capsys):
+    stale = tmp_path / "out" / f"devil_{PRESET}" / ".tmp-00000-abc"
+    stale.mkdir(parents=True)
+    (stale / "frame_0000_mask.png").write_bytes(b"half")
+    code, _, _ = _run(["masks", "render", "--preset", PRESET, "--num-frames", "1", "--out", str(tmp_path / "out")], capsys)
+    assert code == 0 and not stale.exists()

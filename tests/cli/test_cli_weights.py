@@ -24,14 +24,37 @@ def test_list_shows_every_known_file(cli_weights_cache, capsys):
     assert out.count("missing") == 4
 
 
-def test_import_then_list_with_hash(cli_weights_cache, tmp_path, capsys):
-    src = tmp_path / "rgb_imagenet.pt"
-    src.write_bytes(b"abc")
+def test_import_then_list_with_hash(cli_weights_cache, tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setitem(W.KNOWN_WEIGHTS, "toy", W.WeightsEntry("toy", "toy.pt", "http://127.0.0.1/toy.pt", None, None,
+                                                               "tests", "a test entry"))
+    src = tmp_path / "toy.pt"
+    torch.save({"w": torch.ones(2)}, src)
     assert main(["weights", "import", str(src)]) == 0
-    assert "i3d:" in capsys.readouterr().out
+    assert "toy:" in capsys.readouterr().out
     assert main(["weights", "list", "--hash"]) == 0
     out = capsys.readouterr().out
     assert "cached" in out and W.file_sha256(src) in out and "(recorded)" in out
+
+
+def test_import_malicious_pickle_as_i3d_exits_2_and_runs_nothing(cli_weights_cache, tmp_path, capsys):
+    import pickle
+
+    marker = tmp_path / "PWNED"
+    src = tmp_path / "rgb_imagenet.pt"
+    src.write_bytes(pickle.dumps({"w": _Payload(marker)}, protocol=2))
+    assert main(["weights", "import", str(src)]) == 2
+    assert "git blob id" in capsys.readouterr().err
+    assert not marker.exists() and not W.available("i3d")
+
+
+class _Payload:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
 
 
 def test_import_bad_file_exits_2(cli_weights_cache, tmp_path, capsys):

@@ -170,16 +170,13 @@ def test_flow_backend_selection(monkeypatch, tmp_path):
     assert flow_function("dis")[1] == "dis"
     with pytest.raises(WeightsMissingError):
         flow_function("raft")  # fails at construction, not mid-pass
-    seen = []
-    monkeypatch.setattr(flow_module, "resolve_flow_backend", lambda backend: backend)
-    monkeypatch.setattr(flow_module, "estimate_flow",
-                        lambda a, b, backend, device: seen.append((backend, device)) or DIS(a, b))
-    fn, name = flow_function("custom", "cuda")
-    assert name == "custom"
-    fn(_still(1)[0], _still(1)[0])
-    assert seen == [("custom", "cuda")]
-    monkeypatch.delattr(flow_module, "estimate_flow")
-    assert flow_function("custom")[1] == "dis"  # no estimate_flow: DIS
+    # one dispatcher (devil_dataset.flow.flow_estimator): an unknown backend is an UnknownNameError
+    from devil_dataset.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match="unknown flow backend 'custom'"):
+        flow_function("custom", "cuda")
+    fn, name = flow_function("dis")
+    assert isinstance(fn, flow_module.FlowEstimator) and fn.name == name == "dis"
 
 
 def test_registry_creates_the_fidelity_metrics():

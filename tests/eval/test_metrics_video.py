@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from devil_dataset.errors import WeightsMissingError
-from devil_dataset.eval import metrics as M
+from devil_dataset.eval import frechet, i3d_metrics, metrics as M
 from devil_dataset.eval.metrics import (
     FIDMetric, LPIPSMetric, PVCSMetric, VFIDMetric, WarpErrorMetric, occlusion_mask, warp_backward, warp_error_pair,
 )
@@ -82,7 +82,7 @@ def test_window_count_and_shared_pass(metrics_i3d, monkeypatch):
             built.append(1)
             super().__init__(*a, **k)
 
-    monkeypatch.setattr(M, "I3DVideoPass", Counting)
+    monkeypatch.setattr(i3d_metrics, "I3DVideoPass", Counting)  # the pass lives in eval.i3d_metrics
     opts = EvalOptions(batch_size=8)
     pvcs, vfid = PVCSMetric(opts, network=metrics_i3d), VFIDMetric(opts, network=metrics_i3d)
     v = _video("a", 11, 3, damage=True)
@@ -120,7 +120,7 @@ def test_vfid_statistics_identical_for_identical_sets(metrics_i3d, monkeypatch):
     assert same.gt_video.mean().shape == (1024,)
     assert np.abs(diff.gt_video.mean() - diff.comp_video.mean()).max() > 1e-6
     seen = []
-    monkeypatch.setattr(M, "frechet_distance", lambda m1, s1, m2, s2: seen.append((m1.shape, s1.shape)) or 1.5)
+    monkeypatch.setattr(frechet, "frechet_distance", lambda m1, s1, m2, s2: seen.append((m1.shape, s1.shape)) or 1.5)
     assert diff.compute() == {"vfid": 1.5, "vfid_clips": 1.5}
     assert seen == [((1024,), (1024, 1024))] * 2
 
@@ -256,7 +256,7 @@ def test_metrics_load_i3d_from_cache_and_report_hash(tmp_path, monkeypatch):
     vfid = VFIDMetric(EvalOptions())
     assert pvcs.net is vfid.net  # one network shared by the two metrics
     prov = pvcs.provenance()["weights"]["i3d"]
-    assert prov["file"] == "rgb_imagenet.pt" and len(prov["sha256"]) == 64 and prov["verified"] == "unknown"
+    assert prov["file"] == "rgb_imagenet.pt" and len(prov["sha256"]) == 64 and prov["verified"] == "mismatch"  # random weights
 
 
 def test_auto_flow_backend_is_raft_when_weights_are_cached(tmp_path, monkeypatch):

@@ -152,3 +152,66 @@ def test_callable_from_file_and_module(tmp_path, inpaint_ext_clip):
         load_callable("no_such_module_xyz:fn")
     with pytest.raises(DevilError, match="expected module:function"):
         load_callable("just_a_name")
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper counts as dead)."""
+    import pathlib
+
+    try:
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _wait_dead(pid: int, seconds: float = 5.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _spawning_template(pid_file) -> str:
+    # the shell starts a long sleep in the background, records its pid and waits: a GPU job stand-in
+    return f"sh -c 'sleep 120 & echo $! > {pid_file}; wait' {{output_dir}}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_command_timeout_kills_the_whole_process_group(tmp_path, inpaint_ext_clip):
+    import time
+
+    frames, hole = inpaint_ext_clip
+    pid_file = tmp_path / "child.pid"
+    t0 = time.monotonic()
+    with pytest.raises(DevilError, match=r"clip slow: command timed out after 1.0 s"):
+        command_inpainter(_spawning_template(pid_file), timeout=1.0)(frames, hole, clip_id="slow")
+    assert time.monotonic() - t0 < 30  # did not wait for the sleeping child
+    child = int(pid_file.read_text())
+    assert _wait_dead(child), f"child {child} survived the timeout"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_kills_the_whole_process_group(tmp_path, inpaint_ext_clip):
+    import signal
+
+    frames, hole = inpaint_ext_clip
+    pid_file = tmp_path / "child.pid"
+
+    def interrupt(signum, frame):  # what Ctrl-C does to the main thread
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            command_inpainter(_spawning_template(pid_file))(frames, hole, clip_id="c")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    child = int(pid_file.read_text())
+    assert _wait_dead(child), f"child {child} survived Ctrl-C"

@@ -1,0 +1,54 @@
+"""One engine: several methods in one pass over the ground truth, and jobs= merged from worker processes."""
+from __future__ import annotations
+
+import pytest
+
+from devil_dataset.errors import DevilError
+from devil_dataset.eval.evaluate import evaluate_dataset, evaluate_slice
+from devil_dataset.eval.protocol import EvalOptions
+from devil_dataset.release_format import write_frame_pngs
+
+METRICS = ["psnr", "ssim", "pcons", "warp_error"]
+
+
+def _rows(samples):
+    return [{"clip_id": s.clip_id, "frames": s.gt, "hole": s.hole, "num_frames": s.num_frames,
+             "height": s.gt.shape[1], "width": s.gt.shape[2]} for s in samples]
+
+
+@pytest.fixture
+def three_methods(eval_samples, tmp_path):
+    """Three prediction folders: the noisy prediction, its negative, and the ground truth itself (PSNR inf)."""
+    dirs = {}
+    for name, make in (("noisy", lambda s: s.pred), ("negative", lambda s: 255 - s.pred), ("perfect", lambda s: s.gt)):
+        for s in eval_samples:
+            write_frame_pngs(make(s), tmp_path / name / s.clip_id, "pred")
+        dirs[name] = tmp_path / name
+    return dirs
+
+
+def test_three_methods_in_one_pass_equal_three_separate_runs(eval_samples, three_methods):
+    opts = EvalOptions(flow="dis")
+    together = evaluate_slice("tiny", "all", list(three_methods.values()), METRICS, opts, progress=False,
+                              rows=_rows(eval_samples))
+    assert list(together) == ["noisy", "negative", "perfect"]
+    for name, folder in three_methods.items():
+        alone = evaluate_dataset("tiny", "all", folder, METRICS, opts, progress=False, rows=_rows(eval_samples))
+        assert together[name] == alone
+    assert together["perfect"]["clipped"]["psnr"] == [s.clip_id for s in eval_samples]
+    assert together["negative"]["summary"]["psnr"] < together["noisy"]["summary"]["psnr"]
+
+
+def test_jobs_two_equals_jobs_one(eval_samples, three_methods):
+    opts = EvalOptions(flow="dis")
+    preds = {k: three_methods[k] for k in ("noisy", "perfect")}
+    one = evaluate_slice("tiny", "all", preds, METRICS, opts, progress=False, rows=_rows(eval_samples))
+    two = evaluate_slice("tiny", "all", preds, METRICS, opts, jobs=2, progress=False, rows=_rows(eval_samples))
+    assert one == two
+
+
+def test_bad_arguments(eval_samples, three_methods, tmp_path):
+    with pytest.raises(DevilError, match="jobs"):
+        evaluate_slice("tiny", "all", [three_methods["noisy"]], METRICS, jobs=0, rows=_rows(eval_samples))
+    with pytest.raises(DevilError, match="no method"):
+        evaluate_slice("tiny", "all", {}, METRICS, rows=_rows(eval_samples))
