@@ -6,16 +6,19 @@ Stages (each resumes from what an earlier run left in ``OUT``):
    when a complete dataset is there);
 2. **plan**: read every slice's clip ids and hole masks; a *unit* is one (clip, hole mask) pair, which several
    slices can share (the sample's six foreground slices reuse the same clips and some masks);
-3. **inpaint** every unit once per method and write ``OUT/predictions/<method>/<slice>/<clip id>/
+3. **inpaint+evaluate**, one *clip* at a time in ``jobs`` worker processes: each worker decodes the clip once,
+   inpaints every unit of it with every method and writes ``OUT/predictions/<method>/<slice>/<clip id>/
    frame_%04d_pred.png`` (the release layout, with the ``.devil-inpaint.json`` manifest of
-   :mod:`devil_dataset.inpaint.run`); a unit shared by several slices is written once and hard-linked;
-4. **evaluate** through the evaluation engine (:mod:`devil_dataset.eval.evaluate`): the pixel metrics (PSNR,
-   SSIM, PCons, warp error with OpenCV DIS flow) one *clip* at a time, its ground-truth work (``prepare``: flow
-   and occlusion of the warp error) done once and shared by every method and slice; any other metric that can
-   run here (network weights present) through :func:`devil_dataset.eval.evaluate.evaluate_slice`, every method
-   in one pass per slice. Per-video values are cached, so a resumed run only evaluates what is missing; slice
-   values are rebuilt from them (:func:`~devil_dataset.eval.evaluate.evaluation_from_values`). One results JSON
-   per (method, slice): ``OUT/results/<method>/<slice>.json``;
+   :mod:`devil_dataset.inpaint.run`; a unit shared by several slices is written once and hard-linked), then scores
+   each prediction from memory with the pixel metrics (PSNR, SSIM, PCons, warp error with OpenCV DIS flow) through
+   the evaluation engine (:mod:`devil_dataset.eval.evaluate`): the ground-truth work (``prepare``: flow and
+   occlusion of the warp error) is done once per clip and shared by every method and slice. Per-video values are
+   cached, so a resumed run only inpaints and scores what is missing;
+4. **results**: any other metric that can run here (network weights present) through
+   :func:`devil_dataset.eval.evaluate.evaluate_slice`, every method in one pass per slice; slice values of the
+   pixel metrics are rebuilt from the per-video values
+   (:func:`~devil_dataset.eval.evaluate.evaluation_from_values`). One results JSON per (method, slice):
+   ``OUT/results/<method>/<slice>.json``;
 5. **report**: ``OUT/table1.md``/``.tsv``, relative improvements and the PNG figures
    (:func:`devil_dataset.eval.report.write_report`), then :func:`check_findings` (``OUT/findings.md``/``.json``).
 
@@ -344,24 +347,6 @@ def _place_prediction(source: Path | None, pred: np.ndarray | None, target: Path
                 shutil.copy2(f, tmp / f.name)
 
 
-def _inpaint_task(method: str, clip_id: str, frames: np.ndarray, hole_bits: np.ndarray, shape, targets: list[str]) -> float:
-    """Worker: inpaint one unit with one method and write it into the first target folder; return CPU seconds."""
-    from .inpaint import get_inpainter
-    from .inpaint.run import check_prediction
-
-    cpu = time.process_time()
-    hole = _unpack(hole_bits, shape)
-    inpainter = get_inpainter(method)
-    try:
-        pred = inpainter(frames, hole, clip_id=clip_id) if getattr(inpainter, "wants_clip_id", False) else inpainter(frames, hole)
-    except DevilError as exc:
-        raise DevilError(f"clip {clip_id}: {exc}") from None
-    pred = check_prediction(pred, frames, clip_id)
-    _place_prediction(None, pred, Path(targets[0]) / clip_id)
-    return time.process_time() - cpu
-
-
-
 class _Pool:
     """``jobs`` worker processes, or in-process execution for ``jobs == 1`` (same interface, bounded queue)."""
 
@@ -396,12 +381,88 @@ class _Pool:
             self.executor.shutdown(wait=True, cancel_futures=True)
 
 
-def inpaint_stage(out: Path, dataset: Path, methods: Sequence[str], units: Mapping[str, Unit],
-                  order: Mapping[str, list[str]], *, jobs: int, progress: bool,
-                  say: Callable[[str], None] | None = None) -> dict[str, float]:
-    """Write the predictions of every (method, slice); returns CPU seconds per method spent in inpainting.
+def _inpaint(method: str, clip_id: str, frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """One method's checked prediction of one (clip, hole)."""
+    from .inpaint import get_inpainter
+    from .inpaint.run import check_prediction
 
-    ``say`` gets one line per slice when all of its videos are inpainted by every method.
+    inpainter = get_inpainter(method)
+    try:
+        pred = inpainter(frames, hole, clip_id=clip_id) if getattr(inpainter, "wants_clip_id", False) else inpainter(frames, hole)
+    except DevilError as exc:
+        raise DevilError(f"clip {clip_id}: {exc}") from None
+    return check_prediction(pred, frames, clip_id)
+
+
+@dataclass
+class _Item:
+    """One (unit, method) of a clip task: inpaint it (into ``target``) and/or score it (from memory or ``source``)."""
+
+    key: str
+    method: str
+    hole_bits: np.ndarray = field(repr=False)
+    hole_shape: tuple
+    target: str | None  # prediction folder to write (None: the prediction is already there)
+    source: str | None  # prediction folder to read for scoring when not inpainted here
+    score: bool
+
+
+def _clip_task(clip_id: str, gt: np.ndarray, items: list[_Item], metrics: list[str],
+               options) -> list[tuple[str, str, float, dict | None, float]]:
+    """Worker: every (unit, method) of one clip: inpaint, write the release-layout PNGs, score from memory.
+
+    Returns (unit key, method, inpaint CPU s, values or None, scoring CPU s) per item. Ground-truth work of the
+    metrics (:func:`~devil_dataset.eval.evaluate.prepare_clip`) runs once per clip and hole work once per unit
+    (their CPU is shared out evenly over the scored items); a prediction is scored from the array just made, so it
+    is never read back from its PNGs in the same run.
+    """
+    from .eval.evaluate import build_metrics, prepare_clip, prepared_for_hole, update_metrics
+    from .eval.protocol import VideoSample
+    from .release_format import read_frame_pngs
+
+    scored = [it for it in items if it.score and metrics]
+    c = time.process_time()
+    scorers = prepared = None
+    if scored:
+        scorers, _ = build_metrics(list(metrics), options)
+        prepared = prepare_clip(scorers, gt, None)
+    shared = (time.process_time() - c) / max(1, len(scored))
+    out = []
+    current: tuple[str, np.ndarray, dict | None] | None = None  # one unit's hole (and hole work) at a time
+    for it in items:
+        if current is None or current[0] != it.key:
+            hole = _unpack(it.hole_bits, it.hole_shape)
+            current = (it.key, hole, None)
+        hole = current[1]
+        c = time.process_time()
+        pred = None
+        if it.target is not None:
+            pred = _inpaint(it.method, clip_id, gt, hole)
+            _place_prediction(None, pred, Path(it.target) / clip_id)
+        inpaint_cpu = time.process_time() - c
+        values, score_cpu = None, 0.0
+        if it.score and metrics:
+            c = time.process_time()
+            if current[2] is None:
+                current = (it.key, hole, prepared_for_hole(prepared, hole))
+            if pred is None:
+                pred = read_frame_pngs(Path(it.source) / clip_id, "pred")
+            values = update_metrics(scorers, VideoSample("clip", gt, pred, hole), current[2])
+            score_cpu = time.process_time() - c + shared
+        out.append((it.key, it.method, inpaint_cpu, values, score_cpu))
+    return out
+
+
+def inpaint_evaluate_stage(out: Path, dataset: Path, methods: Sequence[str], units: Mapping[str, Unit],
+                           order: Mapping[str, list[str]], metric_names: Sequence[str], options, *, jobs: int,
+                           progress: bool, say: Callable[[str], None] | None = None
+                           ) -> tuple[dict[tuple[str, str], dict], dict[str, float], dict[str, float]]:
+    """Predictions of every (method, slice) and their pixel-metric values, one clip at a time.
+
+    A worker gets a clip's frames once and, for each of its units and methods, inpaints (unless a complete
+    prediction is there), writes the prediction folder and scores it from memory (unless its values are cached).
+    Returns ``(values by (unit key, method), inpaint CPU s by method, scoring CPU s by method)``. ``say`` gets
+    one line per slice when all of its videos are done.
     """
     manifests = _Manifests(out, dataset)
     for m in methods:
@@ -410,40 +471,63 @@ def inpaint_stage(out: Path, dataset: Path, methods: Sequence[str], units: Mappi
             manifests.get(m, s)
             d.mkdir(parents=True, exist_ok=True)
             remove_stale_temporaries(d)
-    todo: dict[str, list[str]] = {}  # unit key -> methods to inpaint
+    digest = _dataset_digest(dataset)
+    pixel = [m for m in PIXEL_METRICS if m in metric_names]
+    values: dict[tuple[str, str], dict] = {}
+    todo: dict[str, list[_Item]] = {}  # clip id -> its items, grouped by unit
     for key, unit in units.items():
         for m in methods:
-            if not any(manifests.complete(m, s, unit) for s in unit.slices):
-                todo.setdefault(key, []).append(m)
+            have = [s for s in unit.slices if manifests.complete(m, s, unit)]
+            cached = _load_values(out, m, unit, digest, pixel) if pixel else {}
+            if cached is not None:
+                values[(key, m)] = cached
+            if have and cached is not None:
+                continue
+            todo.setdefault(unit.clip_id, []).append(_Item(
+                key, m, unit.hole_bits, unit.hole_shape,
+                target=None if have else str(_pred_dir(out, m, unit.slices[0])),
+                source=str(_pred_dir(out, m, have[0])) if have else None, score=cached is None))
+    inpaint_cpu: dict[str, float] = {m: 0.0 for m in methods}
+    score_cpu: dict[str, float] = {m: 0.0 for m in methods}
     total = sum(len(v) for v in todo.values())
-    cpu: dict[str, float] = {m: 0.0 for m in methods}
-    bar = _bar(total, "inpaint", progress, unit="video")
+    bar = _bar(total, "inpaint+evaluate", progress, unit="video")
     start = time.perf_counter()
-    waiting = {s: sum(len(todo.get(k, ())) for k in keys) for s, keys in order.items()}  # per slice: to inpaint
+    waiting = {s: 0 for s in order}  # per slice: (unit, method) items still to do
+    for items in todo.values():
+        for it in items:
+            for s in units[it.key].slices:
+                waiting[s] += 1
     for s, n in waiting.items():
         if n == 0 and say:
-            say(f"  inpaint {s}: {len(order[s])} videos x {len(methods)} methods already there")
+            say(f"  {s}: {len(order[s])} videos x {len(methods)} methods already done")
 
     def finish(done):
-        for (m, key), seconds in done:
-            cpu[m] += seconds
-            unit = units[key]
-            manifests.record(m, unit.slices[0], unit)
-            bar.update(1)
-            for s in unit.slices:
-                waiting[s] -= 1
-                if waiting[s] == 0 and say:
-                    say(f"  inpaint {s}: {len(order[s])} videos x {len(methods)} methods done, "
-                        f"{time.perf_counter() - start:.1f} s")
+        for _tag, rows in done:
+            for key, m, i_cpu, v, s_cpu in rows:
+                unit = units[key]
+                inpaint_cpu[m] += i_cpu
+                score_cpu[m] += s_cpu
+                if not any(manifests.complete(m, s, unit) for s in unit.slices):
+                    manifests.record(m, unit.slices[0], unit)
+                if v is not None:
+                    values[(key, m)] = v
+                    _save_values(out, m, unit, digest, pixel, v)
+                bar.update(1)
+                for s in unit.slices:
+                    waiting[s] -= 1
+                    if waiting[s] == 0 and say:
+                        say(f"  {s}: {len(order[s])} videos x {len(methods)} methods inpainted and scored, "
+                            f"{time.perf_counter() - start:.1f} s")
 
     pool = _Pool(jobs)
     try:
-        for key, row in _iter_unit_rows(dataset, order, set(todo), ["clip_id", "frames"]):
-            unit = units[key]
-            for m in todo[key]:
-                targets = [str(_pred_dir(out, m, s)) for s in unit.slices]
-                finish(pool.submit(_inpaint_task, m, unit.clip_id, row["frames"], unit.hole_bits, unit.hole_shape,
-                                   targets, tag=(m, key)))
+        first_unit = {}  # clip id -> a unit key of it, to read the clip's frames once
+        for key, unit in units.items():
+            if unit.clip_id in todo:
+                first_unit.setdefault(unit.clip_id, key)
+        for key, row in _iter_unit_rows(dataset, order, set(first_unit.values()), ["clip_id", "frames"]):
+            clip = units[key].clip_id
+            finish(pool.submit(_clip_task, clip, row["frames"], todo[clip], pixel, options, tag=clip))
         finish(pool.drain())
     finally:
         pool.close()
@@ -459,40 +543,7 @@ def inpaint_stage(out: Path, dataset: Path, methods: Sequence[str], units: Mappi
                 if s not in have:
                     _place_prediction(src, None, _pred_dir(out, m, s) / unit.clip_id)
                     manifests.record(m, s, unit)
-    return cpu
-
-
-# ------------------------------------------------------------------------------------------------------ stage 4
-def _evaluate_clip_task(gt: np.ndarray, items: list[tuple[str, str, np.ndarray, tuple, str]],
-                        metrics: list[str], options, progress_queue=None) -> list[tuple[str, str, dict, float]]:
-    """Worker: every (unit, method) of one clip through the engine; returns (unit key, method, values, CPU s).
-
-    ``items``: (unit key, method, packed hole, hole shape, prediction folder), grouped by unit. Ground-truth work
-    (:func:`~devil_dataset.eval.evaluate.prepare_clip`) runs once per clip, hole work once per unit; their CPU
-    time is shared out evenly over the items.
-    """
-    from .eval.evaluate import build_metrics, prepare_clip, prepared_for_hole, update_metrics
-    from .eval.protocol import VideoSample
-    from .release_format import read_frame_pngs
-
-    c = time.process_time()
-    scorers, _ = build_metrics(list(metrics), options)
-    prepared = prepare_clip(scorers, gt, None)
-    shared = time.process_time() - c
-    holes: dict[str, tuple[np.ndarray, dict]] = {}
-    out = []
-    for key, method, bits, shape, pred_dir in items:
-        c = time.process_time()
-        if key not in holes:
-            hole = _unpack(bits, shape)
-            holes = {key: (hole, prepared_for_hole(prepared, hole))}  # one unit at a time
-        hole, prep = holes[key]
-        video = VideoSample("clip", gt, read_frame_pngs(pred_dir, "pred"), hole)
-        values = update_metrics(scorers, video, prep)
-        out.append((key, method, values, time.process_time() - c + shared / len(items)))
-        if progress_queue is not None:
-            progress_queue.put(1)
-    return out
+    return values, inpaint_cpu, score_cpu
 
 
 def _values_path(out: Path, method: str, unit: Unit) -> Path:
@@ -518,75 +569,17 @@ def _save_values(out: Path, method: str, unit: Unit, digest: str, metrics: Seque
     atomic_write_text(_values_path(out, method, unit), json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
-def evaluate_stage(out: Path, dataset: Path, methods: Sequence[str], slices: Sequence[str],
-                   units: Mapping[str, Unit], order: Mapping[str, list[str]], metric_names: Sequence[str],
-                   network_metrics: Sequence[str], skipped: Mapping[str, str], options, *, jobs: int,
-                   progress: bool) -> tuple[dict[tuple[str, str], Path], dict[str, float]]:
-    """Per-video values (cached), then one results JSON per (method, slice); returns paths and CPU per method."""
-    from .eval.results import read_results, write_results
-
-    digest = _dataset_digest(dataset)
-    pixel = [m for m in PIXEL_METRICS if m in metric_names]
-    values: dict[tuple[str, str], dict] = {}
-    todo: dict[str, list[tuple[str, str]]] = {}  # clip id -> [(unit key, method)]
-    for key, unit in units.items():
-        for m in methods:
-            v = _load_values(out, m, unit, digest, pixel) if pixel else {}
-            if v is None:
-                todo.setdefault(unit.clip_id, []).append((key, m))
-            else:
-                values[(key, m)] = v
-    cpu: dict[str, float] = {m: 0.0 for m in methods}
-    total = sum(len(v) for v in todo.values())
-    bar = _bar(total, "evaluate", progress, unit="video")
-    manager = queue = drainer = None
-    if jobs > 1 and total:  # workers report each finished video through a queue; a thread moves the bar
-        import multiprocessing
-        import threading
-
-        manager = multiprocessing.Manager()
-        queue = manager.Queue()
-
-        def drain_queue():
-            while queue.get() is not None:
-                bar.update(1)
-
-        drainer = threading.Thread(target=drain_queue, daemon=True)
-        drainer.start()
-
-    def finish(done):
-        for _tag, rows in done:
-            for key, m, v, seconds in rows:
-                values[(key, m)] = v
-                cpu[m] += seconds
-                _save_values(out, m, units[key], digest, pixel, v)
-                if queue is None:
-                    bar.update(1)
-
-    pool = _Pool(jobs)
-    try:
-        first_unit = {}  # clip id -> a unit key of it, to read the clip's frames once
-        for key, unit in units.items():
-            if unit.clip_id in todo:
-                first_unit.setdefault(unit.clip_id, key)
-        for key, row in _iter_unit_rows(dataset, order, set(first_unit.values()), ["clip_id", "frames"]):
-            clip = units[key].clip_id
-            items = sorted(todo[clip])  # grouped by unit
-            spec = [(k, m, units[k].hole_bits, units[k].hole_shape, str(_pred_dir(out, m, units[k].slices[0]) / clip))
-                    for k, m in items]
-            finish(pool.submit(_evaluate_clip_task, row["frames"], spec, pixel, options, queue, tag=clip))
-        finish(pool.drain())
-    finally:
-        pool.close()
-        if queue is not None:
-            queue.put(None)
-            drainer.join()
-        bar.close()
-        if manager is not None:
-            manager.shutdown()
-
+def results_stage(out: Path, dataset: Path, methods: Sequence[str], slices: Sequence[str],
+                  units: Mapping[str, Unit], order: Mapping[str, list[str]], values: Mapping[tuple[str, str], dict],
+                  metric_names: Sequence[str], network_metrics: Sequence[str], skipped: Mapping[str, str], options, *,
+                  progress: bool) -> dict[tuple[str, str], Path]:
+    """One results JSON per (method, slice): the pixel metrics from the per-video ``values`` of
+    :func:`inpaint_evaluate_stage`, the network metrics (weights present) through the engine for all methods of a
+    slice in one pass. Returns the paths."""
     from .eval.evaluate import build_metrics, evaluate_slice, evaluation_from_values
-    from .eval.results import build_results
+    from .eval.results import build_results, read_results, write_results
+
+    pixel = [m for m in PIXEL_METRICS if m in metric_names]
 
     net_docs = {s: evaluate_slice(str(dataset), s, {m: _pred_dir(out, m, s) for m in methods}, list(network_metrics),
                                   options, progress=progress) for s in slices} if network_metrics else {}
@@ -610,7 +603,7 @@ def evaluate_stage(out: Path, dataset: Path, methods: Sequence[str], slices: Seq
             write_results(path, doc)
             read_results(path)  # check it reads back
             results[(m, s)] = path
-    return results, cpu
+    return results
 
 
 def _merge_docs(doc: dict, extra: dict) -> dict:
@@ -843,16 +836,17 @@ def run_demo(
         units, order = plan_units(ds, slices)
     counts = {s: len(order[s]) for s in slices}
 
-    # 3. inpaint
-    with _Stage("inpaint", timings, say=stage_say, number="3/5") as st:
-        inpaint_cpu = inpaint_stage(out, ds, methods, units, order, jobs=jobs, progress=progress, say=stage_say)
-        st.note = "worker CPU " + ", ".join(f"{m} {c:.0f}s" for m, c in inpaint_cpu.items())
+    # 3. inpaint + pixel metrics, one clip at a time (predictions scored from memory)
+    with _Stage("inpaint+evaluate", timings, say=stage_say, number="3/5") as st:
+        values, inpaint_cpu, score_cpu = inpaint_evaluate_stage(out, ds, methods, units, order, pixel, options,
+                                                                jobs=jobs, progress=progress, say=stage_say)
+        st.note = ("worker CPU inpaint " + ", ".join(f"{m} {c:.0f}s" for m, c in inpaint_cpu.items())
+                   + "; scoring " + ", ".join(f"{m} {c:.0f}s" for m, c in score_cpu.items()))
 
-    # 4. evaluate
-    with _Stage("evaluate", timings, say=stage_say, number="4/5") as st:
-        results, eval_cpu = evaluate_stage(out, ds, methods, slices, units, order, pixel, others, skipped, options,
-                                           jobs=jobs, progress=progress)
-        st.note = "worker CPU " + ", ".join(f"{m} {c:.0f}s" for m, c in eval_cpu.items())
+    # 4. results (network metrics through the engine when their weights are present)
+    with _Stage("results", timings, say=stage_say, number="4/5"):
+        results = results_stage(out, ds, methods, slices, units, order, values, pixel, others, skipped, options,
+                                progress=progress)
 
     # 5. report + findings
     with _Stage("report", timings, say=stage_say, number="5/5"):

@@ -105,7 +105,7 @@ def test_demo_writes_predictions_results_report(demo_tiny_run, demo_tiny_dataset
     assert result.findings[0].held is not None and result.findings[1].held is None  # no fg_displacement slices run
     assert any(line.startswith("skipped metric") and "lpips" in line for line in lines)
     assert any("| slice | method |" in line for line in lines) and any("[NOT CHECKED]" in line for line in lines)
-    assert {t.stage for t in result.timings} == {"build", "plan", "inpaint", "evaluate", "report"}
+    assert {t.stage for t in result.timings} == {"build", "plan", "inpaint+evaluate", "results", "report"}
     assert json.loads((out / "timings.json").read_text())[0]["stage"] == "build"
 
 
@@ -140,7 +140,7 @@ def test_demo_resume_reuses_predictions_and_scores(demo_tiny_run, demo_tiny_data
         raise AssertionError("recomputed on resume")
 
     monkeypatch.setattr(inpaint, "get_inpainter", boom)
-    monkeypatch.setattr(demo, "_evaluate_clip_task", boom)
+    monkeypatch.setattr(demo, "_clip_task", boom)
     again = demo.run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=1,
                           progress=False, echo=None)
     assert pred.stat().st_mtime_ns == before
