@@ -39,9 +39,21 @@ DEFAULT_PER_END = 1
 
 def error_map(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """Grey error image per frame: ``min(255, ERROR_GAIN * mean_c |pred - gt|)`` as uint8 RGB ``[T, H, W, 3]``."""
-    err = np.abs(pred.astype(np.int16) - gt.astype(np.int16)).mean(axis=-1) * ERROR_GAIN
-    g = np.clip(err, 0, 255).astype(np.uint8)
+    import cv2
+
+    diff = np.stack([cv2.absdiff(a, b) for a, b in zip(gt, pred)]).sum(axis=-1, dtype=np.uint16)
+    g = np.minimum(diff.astype(np.float32) * (ERROR_GAIN / 3.0), 255).astype(np.uint8)
     return np.repeat(g[..., None], 3, axis=-1)
+
+
+def _shrink(frames: np.ndarray, max_side: int = CLIP_MAX_SIDE) -> np.ndarray:
+    """Frames resized (area interpolation) to the clip size, so that encoding only converts colours."""
+    import cv2
+
+    oh, ow = _even_size(frames.shape[1], frames.shape[2], max_side)
+    if (oh, ow) == frames.shape[1:3]:
+        return frames
+    return np.stack([cv2.resize(f, (ow, oh), interpolation=cv2.INTER_AREA) for f in frames])
 
 
 def masked_input(gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
@@ -202,7 +214,7 @@ def write_html_report(
                 if cid not in gts:
                     continue
                 gt, hole = gts[cid]
-                streams = [("ground truth", gt), ("masked input", masked_input(gt, hole))]
+                streams = [("ground truth", _shrink(gt)), ("masked input", _shrink(masked_input(gt, hole)))]
                 for m in methods:
                     d = by.get((m, s))
                     if d is None:
@@ -210,7 +222,7 @@ def write_html_report(
                     pred = PredictionStore(d["provenance"]["inputs"]["predictions"]).read(cid)
                     v = (d.get("videos") or {}).get(cid, {}).get(metric)
                     label = f"{m} ({KEY_TITLES.get(metric, metric)} {fmt(metric, v if v is not None else None)})"
-                    streams += [(label, pred), (f"{m} error x{ERROR_GAIN}", error_map(gt, pred))]
+                    streams += [(label, _shrink(pred)), (f"{m} error x{ERROR_GAIN}", _shrink(error_map(gt, pred)))]
                 vids = []
                 for i, (label, frames) in enumerate(streams):
                     rel = f"clips/{_slug(s, cid, str(i))}.mp4"
