@@ -139,10 +139,10 @@ def test_report_in_chromium(browser, tiny_report):
     assert _wait(drv, "return Array.from(document.querySelectorAll('video')).every(v => v.readyState >= 2)"), \
         drv.execute_script("return Array.from(document.querySelectorAll('video')).map(v => [v.src, v.readyState, "
                            "v.error && v.error.code])")
-    # play the first group; every video of it advances
-    drv.execute_script("document.querySelector('.group .play').click()")
-    assert _wait(drv, "return Array.from(document.querySelector('.group').querySelectorAll('video'))"
-                      ".every(v => v.currentTime > 0.05)")
+    # play every group; every video element advances
+    drv.execute_script("document.querySelectorAll('.group .play').forEach(b => b.click())")
+    assert _wait(drv, "return Array.from(document.querySelectorAll('video')).every(v => v.currentTime > 0.05)")
+    drv.execute_script("document.querySelectorAll('video').forEach(v => v.pause())")
     # frame stepping: pause + next frame puts all videos on frame 2
     drv.execute_script("var g = document.querySelectorAll('.group')[1]; g.querySelector('.next').click();")
     assert _wait(drv, "var g = document.querySelectorAll('.group')[1];"
