@@ -142,7 +142,7 @@ def test_report_in_chromium(browser, tiny_report):
     # play every group; every video element advances
     drv.execute_script("document.querySelectorAll('.group .play').forEach(b => b.click())")
     assert _wait(drv, "return Array.from(document.querySelectorAll('video')).every(v => v.currentTime > 0.05)")
-    drv.execute_script("document.querySelectorAll('video').forEach(v => v.pause())")
+    drv.execute_script("document.querySelectorAll('video').forEach(v => { v.pause(); v.currentTime = 0.05; })")
     # frame stepping: pause + next frame puts all videos on frame 2
     drv.execute_script("var g = document.querySelectorAll('.group')[1]; g.querySelector('.next').click();")
     assert _wait(drv, "var g = document.querySelectorAll('.group')[1];"
