@@ -862,6 +862,11 @@ def run_demo(
         atomic_write_text(out / "findings.md", findings_markdown(findings))
         atomic_write_text(out / "findings.json", json.dumps([asdict(f) for f in findings], indent=1, default=str) + "\n")
         report_files += [out / "findings.md", out / "findings.json"]
+        from .eval.html_report import write_html_report  # issue 15: the HTML diagnosis report
+
+        html_index = write_html_report([read_results(results[(m, s)]) for s in slices for m in methods],
+                                       out / "report-html", keys)
+        report_files.append(html_index)
     result = DemoResult(out, ds, methods, slices, pixel + others, dict(skipped), table, table_md, results,
                         report_files, findings, counts, timings)
     atomic_write_text(out / "timings.json", json.dumps([asdict(t) for t in timings], indent=1) + "\n")
@@ -874,6 +879,7 @@ def run_demo(
         say("  " + f.summary().replace("\n", "\n  "))
     say("")
     say("timings:\n" + result.timings_text())
+    say(f"HTML report: {html_index}")
     say(f"wrote {len(report_files)} report files, {len(results)} results files and the predictions under {out}")
     return result
 

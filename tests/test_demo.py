@@ -3,6 +3,7 @@ parity of the shared-cache evaluation with `devil evaluate`, and the findings ch
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 
@@ -231,6 +232,16 @@ def test_devil_demo_full(tmp_path):
             assert (tmp_path / "results" / m / f"{s}.json").is_file()
     assert (tmp_path / "table1.md").read_text().count("\n") == 2 + 30
     assert len(json.loads((tmp_path / "findings.json").read_text())) == 3
+
+
+def test_demo_writes_the_html_report(demo_tiny_run):
+    result, lines = demo_tiny_run
+    index = result.out_dir / "report-html" / "index.html"
+    assert index in result.report_files and f"HTML report: {index}" in lines
+    text = index.read_text()
+    # 2 slices x 2 clips (worst/best differ per slice) x (gt, masked, 2 x (output, error)) players at most
+    vids = re.findall(r'<video src="([^"]+)"', text)
+    assert vids and all((index.parent / v).is_file() for v in vids) and len(vids) % 6 == 0
 
 
 def test_demo_quick_runs_fg_size_with_psnr_ssim(demo_tiny_dataset, tmp_path):

@@ -42,6 +42,13 @@ JSON {"format": "devil-bg-scene-motion-labels/1", "labels": {clip_id: label}}; i
 the CSV replace earlier labels of the same clip). Manual labels win over automatic scene-motion labels.
 """
 
+BG_PAGE_EPILOG = """\
+example:
+  devil label bg-scene-motion curated/clips/*.mp4 --serve --labels-csv bg.csv
+  # open the printed http://127.0.0.1:PORT/ ; h / l / u answer, n / p move; Ctrl-C when done, then:
+  devil label import-bg-labels bg.csv --labels-file bg_labels.json
+"""
+
 RANK_EPILOG = """\
 examples:
   devil label camera-motion clips/*.mp4 --json > cm.json
@@ -105,6 +112,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     i.add_argument("csv", type=existing_path, metavar="CSV", help="clip_id,label rows")
     i.add_argument("--labels-file", required=True, metavar="LABELS.json", help="labels file to create or update")
     i.set_defaults(func=run_import_bg_labels)
+
+    b = sub.add_parser("bg-scene-motion", help="label background scene motion by hand in a local web page",
+                       description="Serve a page on 127.0.0.1 (random port, URL printed) that plays each clip in "
+                       "turn and records high / low / unsure (keys h / l / u or buttons). The labels CSV is rewritten "
+                       "atomically after every answer in the format import-bg-labels reads; restarting resumes.",
+                       epilog=BG_PAGE_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    b.add_argument("clips", nargs="+", type=existing_path, metavar="CLIP", help="video files (.mp4/.webm)")
+    b.add_argument("--serve", action="store_true", required=True, help="serve the labelling page (Ctrl-C stops)")
+    b.add_argument("--labels-csv", default="bg_labels.csv", metavar="CSV",
+                   help="answers file, created or resumed (default bg_labels.csv)")
+    b.set_defaults(func=run_bg_scene_motion)
 
     r = sub.add_parser("rank", help="low/high labels from a scores JSON",
                        description="Turn scores into low/high candidates: 16%% rank tails (release) or thresholds.",
@@ -253,6 +271,24 @@ def _read_scores(path: Path) -> dict[str, float | None]:
             raise DevilError(f"{path}: two entries give the clip id {clip_id!r}")
         out[clip_id] = score
     return out
+
+
+def run_bg_scene_motion(args: argparse.Namespace) -> int:
+    from ..builder.bg_label_page import LabelSession, make_server
+
+    session = LabelSession(args.clips, args.labels_csv)
+    server = make_server(session)
+    done = len(session.state()["labels"])
+    print(f"labelling page: http://127.0.0.1:{server.server_address[1]}/  ({done} of {len(session.ids)} clips "
+          f"already labelled; answers go to {args.labels_csv}; Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    print(f"{args.labels_csv}: {len(session.state()['labels'])} of {len(session.ids)} clips labelled", file=sys.stderr)
+    return 0
 
 
 def run_rank(args: argparse.Namespace) -> int:

@@ -11,6 +11,8 @@ example:
   devil report results/*.json --out report/
   # -> report/table1.md, table1.tsv, relative_improvement.md/.tsv, method_performance_<metric>.png,
   #    slice_difficulty_<metric>.png, sensitivity_<attribute>.png
+  devil report results/*/*.json --html report-html/ --clip-metric lpips
+  # -> report-html/index.html (open from disk): sortable Table 1, plots, worst/best clips as synced players
 """
 
 
@@ -29,6 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=output_directory, metavar="DIR", help="write tables and plots here")
     p.add_argument("--metrics", nargs="+", metavar="KEY", help="result keys to include (default: all present)")
     p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.add_argument("--html", type=output_directory, metavar="DIR",
+                   help="also write a self-contained HTML diagnosis report (DIR/index.html, plots, clip videos)")
+    p.add_argument("--clip-metric", metavar="KEY", help="result key that ranks the worst/best clips (default psnr)")
+    p.add_argument("--clips-per-end", type=int, default=1, metavar="N",
+                   help="worst and best clips shown per slice and method (default 1; 0: no clips)")
     p.set_defaults(func=run)
 
 
@@ -45,4 +52,11 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         written = write_report(table, args.out, keys, plots=not args.no_plots)
         print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
+    if args.html is not None:
+        from ..eval.html_report import write_html_report
+
+        index = write_html_report([read_results(p) for p in args.results], args.html, keys,
+                                  clip_metric=args.clip_metric, per_end=max(0, args.clips_per_end),
+                                  clips=args.clips_per_end > 0, plots=not args.no_plots)
+        print(f"wrote the HTML report {index}", file=sys.stderr)
     return 0

@@ -110,7 +110,7 @@ def test_help_has_examples():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices["label"]
     names = next(a for a in sub._actions if a.dest == "label_command").choices
-    assert set(names) == {"camera-motion", "scene-motion", "import-bg-labels", "rank", "validate"}
+    assert set(names) == {"camera-motion", "scene-motion", "import-bg-labels", "rank", "validate", "bg-scene-motion"}
     for p in names.values():
         assert "devil label" in p.epilog and p.description
 

@@ -1,0 +1,162 @@
+"""The HTML diagnosis report: a tiny generated evaluation (2 methods x 2 slices x 2 clips), checked as files and,
+where Debian's chromium and Selenium are present, in a real headless browser."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from devil_dataset.eval.evaluate import evaluate_directory
+from devil_dataset.eval.html_report import error_map, pick_clips, write_clip_mp4, write_html_report
+from devil_dataset.eval.protocol import EvalOptions, VideoSample
+
+from .conftest import make_video, write_release_dirs
+
+SLICES = ("fg_size_low", "fg_size_high")
+METHODS = ("good", "noisy")
+
+
+def make_tiny_evaluation(root: Path) -> list[dict]:
+    """Results documents of 2 methods on 2 slices (2 generated clips each; 'noisy' has 4x the noise)."""
+    docs = []
+    for si, s in enumerate(SLICES):
+        for mi, m in enumerate(METHODS):
+            samples = []
+            for c in range(2):
+                gt, pred, hole = make_video(10 * si + c, t=6, h=48, w=64, noise=1 + 3 * mi + c)
+                samples.append(VideoSample(f"{s}_clip{c}", gt, pred, hole))
+            gt_dir, pred_dir = write_release_dirs(root / s / m, samples)
+            docs.append(evaluate_directory(gt_dir, pred_dir, ["psnr", "ssim"], EvalOptions(device="cpu"),
+                                           method=m, slice_name=s, progress=False))
+    return docs
+
+
+@pytest.fixture(scope="module")
+def tiny_report(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("html_report")
+    return write_html_report(make_tiny_evaluation(root / "eval"), root / "report")
+
+
+def test_pick_clips_respects_direction():
+    vids = {"a": {"lpips": 0.1}, "b": {"lpips": 0.3}, "c": {"lpips": 0.2}}
+    assert pick_clips(vids, "lpips", 1) == (["b"], ["a"])  # LPIPS: lower is better
+    assert pick_clips(vids, "psnr") == ([], [])
+
+
+def test_error_map_gain_and_clip():
+    gt = np.zeros((1, 1, 2, 3), np.uint8)
+    pred = np.array([[[[10, 10, 10], [200, 200, 200]]]], np.uint8)
+    assert error_map(gt, pred)[0, 0, :, 0].tolist() == [40, 255]
+
+
+def test_clip_mp4_is_h264_baseline_with_all_frames(tmp_path):
+    import av
+
+    frames = make_video(0, t=7, h=47, w=63)[0]
+    p = write_clip_mp4(frames, tmp_path / "c.mp4")
+    with av.open(str(p)) as c:
+        st = c.streams.video[0]
+        assert st.codec_context.name == "h264" and st.codec_context.profile in ("Baseline", "Constrained Baseline")
+        got = [f for f in c.decode(st)]
+    assert len(got) == 7 and (got[0].width, got[0].height) == (64, 48)  # even size for yuv420p
+
+
+def test_report_folder_is_self_contained(tiny_report):
+    text = tiny_report.read_text()
+    out = tiny_report.parent
+    assert "http://" not in text and "https://" not in text  # no CDN
+    srcs = re.findall(r'(?:src|href)="([^"]+)"', text)
+    assert srcs and all((out / s).is_file() for s in srcs)
+    vids = [s for s in srcs if s.endswith(".mp4")]
+    # per slice: 2 clips (worst/best of each method, union) x (gt, masked, 2 x (output, error)) = 12 videos
+    assert len(vids) == 2 * 2 * 6
+    assert 'class="best"' in text and "PSNR ▲" in text and "fg_size_high" in text
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    assert size < 2_000_000
+
+
+def test_report_best_cell_is_the_better_method(tiny_report):
+    text = tiny_report.read_text()
+    row = re.search(r"<tr><td>fg_size_low</td>(.*?)</tr>", text, re.S).group(1)
+    cells = re.findall(r'<td( class="best")?[^>]*>([^<]*)</td>', row)
+    # columns: PSNR good, PSNR noisy, SSIM good, SSIM noisy; the less noisy method wins both
+    assert [bool(c[0]) for c in cells] == [True, False, True, False]
+
+
+# ------------------------------------------------------------------------------------------- real browser
+def _chromium() -> tuple[str, str] | None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    found = _chromium()
+    if found is None:
+        print("skipping: no chromium/chromedriver (apt-get install chromium chromium-driver)")
+        pytest.skip("no chromium/chromedriver found (apt-get install chromium chromium-driver)")
+    selenium = pytest.importorskip("selenium", reason="selenium not installed (pip install .[test])")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    del selenium
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = found[0]
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--autoplay-policy=no-user-gesture-required",
+              "--window-size=1400,1000"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(found[1]), options=opts)
+    drv.set_page_load_timeout(30)
+    yield drv
+    drv.quit()
+
+
+def _wait(drv, script: str, timeout: float = 10.0):
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = drv.execute_script(script)
+        if v:
+            return v
+        time.sleep(0.1)
+    return drv.execute_script(script)
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
+
+
+def test_report_in_chromium(browser, tiny_report):
+    drv = browser
+    drv.get(tiny_report.as_uri())
+    n = drv.execute_script("return document.querySelectorAll('video').length")
+    assert n == 24
+    assert _wait(drv, "return Array.from(document.querySelectorAll('video')).every(v => v.readyState >= 2)"), \
+        drv.execute_script("return Array.from(document.querySelectorAll('video')).map(v => [v.src, v.readyState, "
+                           "v.error && v.error.code])")
+    # play every group; every video element advances
+    drv.execute_script("document.querySelectorAll('.group .play').forEach(b => b.click())")
+    assert _wait(drv, "return Array.from(document.querySelectorAll('video')).every(v => v.currentTime > 0.05)")
+    drv.execute_script("document.querySelectorAll('video').forEach(v => { v.pause(); v.currentTime = 0.05; })")
+    # frame stepping: pause + next frame puts all videos on frame 2
+    drv.execute_script("var g = document.querySelectorAll('.group')[1]; g.querySelector('.next').click();")
+    assert _wait(drv, "var g = document.querySelectorAll('.group')[1];"
+                      "return g.querySelector('.pos').textContent.startsWith('frame 2')")
+    # sorting: click the 'good' PSNR column twice (asc, then desc) and read the order
+    def column(col):
+        return drv.execute_script(f"return Array.from(document.querySelectorAll('#table1 tbody tr'))"
+                                  f".map(r => parseFloat(r.cells[{col}].dataset.value))")
+    drv.execute_script("document.querySelector('#table1 th[data-col=\"1\"]').click()")
+    asc = column(1)
+    assert asc == sorted(asc)
+    drv.execute_script("document.querySelector('#table1 th[data-col=\"1\"]').click()")
+    assert column(1) == sorted(asc, reverse=True)
+    errors = [e for e in drv.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    assert drv.save_screenshot(str(ARTIFACTS / "html_report.png"))
