@@ -309,6 +309,8 @@ def build(
     mask_loader: MaskLoader | None = None,
     clip_loader: Callable[[Path], np.ndarray] | None = None,
     on_shard: Callable[[Path], None] | None = None,
+    card_notes: str = "",
+    info_extra: Mapping | None = None,
 ) -> BuildResult:
     """Build a Hub-ready DEVIL dataset repository in ``out_dir`` from source videos (or the built-in sample).
 
@@ -327,6 +329,8 @@ def build(
         curate_fn, camera_scorer, scene_scorer, mask_loader, clip_loader: replace a stage (tests, custom
             scorers); ``mask_loader(preset, index)`` returns the unreversed 90-frame mask at ``size``.
         on_shard: called with each parquet shard's path once it is in place.
+        card_notes / info_extra: text added to the card's build notes / keys added to ``manifest.json`` (the
+            release rebuild, :mod:`.release_rebuild`, records its label source there).
 
     Example:
         >>> build([], "sample-dataset", sample=True).config_rows["all"]  # doctest: +SKIP
@@ -340,7 +344,7 @@ def build(
     attributions = dict(attributions or {})
     curate_options = dict(curate_options or {})
     sample_root: Path | None = None
-    extra_notes = ""
+    extra_notes = card_notes
 
     sources = [str(s) for s in sources]
     if sample:
@@ -450,6 +454,7 @@ def build(
         "tail": plan.sizes.tail,
         "videos_per_slice": plan.sizes.per_slice,
         "clips": sorted(c.clip_id for c in clips),
+        **dict(info_extra or {}),
     }
     sizes = writer.finish_repository(
         out, configs=configs, license=license, pretty_name=pretty_name,
