@@ -15,6 +15,8 @@ from devil_dataset.cli import main
 from devil_dataset.sources.catalog import load_catalog
 from devil_dataset.sources.download import MANIFEST_NAME, PARTIAL_DIRNAME, download_sources, read_sources_manifest
 
+pytest.importorskip("yt_dlp", reason="the `sources` extra (yt-dlp) is not installed")
+
 IDS = load_catalog().video_ids
 REPO = Path(__file__).resolve().parents[2]
 
