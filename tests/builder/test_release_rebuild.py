@@ -177,3 +177,25 @@ def test_rebuild_resumes_to_identical_files(rebuilt):
 def test_cli_refuses_two_modes(tmp_path, capsys):
     assert main(["build", "--sample", "--release-sources", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "exactly one of them" in capsys.readouterr().err
+
+
+def test_rebuild_interrupted_mid_source_resumes(rebuilt):
+    """A source whose cutting was interrupted (no finished state, its second clip never completed, a stale
+    temporary folder) is cut again; the result is byte-identical."""
+    import shutil
+
+    src, out, opts, result, report = rebuilt
+    curated = out / ".devil-build" / "curated"
+    clip = curated / "clips" / f"{USERS[0]}-{IDS[0]}-00001"
+    first = (curated / "clips" / f"{USERS[0]}-{IDS[0]}-00000" / "00010.jpg").read_bytes()
+    shutil.rmtree(clip)
+    (curated / "clips" / f".tmp-{USERS[0]}-{IDS[0]}-00001").mkdir()
+    from devil_dataset.builder.curate import file_sha256
+
+    (curated / ".state" / f"{file_sha256(src / f'{USERS[0]}-{IDS[0]}.mp4')}.json").unlink()
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and ".devil-build" not in p.parts}
+    again, report2 = rebuild_release(src, out, **opts)
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and ".devil-build" not in p.parts}
+    assert before == after and report2 == report
+    assert len(list(clip.glob("*.jpg"))) == 47 and not list((curated / "clips").glob(".tmp-*"))
+    assert (curated / "clips" / f"{USERS[0]}-{IDS[0]}-00000" / "00010.jpg").read_bytes() == first
