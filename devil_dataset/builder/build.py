@@ -350,6 +350,8 @@ def build(
     clip_loader: Callable[[Path], np.ndarray] | None = None,
     on_shard: Callable[[Path], None] | None = None,
     jobs: int = 1,
+    card_notes: str = "",
+    info_extra: Mapping | None = None,
 ) -> BuildResult:
     """Build a Hub-ready DEVIL dataset repository in ``out_dir`` from source videos (or the built-in sample).
 
@@ -370,6 +372,8 @@ def build(
         on_shard: called with each parquet shard's path once it is in place.
         jobs: worker processes for the per-record stages (sample rendering, clip scoring, frame encoding); the
             dataset is byte-identical with any number.
+        card_notes / info_extra: text added to the card's build notes / keys added to ``manifest.json`` (the
+            release rebuild, :mod:`.release_rebuild`, records its label source there).
 
     Example:
         >>> build([], "sample-dataset", sample=True).config_rows["all"]  # doctest: +SKIP
@@ -383,7 +387,7 @@ def build(
     attributions = dict(attributions or {})
     curate_options = dict(curate_options or {})
     sample_root: Path | None = None
-    extra_notes = ""
+    extra_notes = card_notes
 
     sources = [str(s) for s in sources]
     if sample:
@@ -505,6 +509,7 @@ def build(
         "tail": plan.sizes.tail,
         "videos_per_slice": plan.sizes.per_slice,
         "clips": sorted(c.clip_id for c in clips),
+        **dict(info_extra or {}),
     }
     sizes = writer.finish_repository(
         out, configs=configs, license=license, pretty_name=pretty_name,

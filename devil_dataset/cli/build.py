@@ -18,6 +18,10 @@ examples:
   # choose the decoder of the curation step, as `devil curate --decoder` does
   devil build videos/ --out devil-data --decoder pyav
 
+  # the DEVIL benchmark itself, rebuilt the release's way from its downloaded sources
+  devil sources download --out devil-sources
+  devil build --release-sources devil-sources --out devil
+
 Interrupted builds resume (re-run the same command); the same sources and seed give byte-identical files.
 """
 
@@ -35,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("sources", nargs="*", type=existing_path, metavar="SOURCE", help="video files or folders")
     p.add_argument("--out", required=True, type=output_directory, metavar="DIR", help="dataset folder to write")
     p.add_argument("--sample", action="store_true", help="build from the built-in sample sources instead")
+    p.add_argument("--release-sources", type=existing_path, metavar="DIR",
+                   help="rebuild the DEVIL benchmark the release's way from `devil sources download` output "
+                   "(1920x1080 check, 90-frame chunks from frame 0, JPEG q95 clips, no cut filtering, "
+                   "rebuild-report.json)")
+    p.add_argument("--scene-mode", choices=("release", "corrected"), default="release",
+                   help="automatic background-scene-motion score mode when no --bg-labels (default: release)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="shuffle seed (default 0 = the release)")
     p.add_argument("--resolution", type=resolution, default=(832, 480), metavar="WxH",
                    help="output size (default 832x480, the release's)")
@@ -57,16 +67,26 @@ def run(args: argparse.Namespace) -> int:
     from ..builder.build import build
     from ..errors import DevilError
 
-    if args.sample == bool(args.sources):
-        raise DevilError("give SOURCE files/folders or --sample (exactly one of them)")
+    if sum((bool(args.sources), args.sample, args.release_sources is not None)) != 1:
+        raise DevilError("give SOURCE files/folders, --sample or --release-sources DIR (exactly one of them)")
     bg = None
     if args.bg_labels is not None:
         from ..builder.labels import read_bg_labels_csv
 
         bg = read_bg_labels_csv(args.bg_labels)
+    if args.release_sources is not None:
+        from ..builder.release_rebuild import rebuild_release, report_summary
+
+        result, report = rebuild_release(args.release_sources, args.out, bg_labels=bg, scene_mode=args.scene_mode,
+                                         detector=args.detector, seed=args.seed, size=args.resolution,
+                                         frame_format=args.frame_format, license=args.license,
+                                         progress=not args.quiet, jobs=args.jobs)
+        print(result.summary())
+        print(report_summary(report))
+        return 0
     result = build([Path(s) for s in args.sources], args.out, sample=args.sample, seed=args.seed,
                    size=args.resolution, frame_format=args.frame_format, license=args.license,
-                   detector=args.detector, bg_labels=bg, progress=not args.quiet, jobs=args.jobs,
-                   curate_options={"backend": args.decoder})
+                   detector=args.detector, scene_mode=args.scene_mode, bg_labels=bg, progress=not args.quiet,
+                   jobs=args.jobs, curate_options={"backend": args.decoder})
     print(result.summary())
     return 0
