@@ -7,7 +7,10 @@ set -u
 cd "$(dirname "$0")/.."
 PIP=${PIP:-python3 -m pip}
 EXTRAS=("$@"); [ ${#EXTRAS[@]} -eq 0 ] && EXTRAS=(core build train eval demo all)
-PLATFORMS=(manylinux_2_28_x86_64 manylinux_2_28_aarch64 macosx_14_0_arm64)
+# One entry per platform; a comma list gives every tag its wheels may carry (pip does not expand older manylinux tags).
+PLATFORMS=(manylinux_2_28_x86_64,manylinux_2_17_x86_64,manylinux2014_x86_64,manylinux2010_x86_64,manylinux1_x86_64
+           manylinux_2_28_aarch64,manylinux_2_17_aarch64,manylinux2014_aarch64
+           macosx_14_0_arm64,macosx_13_0_arm64,macosx_12_0_arm64,macosx_11_0_arm64)
 REQS=$(python3 - <<'PY'
 import configparser
 c = configparser.ConfigParser(interpolation=None); c.read("setup.cfg")
@@ -28,14 +31,14 @@ PY
 )
     fi
     # shellcheck disable=SC2086
-    if out=$($PIP install --dry-run --quiet --only-binary=:all: --platform "$plat" --python-version 3.11 \
+    if out=$($PIP install --dry-run --quiet --only-binary=:all: $(echo "$plat" | sed "s/\([^,]*\)/--platform \1/g; s/,/ /g") --python-version 3.11 \
           --implementation cp --target "$tmp/t" --report "$tmp/r.json" $REQS $extras_reqs 2>&1); then
       n=$(python3 -c "import json;print(len(json.load(open('$tmp/r.json'))['install']))")
       owners=$(python3 -c "import json;print(','.join(sorted(i['metadata']['name'] for i in json.load(open('$tmp/r.json'))['install'] if i['metadata']['name'].lower().startswith('opencv'))))")
-      echo "ok   $plat [$extra] $n wheels, cv2 from: $owners"
-      case "$owners" in *,*) echo "FAIL $plat [$extra] two OpenCV distributions"; fail=$((fail+1));; esac
+      echo "ok   ${plat%%,*} [$extra] $n wheels, cv2 from: $owners"
+      case "$owners" in *,*) echo "FAIL ${plat%%,*} [$extra] two OpenCV distributions"; fail=$((fail+1));; esac
     else
-      echo "FAIL $plat [$extra]: $(echo "$out" | grep -i error | head -2 | tr '\n' ' ')"; fail=$((fail+1))
+      echo "FAIL ${plat%%,*} [$extra]: $(echo "$out" | grep -i error | head -2 | tr '\n' ' ')"; fail=$((fail+1))
     fi
   done
 done
