@@ -36,6 +36,9 @@ SSIM_K1 = 0.01
 SSIM_K2 = 0.03
 # SPEC section 7: the release's implicit float data range (skimage's (-1, 1) for floats) vs the standard range 1.
 SSIM_DATA_RANGE = {"release": 2.0, "standard": 1.0}
+# Largest ground-truth SSIM terms kept per clip for reuse across methods (two float32 per value: a 90-frame
+# 832x480 clip takes 0.86 GB); above it every video filters its ground truth itself (same values, more CPU).
+SSIM_PREPARE_MAX_BYTES = 1 << 30
 # SPEC section 7 / paper supplementary: PCons patch size and search offsets (top-left -20..+19 in both axes).
 PCONS_PATCH = 50
 PCONS_SEARCH = 20
@@ -74,12 +77,22 @@ def psnr(gt: np.ndarray, test: np.ndarray) -> float:
     return float(np.mean(psnr_frames(gt, test)))
 
 
-def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release") -> np.ndarray:
+def _ssim_data_range(mode: str) -> float:
+    try:
+        return SSIM_DATA_RANGE[mode]
+    except KeyError:
+        raise UnknownNameError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}") from None
+
+
+def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release",
+                reference: "SSIMReference | None" = None) -> np.ndarray:
     """Per-frame SSIM of uint8 [T, H, W, 3] videos: scikit-image on float32 frames (SPEC section 7).
 
     ``mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (data range 1).
     The values are bit-identical to ``skimage.metrics.structural_similarity(..., channel_axis=-1)`` (see
-    :func:`_ssim_frame`), about 1.8x faster.
+    :func:`_ssim_frame`), about 1.8x faster. ``reference`` (:func:`ssim_reference` of ``gt``) holds the
+    ground-truth-only terms, so that scoring several predictions of one clip filters the ground truth once; the
+    values are the same bit for bit.
 
     >>> a = np.random.default_rng(0).integers(0, 256, (1, 16, 16, 3), dtype=np.uint8)
     >>> ssim_frames(a, a).tolist()
@@ -87,20 +100,64 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release") -> np.n
     """
     if gt.shape != test.shape:
         raise ValueError(f"shape mismatch: {gt.shape} vs {test.shape}")
-    try:
-        data_range = SSIM_DATA_RANGE[mode]
-    except KeyError:
-        raise UnknownNameError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}") from None
+    data_range = _ssim_data_range(mode)
     if min(gt.shape[1:3]) < SSIM_WIN_SIZE:  # scikit-image's own error for frames smaller than the window
         structural_similarity(_as_float(gt[0]), _as_float(test[0]), win_size=SSIM_WIN_SIZE, data_range=data_range,
                               channel_axis=-1)
+    if reference is not None and (reference.shape != gt.shape or reference.data_range != data_range):
+        raise ValueError(f"ssim reference of shape {reference.shape} / data range {reference.data_range} "
+                         f"does not fit frames {gt.shape} / data range {data_range}")
     out = np.empty(len(gt), np.float64)
     for t in range(len(gt)):
-        out[t] = _ssim_frame(gt[t], test[t], data_range)
+        out[t] = _ssim_frame(gt[t], test[t], data_range, None if reference is None else reference.terms[t])
     return out
 
 
-def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float) -> float:
+class SSIMReference:
+    """Ground-truth-only SSIM terms of one video (per frame: the local means and variances of the channels).
+
+    Made by :func:`ssim_reference`; ``nbytes`` is its size (two float32 arrays per frame).
+    """
+
+    def __init__(self, shape: tuple, data_range: float, terms: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        self.shape, self.data_range, self.terms = tuple(shape), data_range, terms
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes + b.nbytes for a, b in self.terms)
+
+
+def ssim_reference_nbytes(shape: Sequence[int]) -> int:
+    """Bytes an :class:`SSIMReference` of uint8 frames of ``shape`` [T, H, W, C] takes (two float32 per value)."""
+    return 2 * 4 * math.prod(shape)
+
+
+def ssim_reference(gt: np.ndarray, mode: str = "release") -> SSIMReference:
+    """The ground-truth terms of :func:`ssim_frames` for every frame of ``gt`` (uint8 [T, H, W, 3]).
+
+    >>> rng = np.random.default_rng(1)
+    >>> gt = rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8); test = rng.integers(0, 256, gt.shape, dtype=np.uint8)
+    >>> ssim_frames(gt, test, reference=ssim_reference(gt)).tolist() == ssim_frames(gt, test).tolist()
+    True
+    """
+    data_range = _ssim_data_range(mode)
+    return SSIMReference(gt.shape, data_range, [_ssim_gt_terms(f) for f in gt])
+
+
+def _ssim_gt_terms(gt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ux, vx) of one uint8 [H, W, C] frame: local mean and sample variance, as :func:`_ssim_frame` makes them."""
+    size = (1, SSIM_WIN_SIZE, SSIM_WIN_SIZE)
+    n = SSIM_WIN_SIZE**2
+    cov_norm = n / (n - 1)
+    x = _as_float(np.ascontiguousarray(np.moveaxis(gt, -1, 0)))
+    ux = uniform_filter(x, size)
+    vx = uniform_filter(np.multiply(x, x, out=x), size)
+    np.multiply(np.subtract(vx, ux * ux, out=vx), cov_norm, out=vx)  # vx = cov_norm * (uxx - ux * ux)
+    return ux, vx
+
+
+def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float,
+                gt_terms: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """SSIM of one uint8 [H, W, C] frame pair with scikit-image's float32 arithmetic, operation for operation.
 
     scikit-image (``channel_axis=-1``, uniform 7x7 window, sample covariance) filters each channel separately and
@@ -108,7 +165,8 @@ def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float) -> float:
     [C, H, W] array (``uniform_filter`` with size 1 along the plane axis filters each plane alone, with the same
     1-D passes in the same order) and the intermediates reuse buffers; every element sees the same float32
     operations in the same order, and each channel's mean runs over a contiguous plane as in scikit-image, so the
-    result is the same float, bit for bit (tested against scikit-image).
+    result is the same float, bit for bit (tested against scikit-image). ``gt_terms`` (:func:`_ssim_gt_terms`,
+    left unchanged) replaces the ground truth's own filtering.
     """
     size = (1, SSIM_WIN_SIZE, SSIM_WIN_SIZE)
     x = _as_float(np.ascontiguousarray(np.moveaxis(gt, -1, 0)))
@@ -116,22 +174,20 @@ def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float) -> float:
     n = SSIM_WIN_SIZE**2
     cov_norm = n / (n - 1)
     c1, c2 = (SSIM_K1 * data_range) ** 2, (SSIM_K2 * data_range) ** 2
-    ux, uy = uniform_filter(x, size), uniform_filter(y, size)
-    buf = np.multiply(x, x)
-    vx = uniform_filter(buf, size)
-    np.multiply(y, y, out=buf)
+    ux, vx = gt_terms if gt_terms is not None else _ssim_gt_terms(gt)
+    uy = uniform_filter(y, size)
+    buf = np.multiply(y, y)
     vy = uniform_filter(buf, size)
     np.multiply(x, y, out=buf)
     vxy = uniform_filter(buf, size)
     ux2, uy2 = ux * ux, uy * uy
-    np.multiply(np.subtract(vx, ux2, out=vx), cov_norm, out=vx)  # vx = cov_norm * (uxx - ux * ux)
-    np.multiply(np.subtract(vy, uy2, out=vy), cov_norm, out=vy)
+    np.multiply(np.subtract(vy, uy2, out=vy), cov_norm, out=vy)  # vy = cov_norm * (uyy - uy * uy)
     np.multiply(ux, uy, out=buf)
     np.multiply(np.subtract(vxy, buf, out=vxy), cov_norm, out=vxy)
     a1 = np.add(np.multiply(np.multiply(ux, 2, out=buf), uy, out=buf), c1, out=buf)  # 2 * ux * uy + C1
     a2 = np.add(np.multiply(vxy, 2, out=vxy), c2, out=vxy)  # 2 * vxy + C2
     b1 = np.add(np.add(ux2, uy2, out=ux2), c1, out=ux2)  # ux**2 + uy**2 + C1
-    b2 = np.add(np.add(vx, vy, out=vx), c2, out=vx)  # vx + vy + C2
+    b2 = np.add(np.add(vx, vy, out=vy), c2, out=vy)  # vx + vy + C2 (vx left unchanged: it may be shared)
     s = np.divide(np.multiply(a1, a2, out=a1), np.multiply(b1, b2, out=b1), out=a1)  # (A1 * A2) / (B1 * B2)
     pad = (SSIM_WIN_SIZE - 1) // 2
     per_channel = np.array([plane[pad:-pad, pad:-pad].mean(dtype=np.float64) for plane in s], dtype=np.float32)
@@ -366,6 +422,20 @@ class SSIMMetric(_PerVideoMetric):
         super().__init__(options)
         if self.options.ssim_mode not in SSIM_DATA_RANGE:
             raise UnknownNameError(f"unknown ssim mode {self.options.ssim_mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
+
+    def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> SSIMReference | None:
+        """The ground truth's SSIM terms, shared by every method scored on the clip (``None`` above
+        :data:`SSIM_PREPARE_MAX_BYTES`: each video then filters its ground truth itself)."""
+        if gt.ndim != 4 or min(gt.shape[1:3]) < SSIM_WIN_SIZE or ssim_reference_nbytes(gt.shape) > SSIM_PREPARE_MAX_BYTES:
+            return None
+        return ssim_reference(gt, self.options.ssim_mode)
+
+    def update(self, video: VideoSample, prepared: SSIMReference | None = None) -> dict[str, float]:
+        if prepared is not None and prepared.shape != video.gt.shape:
+            prepared = None
+        values = {"ssim": float(np.mean(ssim_frames(video.gt, video.composite, self.options.ssim_mode, prepared)))}
+        self.values["ssim"].append(values["ssim"])
+        return values
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
         return {"ssim": ssim(video.gt, video.composite, self.options.ssim_mode)}

@@ -179,3 +179,36 @@ def test_ssim_frame_smaller_than_window_fails_like_skimage():
     a = np.zeros((1, 5, 9, 3), np.uint8)
     with pytest.raises(ValueError, match="win_size exceeds image extent"):
         ssim_frames(a, a)
+
+
+@pytest.mark.parametrize("mode", ["release", "standard"])
+def test_ssim_reference_is_bit_identical(mode):
+    """Prepared ground-truth terms (shared across methods) give the very same floats, and stay unchanged."""
+    from devil_dataset.eval.pixel import ssim_reference
+
+    rng = np.random.default_rng(3)
+    gt = rng.integers(0, 256, (3, 40, 56, 3), dtype=np.uint8)
+    ref = ssim_reference(gt, mode)
+    before = [(u.copy(), v.copy()) for u, v in ref.terms]
+    for _ in range(2):  # a second prediction reuses the same terms
+        pred = gt.copy()
+        pred[:, 10:25, 12:30] = rng.integers(0, 256, (3, 15, 18, 3), dtype=np.uint8)
+        assert ssim_frames(gt, pred, mode, ref).tolist() == ssim_frames(gt, pred, mode).tolist()
+    assert all(np.array_equal(u, u0) and np.array_equal(v, v0) for (u, v), (u0, v0) in zip(ref.terms, before))
+    with pytest.raises(ValueError, match="does not fit"):
+        ssim_frames(gt[:2], gt[:2], mode, ref)
+
+
+def test_ssim_metric_prepare_matches_plain_update():
+    from devil_dataset.eval import pixel
+
+    rng = np.random.default_rng(4)
+    gt = rng.integers(0, 256, (2, 32, 32, 3), dtype=np.uint8)
+    hole = np.zeros(gt.shape[:3], bool)
+    hole[:, 8:20, 8:20] = True
+    video = VideoSample("c", gt, rng.integers(0, 256, gt.shape, dtype=np.uint8), hole)
+    plain, shared = SSIMMetric(), SSIMMetric()
+    prepared = shared.prepare(gt)
+    assert prepared is not None and prepared.nbytes == pixel.ssim_reference_nbytes(gt.shape)
+    assert shared.update(video, prepared) == plain.update(video)
+    assert shared.compute() == plain.compute()
