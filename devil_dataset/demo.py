@@ -865,7 +865,7 @@ def run_demo(
         from .eval.html_report import write_html_report  # issue 15: the HTML diagnosis report
 
         html_index = write_html_report([read_results(results[(m, s)]) for s in slices for m in methods],
-                                       out / "report-html", keys)
+                                       out / "report-html", keys, jobs=jobs)
         report_files.append(html_index)
     result = DemoResult(out, ds, methods, slices, pixel + others, dict(skipped), table, table_md, results,
                         report_files, findings, counts, timings)

@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--html", type=output_directory, metavar="DIR",
                    help="also write a self-contained HTML diagnosis report (DIR/index.html, plots, clip videos)")
     p.add_argument("--clip-metric", metavar="KEY", help="result key that ranks the worst/best clips (default psnr)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="worker processes encoding the HTML clips (one slice per task; same files with any N)")
     p.add_argument("--clips-per-end", type=int, default=1, metavar="N",
                    help="worst and best clips shown per slice and method (default 1; 0: no clips)")
     p.set_defaults(func=run)
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
         index = write_html_report([read_results(p) for p in args.results], args.html, keys,
                                   clip_metric=args.clip_metric, per_end=max(0, args.clips_per_end),
-                                  clips=args.clips_per_end > 0, plots=not args.no_plots)
+                                  clips=args.clips_per_end > 0, plots=not args.no_plots,
+                                  jobs=max(1, args.jobs))
         print(f"wrote the HTML report {index}", file=sys.stderr)
     return 0

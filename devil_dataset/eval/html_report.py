@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -155,6 +156,46 @@ def _slug(*parts: str) -> str:
     return "__".join("".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in p) for p in parts)
 
 
+@dataclass
+class _SliceClips:
+    """What one slice's clip players need (picklable: a worker process makes them)."""
+
+    slice: str
+    chosen: dict  # clip id -> why it was chosen
+    inputs: dict  # the results' ``provenance.inputs`` (where the ground truth is)
+    per_method: dict  # method -> (predictions folder, per-video values)
+    metric: str
+    out: str
+
+
+def _write_slice_clips(task: _SliceClips) -> list[dict]:
+    """Encode one slice's players (ground truth, masked input, each method's output and error map per clip)."""
+    from .composite import PredictionStore
+
+    out = Path(task.out)
+    gts = _load_gt(task.inputs, set(task.chosen))
+    groups = []
+    for cid, why in task.chosen.items():
+        if cid not in gts:
+            continue
+        gt, hole = gts[cid]
+        streams = [("ground truth", _shrink(gt)), ("masked input", _shrink(masked_input(gt, hole)))]
+        for m, (predictions, videos) in task.per_method.items():
+            pred = PredictionStore(predictions).read(cid)
+            v = videos.get(cid, {}).get(task.metric)
+            label = f"{m} ({KEY_TITLES.get(task.metric, task.metric)} {fmt(task.metric, v if v is not None else None)})"
+            # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
+            err = np.repeat(_shrink(error_grey(gt, pred))[..., None], 3, axis=-1)
+            streams += [(label, _shrink(pred)), (f"{m} error x{ERROR_GAIN}", err)]
+        vids = []
+        for i, (label, frames) in enumerate(streams):
+            rel = f"clips/{_slug(task.slice, cid, str(i))}.mp4"
+            write_clip_mp4(frames, out / rel)
+            vids.append({"label": label, "src": rel})
+        groups.append({"clip_id": cid, "why": ", ".join(why), "videos": vids, "num_frames": int(gt.shape[0])})
+    return groups
+
+
 def write_html_report(
     docs: Iterable[Mapping],
     out_dir: str | Path,
@@ -164,11 +205,13 @@ def write_html_report(
     per_end: int = DEFAULT_PER_END,
     clips: bool = True,
     plots: bool = True,
+    jobs: int = 1,
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
 
     ``docs``: results documents (:func:`devil_dataset.eval.results.read_results`), one per method and slice.
     ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
+    ``jobs``: worker processes for the clips (one slice per task; the same files with any number).
 
     Example:
         >>> write_html_report([read_results(p) for p in paths], "report-html")  # doctest: +SKIP
@@ -206,8 +249,7 @@ def write_html_report(
     metric = clip_metric or ("psnr" if "psnr" in ks else (ks[0] if ks else None))
     sections = []
     if clips and metric is not None:
-        from .composite import PredictionStore
-
+        tasks = []
         for s in slices:
             chosen: dict[str, list[str]] = {}
             for m in methods:
@@ -222,30 +264,12 @@ def write_html_report(
             if not chosen:
                 continue
             first = next(by[(m, s)] for m in methods if (m, s) in by)
-            gts = _load_gt(first["provenance"]["inputs"], set(chosen))
-            groups = []
-            for cid, why in chosen.items():
-                if cid not in gts:
-                    continue
-                gt, hole = gts[cid]
-                streams = [("ground truth", _shrink(gt)), ("masked input", _shrink(masked_input(gt, hole)))]
-                for m in methods:
-                    d = by.get((m, s))
-                    if d is None:
-                        continue
-                    pred = PredictionStore(d["provenance"]["inputs"]["predictions"]).read(cid)
-                    v = (d.get("videos") or {}).get(cid, {}).get(metric)
-                    label = f"{m} ({KEY_TITLES.get(metric, metric)} {fmt(metric, v if v is not None else None)})"
-                    # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
-                    err = np.repeat(_shrink(error_grey(gt, pred))[..., None], 3, axis=-1)
-                    streams += [(label, _shrink(pred)), (f"{m} error x{ERROR_GAIN}", err)]
-                vids = []
-                for i, (label, frames) in enumerate(streams):
-                    rel = f"clips/{_slug(s, cid, str(i))}.mp4"
-                    write_clip_mp4(frames, out / rel)
-                    vids.append({"label": label, "src": rel})
-                groups.append({"clip_id": cid, "why": ", ".join(why), "videos": vids,
-                               "num_frames": int(gt.shape[0])})
+            per_method = {m: (by[(m, s)]["provenance"]["inputs"]["predictions"],
+                              (by[(m, s)].get("videos") or {})) for m in methods if (m, s) in by}
+            tasks.append(_SliceClips(s, chosen, first["provenance"]["inputs"], per_method, metric, str(out)))
+        from ..engines.local import map_ordered
+
+        for s, groups in zip((t.slice for t in tasks), map_ordered(_write_slice_clips, tasks, jobs=jobs)):
             sections.append({"slice": s, "groups": groups})
 
     prov = {}

@@ -78,6 +78,16 @@ def test_report_folder_is_self_contained(tiny_report):
     assert size < 2_000_000
 
 
+def test_report_with_two_jobs_writes_the_same_files(tmp_path, tiny_report):
+    """Clips encoded in two worker processes (one slice per task) are the same files as in-process."""
+    root = tiny_report.parent
+    again = write_html_report(make_tiny_evaluation(tmp_path / "eval"), tmp_path / "report", jobs=2)
+    names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(again.parent).as_posix() for p in again.parent.rglob("*") if p.is_file())
+    clips = [n for n in names if n.startswith("clips/")]
+    assert clips and all((root / n).read_bytes() == (again.parent / n).read_bytes() for n in clips)
+
+
 def test_report_best_cell_is_the_better_method(tiny_report):
     text = tiny_report.read_text()
     row = re.search(r"<tr><td>fg_size_low</td>(.*?)</tr>", text, re.S).group(1)
