@@ -2,7 +2,7 @@
 
     python benchmarks/networks.py            # 8 frames per 2-D network, 2 I3D window pairs, + a 2048-d Frechet
     python benchmarks/networks.py --quick    # 4 frames, 1 window pair, no Frechet timing
-    python benchmarks/networks.py --device cuda
+    python benchmarks/networks.py --device cuda --batch 32 --video-frames 90
 
 Figures are frames per second of one video's composite-vs-GT work:
 - LPIPS: frame pairs per second (both frames through AlexNet);
@@ -67,9 +67,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer frames/windows, skip the Frechet timing")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--video-frames", type=int, default=0, help="also time a whole-video VFID pass of this many frames")
+    ap.add_argument("--batch", type=int, default=0,
+                    help="frames per 2-D network batch and 4x the I3D window pairs (default 8 / 2, as EvalOptions)")
     args = ap.parse_args()
-    n = 4 if args.quick else 8
-    pairs = 1 if args.quick else 2
+    n = args.batch or (4 if args.quick else 8)
+    pairs = max(1, args.batch // 4) if args.batch else (1 if args.quick else 2)
     rng = np.random.default_rng(0)
     gt = rng.integers(0, 256, (max(n, pairs + 9), H, W, 3), dtype=np.uint8)
     comp = gt.copy()
@@ -117,7 +119,7 @@ def main() -> None:
         v = VideoSample("long", clip, clip, np.zeros(clip.shape[:3], bool))
         p = M.I3DVideoPass.__new__(M.I3DVideoPass)
         p.net, p.device = net, torch.device(args.device)
-        p.gt_u8 = torch.as_tensor(v.gt)
+        p.gt_u8 = torch.as_tensor(v.gt).to(p.device)
         dt, cpu = _timed(lambda: p._video_feature(p.gt_u8))
         print(f"I3D whole-video (VFID)    : {args.video_frames / dt:8.2f} frames/s  {cpu / args.video_frames:7.2f} "
               f"CPU-s per frame ({args.video_frames} frames)")
