@@ -18,6 +18,9 @@ examples:
   # choose the decoder of the curation step, as `devil curate --decoder` does
   devil build videos/ --out devil-data --decoder pyav
 
+  # on a Ray cluster (pip install "devil-dataset[ray]"; --out on a filesystem every node sees)
+  devil build videos/ --out /shared/devil-data --engine ray --ray-address HEAD_IP:6379
+
 Interrupted builds resume (re-run the same command); the same sources and seed give byte-identical files.
 """
 
@@ -46,6 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="hand-made background-scene-motion labels (clip_id,label rows); they win over the score")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="worker processes for rendering, scoring and encoding (default 1; same files with any N)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="where rendering, scoring, masks and encoding run: local processes (default) or Ray tasks "
+                   "(the `ray` extra; same files)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to join with --engine ray (default: RAY_ADDRESS, else a new local Ray)")
     p.add_argument("--decoder", choices=("auto", "decord", "pyav"), default="auto",
                    help="video decoder for curation, as in `devil curate` (default auto: PyAV, whose streaming "
                    "memory stays flat; decord grows with the source length)")
@@ -67,6 +75,6 @@ def run(args: argparse.Namespace) -> int:
     result = build([Path(s) for s in args.sources], args.out, sample=args.sample, seed=args.seed,
                    size=args.resolution, frame_format=args.frame_format, license=args.license,
                    detector=args.detector, bg_labels=bg, progress=not args.quiet, jobs=args.jobs,
-                   curate_options={"backend": args.decoder})
+                   engine=args.engine, ray_address=args.ray_address, curate_options={"backend": args.decoder})
     print(result.summary())
     return 0
