@@ -25,6 +25,7 @@ import numpy as np
 from .. import __version__
 from ..atomic import atomic_write_bytes, atomic_write_text
 from ..cover_crop import cover_crop_frames
+from ..engines import Engine, get_engine
 from ..errors import DevilError
 from ..slices import EVAL_SIZE, SLICES
 from . import dataset_writer as writer
@@ -126,16 +127,16 @@ def score_clips(
     scorer_key: str = "",
     progress: bool = True,
     jobs: int = 1,
+    engine: Engine | None = None,
 ) -> dict[str, dict]:
     """Camera- and scene-motion scores per clip, cached in ``cache_path`` (keyed by the clip file's sha256 and
     ``scorer_key``, which names the scorers' settings).
 
     The cache is rewritten atomically after every clip, so an interrupted run only recomputes the clips that were
     in flight. ``jobs`` worker processes score the clips (the scorers and loader must then be picklable: the
-    defaults are); the scores are the same with any number.
+    defaults are); the scores are the same with any number. ``engine`` (an :class:`devil_dataset.engines.Engine`)
+    replaces ``jobs``, e.g. to score the clips as Ray tasks.
     """
-    from ..engines.local import map_ordered
-
     cache: dict[str, dict] = {}
     if cache_path.is_file():
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
@@ -143,7 +144,8 @@ def score_clips(
             or hit.get("scorer", "") != scorer_key]
     bar = _progress(None, total=len(todo), desc="labelling", enabled=progress) if progress and todo else None
     tasks = [(clip_dir / rec.path, camera_scorer, scene_scorer, clip_loader) for rec in todo]
-    for rec, (camera, scene) in zip(todo, map_ordered(_score_clip, tasks, jobs=jobs if len(todo) > 1 else 1)):
+    eng = engine or get_engine("local", jobs=jobs if len(todo) > 1 else 1)
+    for rec, (camera, scene) in zip(todo, eng.map_ordered(_score_clip, tasks)):
         cache[rec.clip_id] = {"sha256": rec.sha256, "scorer": scorer_key, "camera_motion": camera,
                               "bg_scene_motion": scene}
         atomic_write_text(cache_path, _json_dump(cache))
@@ -173,6 +175,11 @@ class _MaskCache:
         from .mask_store import stored_mask
 
         return stored_mask(preset, index, size=self.size, num_frames=RELEASE_NUM_FRAMES)
+
+    def fill(self, key: tuple[str, int]) -> None:
+        """Render mask ``(preset, index)`` into the cache unless it is there (a stage function: runs in any
+        worker)."""
+        self(*key)
 
     def __call__(self, preset: str, index: int) -> np.ndarray:
         w, h = self.size
@@ -352,6 +359,8 @@ def build(
     jobs: int = 1,
     card_notes: str = "",
     info_extra: Mapping | None = None,
+    engine: str | Engine = "local",
+    ray_address: str | None = None,
 ) -> BuildResult:
     """Build a Hub-ready DEVIL dataset repository in ``out_dir`` from source videos (or the built-in sample).
 
@@ -370,10 +379,13 @@ def build(
         curate_fn, camera_scorer, scene_scorer, mask_loader, clip_loader: replace a stage (tests, custom
             scorers); ``mask_loader(preset, index)`` returns the unreversed 90-frame mask at ``size``.
         on_shard: called with each parquet shard's path once it is in place.
-        jobs: worker processes for the per-record stages (sample rendering, clip scoring, frame encoding); the
-            dataset is byte-identical with any number.
+        jobs: worker processes for the per-record stages (sample rendering, clip scoring, mask rendering, frame
+            encoding); the dataset is byte-identical with any number.
         card_notes / info_extra: text added to the card's build notes / keys added to ``manifest.json`` (the
             release rebuild, :mod:`.release_rebuild`, records its label source there).
+        engine: where those stages run: ``local`` (``jobs`` processes) or ``ray`` (Ray tasks on the cluster at
+            ``ray_address``, else ``RAY_ADDRESS`` or a new local Ray; the ``ray`` extra). Same dataset either way;
+            the output folder must be on a filesystem every node sees.
 
     Example:
         >>> build([], "sample-dataset", sample=True).config_rows["all"]  # doctest: +SKIP
@@ -383,6 +395,7 @@ def build(
 
     if frame_format not in FRAME_FORMATS:
         raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")
+    eng = get_engine(engine, jobs=jobs, address=ray_address)
     out, work = writer.prepare_output_dir(out_dir)
     attributions = dict(attributions or {})
     curate_options = dict(curate_options or {})
@@ -395,7 +408,7 @@ def build(
             raise DevilError("give either sources or --sample, not both")
         sample_root = work / "sample-sources"
         sources, sample_attr, sample_opts, extra_notes = write_sample_build_sources(sample_root, progress=progress,
-                                                                                    jobs=jobs)
+                                                                                    jobs=jobs, engine=eng)
         attributions = {**sample_attr, **attributions}
         scoring_size = scoring_size or SAMPLE_SCORING_SIZE
         extra_notes += (f" Motion scores of the sample are computed at {scoring_size[0]}x{scoring_size[1]} "
@@ -417,7 +430,7 @@ def build(
         records, clip_dir, work / SCORES_NAME,
         camera_scorer=camera_scorer or _default_camera_scorer(detector, scoring_size),
         scene_scorer=scene_scorer or _default_scene_scorer(detector, scene_mode, scoring_size),
-        clip_loader=clip_loader or _default_clip_loader, progress=progress, jobs=jobs,
+        clip_loader=clip_loader or _default_clip_loader, progress=progress, jobs=jobs, engine=eng,
         scorer_key="custom" if camera_scorer or scene_scorer else f"{detector}|{scene_mode}|{scoring_size}",
     )
     manual = dict(bg_labels or {})
@@ -463,11 +476,14 @@ def build(
     masks = _MaskCache(work / "masks", size, mask_loader)
     frames = _FrameCache(work / "frames", clip_dir, {r.clip_id: r.path for r in records}, size, frame_format,
                          clip_loader or _default_clip_loader)
-    if jobs > 1:  # encode every clip's frames once, in parallel, before the (sequential) shard writing
-        from ..engines.local import map_ordered
-
+    if eng.parallel:  # render every mask and encode every clip's frames once, in parallel, before the
+        # (sequential) shard writing; the workers write the caches, so the rows read the same bytes either way
+        if mask_loader is None or eng.name == "ray":  # a local pool needs a picklable loader (the default is)
+            needed_masks = sorted({(p.mask.preset, p.mask.index) for pairs in plan.pairs.values() for p in pairs})
+            for _ in eng.map_ordered(masks.fill, needed_masks):
+                pass
         needed = list(dict.fromkeys(p.clip.clip_id for pairs in plan.pairs.values() for p in pairs))
-        for _ in map_ordered(frames.fill, needed, jobs=jobs):
+        for _ in eng.map_ordered(frames.fill, needed):
             pass
     config_rows = {}
     total = sum(len(p) for p in plan.pairs.values())
@@ -524,7 +540,7 @@ def build(
 
 
 def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True,
-                               jobs: int = 1) -> tuple[list[str], dict, dict, str]:
+                               jobs: int = 1, engine: Engine | None = None) -> tuple[list[str], dict, dict, str]:
     """Sources of ``devil build --sample``: (paths, attributions, curate options, card notes). Nothing is downloaded.
 
     - every built-in rendered scene (:data:`devil_dataset.builder.samples.SAMPLE_SCENES`, known camera and scene
@@ -540,7 +556,7 @@ def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True
 
     root = Path(root)
     rendered = samples.write_sample_sources(root / "rendered", num_frames=SAMPLE_NUM_FRAMES, cut_sources=0,
-                                            progress=progress, jobs=jobs)
+                                            progress=progress, jobs=jobs, engine=engine)
     paths = [str(p) for p in rendered]
     attributions = {Path(p).name: {"attribution": f"rendered landscape scene `{Path(p).stem}` (devil-dataset procedural "
                                             "renderer, known camera and scene motion)", "license": "MIT"}

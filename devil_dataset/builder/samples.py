@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 
 from ..atomic import atomic_write_text, remove_stale_temporaries
+from ..engines import Engine, get_engine
 from ..errors import DevilError
 
 # Reference frame size the magnitudes below are tuned at (the release's scoring size, SPEC section 1).
@@ -430,13 +431,15 @@ def write_sample_sources(
     seed: int = 0,
     progress: bool = True,
     jobs: int = 1,
+    engine: Engine | None = None,
 ) -> list[Path]:
     """Render the sample scenes into H.264 files in ``out_dir`` plus ``sample_labels.json`` (their ground truth).
 
     ``count`` rendered single-shot sources (default: one per :data:`SAMPLE_SCENES` entry; more cycle through the
     scenes with new seeds), plus ``cut_sources`` two-shot sources (scene A for ``2/3 * num_frames`` frames, a hard
     cut, scene B for ``num_frames + 10``). Existing files with the recorded checksum are kept (resume).
-    ``jobs`` worker processes render the sources (the files are the same with any number). Returns the video
+    ``jobs`` worker processes render the sources (the files are the same with any number; ``engine``, an
+    :class:`devil_dataset.engines.Engine`, replaces ``jobs``, e.g. to render them as Ray tasks). Returns the video
     paths in order.
 
         >>> import tempfile
@@ -445,7 +448,6 @@ def write_sample_sources(
         >>> [p.name for p in paths]
         ['scene-00-still_static.mp4']
     """
-    from ..engines.local import map_ordered
     from ..progress import progress_bar
     from .curate import file_sha256
 
@@ -504,8 +506,9 @@ def write_sample_sources(
         paths.append(path)
     # each source is rendered and encoded on its own (in worker processes when jobs > 1; same files either way)
     bar = progress_bar(total=len(to_render), desc="render sample sources", unit="video", enabled=progress)
-    for (path, _, _), sha in zip(to_render, map_ordered(_render_source, to_render, jobs=jobs,
-                                                        on_result=lambda _: bar.update(1))):
+    eng = engine or get_engine("local", jobs=jobs)
+    for (path, _, _), sha in zip(to_render, eng.map_ordered(_render_source, to_render,
+                                                            on_result=lambda _: bar.update(1))):
         sources[path.name]["sha256"] = sha
     bar.close()
     doc = {"format": LABELS_FORMAT, "size": list(size), "fps": SAMPLE_FPS, "thresholds":

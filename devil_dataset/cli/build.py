@@ -22,6 +22,9 @@ examples:
   devil sources download --out devil-sources
   devil build --release-sources devil-sources --out devil
 
+  # on a Ray cluster (pip install "devil-dataset[ray]"; --out on a filesystem every node sees)
+  devil build videos/ --out /shared/devil-data --engine ray --ray-address HEAD_IP:6379
+
 Interrupted builds resume (re-run the same command); the same sources and seed give byte-identical files.
 """
 
@@ -56,6 +59,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="hand-made background-scene-motion labels (clip_id,label rows); they win over the score")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="worker processes for rendering, scoring and encoding (default 1; same files with any N)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="where rendering, scoring, masks and encoding run: local processes (default) or Ray tasks "
+                   "(the `ray` extra; same files)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to join with --engine ray (default: RAY_ADDRESS, else a new local Ray)")
     p.add_argument("--decoder", choices=("auto", "decord", "pyav"), default="auto",
                    help="video decoder for curation, as in `devil curate` (default auto: PyAV, whose streaming "
                    "memory stays flat; decord grows with the source length)")
@@ -80,13 +88,15 @@ def run(args: argparse.Namespace) -> int:
         result, report = rebuild_release(args.release_sources, args.out, bg_labels=bg, scene_mode=args.scene_mode,
                                          detector=args.detector, seed=args.seed, size=args.resolution,
                                          frame_format=args.frame_format, license=args.license,
-                                         progress=not args.quiet, jobs=args.jobs)
+                                         progress=not args.quiet, jobs=args.jobs, engine=args.engine,
+                                         ray_address=args.ray_address)
         print(result.summary())
         print(report_summary(report))
         return 0
     result = build([Path(s) for s in args.sources], args.out, sample=args.sample, seed=args.seed,
                    size=args.resolution, frame_format=args.frame_format, license=args.license,
                    detector=args.detector, scene_mode=args.scene_mode, bg_labels=bg, progress=not args.quiet,
-                   jobs=args.jobs, curate_options={"backend": args.decoder})
+                   jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
+                   curate_options={"backend": args.decoder})
     print(result.summary())
     return 0
