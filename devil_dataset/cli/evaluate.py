@@ -17,6 +17,9 @@ examples:
   # several methods in one pass over the ground truth: --out is a folder, one <method>.json per method
   devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/a preds/b preds/c --out results/
 
+  # on a Ray cluster (pip install "devil-dataset[ray]"; dataset and predictions on a path every node sees)
+  devil evaluate --dataset /shared/devil/ --config fg_displacement_high --predictions /shared/preds/a --engine ray
+
   # directory mode (the release's layout); the devkit sample holds one video's frames directly
   devil evaluate --gt-dir sample-inpainting-inputs --pred-dir sample-inpainting-outputs --metrics psnr ssim pcons --json
 
@@ -49,6 +52,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="<clip id>/frame_%%04d_pred.png folders or <clip id>.mp4 files; several folders score "
                    "several methods in one pass (the method is the folder name)")
     d.add_argument("--jobs", type=positive_int, default=1, help="processes scoring parts of the slice (default 1)")
+    d.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local processes (default) or Ray tasks (the `ray` extra): --jobs parts, default one per "
+                   "cluster CPU (per GPU on a GPU cluster)")
+    d.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join with --engine ray (default: "
+                   "RAY_ADDRESS, else a new local Ray)")
     r = p.add_argument_group("directory mode (release layout)")
     r.add_argument("--gt-dir", type=existing_path, metavar="GT",
                    help="one folder per video with frame_%%04d_gt.png and frame_%%04d_mask.png (1 = known)")
@@ -113,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         raise DevilError("dataset mode needs --dataset, --config and --predictions")
     if dir_mode and (args.gt_dir is None or args.pred_dir is None):
         raise DevilError("directory mode needs --gt-dir and --pred-dir")
+    if dir_mode and (args.engine != "local" or args.ray_address is not None):
+        raise DevilError("--engine/--ray-address work in dataset mode (--dataset/--config/--predictions)")
     several = dataset_mode and len(args.predictions) > 1
     if several and args.method_name is not None:
         raise DevilError("--method-name names one method; with several --predictions the folder names are used")
@@ -135,10 +145,11 @@ def run(args: argparse.Namespace) -> int:
 
     if several:
         docs = evaluate_slice(args.dataset, args.config, args.predictions, metrics, options, jobs=args.jobs,
-                              progress=not args.no_progress)
+                              progress=not args.no_progress, engine=args.engine, ray_address=args.ray_address)
     elif dataset_mode:
         doc = evaluate_dataset(args.dataset, args.config, args.predictions[0], metrics, options,
-                               method=args.method_name, progress=not args.no_progress, jobs=args.jobs)
+                               method=args.method_name, progress=not args.no_progress, jobs=args.jobs,
+                               engine=args.engine, ray_address=args.ray_address)
         docs = {doc["method"]: doc}
     else:
         doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,

@@ -380,6 +380,11 @@ def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pr
     return per_video, {m: {n: x.state_dict() for n, x in ms.items()} for m, ms in metrics.items()}, frames
 
 
+def _chunk_task_of(task: tuple):
+    """:func:`_chunk_task` of one argument tuple (a stage function for the engines)."""
+    return _chunk_task(*task)
+
+
 def _row_fields_id(row) -> str:
     if isinstance(row, VideoSample):
         return row.clip_id
@@ -397,6 +402,8 @@ def evaluate_slice(
     jobs: int = 1,
     progress: bool = True,
     rows: Iterable | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> dict[str, dict]:
     """Score one or several methods on the slice ``config`` in one pass over its ground truth.
 
@@ -405,8 +412,15 @@ def evaluate_slice(
     ``jobs > 1`` splits the slice into contiguous parts scored by that many processes; their metric states are
     merged in slice order (per-video values are identical; FID/VFID agree to ~1e-12 relative).
     ``rows`` replaces the loader (see :func:`evaluate_dataset`).
+    ``engine="ray"`` scores the parts as Ray tasks on the cluster at ``ray_address`` (default ``RAY_ADDRESS`` or a
+    new local Ray): ``jobs`` parts, or one per cluster CPU (per GPU when the cluster has GPUs and ``options.device``
+    is not ``cpu``; each part then declares one GPU). The dataset and predictions must be paths every node sees
+    (or a Hub repo id); the documents are the same as the local engine's with the same number of parts.
     """
+    from ..engines import get_engine
     from .composite import ClipInfo, PredictionStore, validate_clips
+
+    eng = get_engine(engine, jobs=jobs, address=ray_address)
 
     if not isinstance(predictions, Mapping):
         paths = [Path(p) for p in predictions]
@@ -422,7 +436,7 @@ def evaluate_slice(
     for m, store in stores.items():
         if store.layout == "single":
             raise DevilError(f"{predictions[m]}: dataset mode needs one folder or video file per clip id")
-    rows = list(rows) if rows is not None and jobs > 1 else rows
+    rows = list(rows) if rows is not None and eng.parallel else rows
 
     def row_iter(columns=None):
         return iter(rows) if rows is not None else iter(_slice_rows(dataset, config, columns))
@@ -446,12 +460,13 @@ def evaluate_slice(
     options, first, skipped = _prepare(metric_names, options or EvalOptions())
     names = list(first)
     metrics = {m: (first if i == 0 else build_metrics(names, options)[0]) for i, m in enumerate(stores)}
-    if jobs == 1 or len(gt_info) < 2:
+    if not eng.parallel or len(gt_info) < 2:
         per_video, frames, _ = _score_rows(row_iter(("clip_id", "frames", "hole")), stores, names, options, metrics,
                                            total=len(gt_info), progress=progress)
         evs = {m: collect(metrics[m], per_video[m], frames) for m in stores}
     else:
-        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, jobs)
+        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, jobs,
+                              engine=eng)
     docs = {}
     for m, ev in evs.items():
         inputs = {"mode": "dataset", "dataset": str(dataset), "config": config, "predictions": str(predictions[m]),
@@ -460,11 +475,22 @@ def evaluate_slice(
     return docs
 
 
-def _score_parallel(dataset, config, ids, rows, predictions, names, options, metrics, jobs) -> dict[str, Evaluation]:
-    """Contiguous parts of ``ids`` in ``jobs`` processes; states merged and per-video rows joined in slice order."""
+def _score_parallel(dataset, config, ids, rows, predictions, names, options, metrics, jobs,
+                    engine=None) -> dict[str, Evaluation]:
+    """Contiguous parts of ``ids`` in ``jobs`` processes (or Ray tasks); states merged and per-video rows joined
+    in slice order."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    num_gpus = 0
+    if engine is not None and engine.name == "ray":
+        from ..engines import ray as ray_engine
+
+        ray_engine.ensure_initialized(engine.address)
+        gpus = ray_engine.cluster_gpus() if options.device != "cpu" else 0
+        num_gpus = 1 if gpus else 0
+        if jobs <= 1:
+            jobs = gpus or ray_engine.cluster_cpus()
     parts = [list(p) for p in np.array_split(np.array(ids, dtype=object), min(jobs, len(ids))) if len(p)]
     by_id = None
     if rows is not None:
@@ -472,12 +498,15 @@ def _score_parallel(dataset, config, ids, rows, predictions, names, options, met
         for r in rows:
             by_id.setdefault(_row_fields_id(r), r)
     paths = {m: str(p) for m, p in predictions.items()}
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx) as pool:
-        futures = [pool.submit(_chunk_task, dataset, config, part,
-                               [by_id[c] for c in part] if by_id is not None else None, paths, names, options)
-                   for part in parts]
-        results = [f.result() for f in futures]
+    tasks = [(dataset, config, part, [by_id[c] for c in part] if by_id is not None else None, paths, names, options)
+             for part in parts]
+    if engine is not None and engine.name == "ray":  # one task per part; networks load once per part
+        results = list(engine.map_ordered(_chunk_task_of, tasks, window=len(tasks), num_gpus=num_gpus))
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx) as pool:
+            futures = [pool.submit(_chunk_task, *task) for task in tasks]
+            results = [f.result() for f in futures]
     out = {}
     for m, per_method in metrics.items():
         per_video: dict[str, dict[str, float]] = {}
@@ -502,6 +531,8 @@ def evaluate_dataset(
     progress: bool = True,
     rows: Iterable | None = None,
     jobs: int = 1,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> dict:
     """Dataset mode: score ``predictions`` for the slice ``config`` of a built dataset (folder or Hub repo).
 
@@ -512,7 +543,7 @@ def evaluate_dataset(
     """
     name = method or Path(predictions).resolve().name
     return evaluate_slice(dataset, config, {name: predictions}, metric_names, options, jobs=jobs, progress=progress,
-                          rows=rows)[name]
+                          rows=rows, engine=engine, ray_address=ray_address)[name]
 
 
 __all__ = ["Evaluation", "build_metrics", "collect", "evaluate", "evaluate_methods", "evaluation_from_values", "prepare_clip", "prepared_for_hole", "update_metrics", "evaluate_dataset", "evaluate_directory", "evaluate_slice", "resolve_device",

@@ -232,3 +232,85 @@ def test_ray_build_resumes_after_a_crash(ray_cluster, local_build):
     assert not (root / "resumed" / "README.md").exists()
     _build(sources, root / "resumed", engine="ray")
     assert _hashes(root / "resumed") == reference
+
+
+# --- evaluate: a slice of the tiny dataset, the same documents from both engines ------------------------------
+
+EVAL_METRICS = ["psnr", "ssim", "warp_error"]  # pcons needs frames of 50x50+
+
+
+def test_evaluate_identical_to_local(ray_cluster, local_build):
+    from devil_dataset.data import iter_slice
+    from devil_dataset.eval.evaluate import evaluate_slice
+    from devil_dataset.eval.protocol import EvalOptions
+    from devil_dataset.release_format import write_frame_pngs
+
+    root, _, _ = local_build
+    dataset = root / "local"
+    preds = {}
+    for method, shift in (("dark", -30), ("bright", 20)):
+        for row in iter_slice(dataset, "all"):
+            frames = np.clip(row["frames"].astype(int) + shift, 0, 255).astype(np.uint8)
+            write_frame_pngs(np.where(row["hole"][..., None], frames, row["frames"]), root / method / row["clip_id"],
+                             "pred")
+        preds[method] = root / method
+    opts = EvalOptions(flow="dis")
+    kw = dict(options=opts, progress=False)
+    one = evaluate_slice(dataset, "all", preds, EVAL_METRICS, **kw)
+    local_two = evaluate_slice(dataset, "all", preds, EVAL_METRICS, jobs=2, **kw)
+    ray_two = evaluate_slice(dataset, "all", preds, EVAL_METRICS, jobs=2, engine="ray", **kw)
+    assert ray_two == local_two == one
+    assert one["dark"]["summary"]["psnr"] != one["bright"]["summary"]["psnr"]
+
+
+class _KillingRow:
+    """A slice row whose frames, read in a Ray worker for the first time for ``victim``, kill that worker (once,
+    by marker file); in the driver (the test process) it is a plain row."""
+
+    def __init__(self, row: dict, victim: str, marker: str):
+        self.clip_id, self.hole, self._frames = row["clip_id"], row["hole"], row["frames"]
+        self.victim, self.marker, self.driver = victim, marker, os.getpid()
+
+    @property
+    def frames(self) -> np.ndarray:
+        if self.clip_id == self.victim and os.getpid() != self.driver and not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        return self._frames
+
+
+def test_evaluate_identical_with_a_killed_worker(ray_cluster, local_build):
+    from devil_dataset.data import iter_slice
+    from devil_dataset.eval.evaluate import evaluate_slice
+    from devil_dataset.eval.protocol import EvalOptions
+    from devil_dataset.release_format import write_frame_pngs
+
+    root, _, _ = local_build
+    dataset = root / "local"
+    rows = list(iter_slice(dataset, "all"))
+    pred = root / "killed-pred"
+    for row in rows:
+        write_frame_pngs(np.where(row["hole"][..., None], 255 - row["frames"], row["frames"]), pred / row["clip_id"],
+                         "pred")
+    marker = str(root / "killed-eval")
+    kw = dict(options=EvalOptions(flow="dis"), progress=False)
+    reference = evaluate_slice(dataset, "all", [pred], EVAL_METRICS, jobs=2, rows=rows, **kw)
+    victim = str(rows[-1]["clip_id"])
+    again = evaluate_slice(dataset, "all", [pred], EVAL_METRICS, jobs=2, engine="ray",
+                           rows=[_KillingRow(r, victim, marker) for r in rows], **kw)
+    assert Path(marker).is_file() and int(Path(marker).read_text()) != os.getpid()  # a Ray worker died
+    assert again == reference
+
+
+def test_cli_evaluate_and_build_name_the_extra_without_ray(monkeypatch, tmp_path, capsys):
+    from devil_dataset.cli import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    assert main(["evaluate", "--dataset", str(tmp_path), "--config", "all", "--predictions", str(pred),
+                 "--engine", "ray", "--metrics", "psnr", "--no-progress"]) == 2
+    assert 'pip install "devil-dataset[ray]"' in capsys.readouterr().err
+    assert main(["build", "--sample", "--out", str(tmp_path / "b"), "--engine", "ray", "--quiet"]) == 2
+    assert 'pip install "devil-dataset[ray]"' in capsys.readouterr().err
+    assert not (tmp_path / "b" / "README.md").exists()
