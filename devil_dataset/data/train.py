@@ -8,6 +8,7 @@ so the same seed gives the same samples whatever the number of DataLoader worker
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 from pathlib import Path
 from typing import Callable, Sequence
@@ -60,9 +61,15 @@ class InpaintingTrainDataset(Dataset):
         samples_per_epoch: items per epoch (default: one per clip); item i uses clip i % num_clips.
         seed: base seed; change the epoch with :meth:`set_epoch` for fresh windows.
         mask_renderer: ``(preset, seed, num_frames) -> bool [T, 1080, 1920]`` (default: the release generator).
+        channels_first: items as ``[T, C, H, W]`` (default, torchvision's layout) or ``[T, H, W, C]``.
+        transform: ``dict -> dict`` applied to every item in the worker that makes it (augmentations, dtype
+            conversion); it gets the item below and returns what the DataLoader collates.
 
     Items: ``frames`` uint8 [T, 3, H, W], ``hole`` bool [T, 1, H, W] (True = hole), ``clip_id``, ``start``
     (first frame of the window in the clip), ``preset``, ``mask_index``, ``reversed``.
+
+    :meth:`set_epoch` reaches DataLoader workers, persistent ones included (the epoch is held in shared memory
+    created with the dataset), so ``persistent_workers=True`` gives the same items as fresh workers.
     """
 
     def __init__(
@@ -80,6 +87,8 @@ class InpaintingTrainDataset(Dataset):
         seed: int = 0,
         split: str = "test",
         mask_renderer: MaskRenderer | None = None,
+        channels_first: bool = True,
+        transform: Callable[[dict], dict] | None = None,
     ) -> None:
         import pyarrow.parquet as pq
 
@@ -94,7 +103,10 @@ class InpaintingTrainDataset(Dataset):
         self.mask_indices = (int(mask_indices[0]), int(mask_indices[1]))
         self.reverse_prob = float(reverse_prob)
         self.crop, self.resize = crop, resize
-        self.seed, self.epoch = int(seed), 0
+        self.seed = int(seed)
+        # shared with DataLoader workers at their start, so set_epoch reaches persistent workers too
+        self._epoch = multiprocessing.get_context().RawValue("q", 0)
+        self.channels_first, self.transform = bool(channels_first), transform
         self.mask_renderer = mask_renderer or _default_renderer
         # Index: (shard path, row group, clip id, frame count, (W, H)) for every distinct clip long enough.
         self.clips: list[tuple[str, int, str, int, tuple[int, int]]] = []
@@ -116,9 +128,15 @@ class InpaintingTrainDataset(Dataset):
     def __len__(self) -> int:
         return self.samples_per_epoch
 
+    @property
+    def epoch(self) -> int:
+        """The current epoch (see :meth:`set_epoch`)."""
+        return int(self._epoch.value)
+
     def set_epoch(self, epoch: int) -> None:
-        """Select the epoch (windows, masks and crops change with it; same epoch -> same items)."""
-        self.epoch = int(epoch)
+        """Select the epoch (windows, masks and crops change with it; same epoch -> same items). Call it before
+        iterating the DataLoader of that epoch; workers already running (``persistent_workers``) see it too."""
+        self._epoch.value = int(epoch)
 
     def _read_frames(self, shard: str, group: int, start: int) -> np.ndarray:
         import pyarrow.parquet as pq
@@ -159,10 +177,23 @@ class InpaintingTrainDataset(Dataset):
             f = torch.nn.functional.interpolate(f.float(), size=(rh, rw), mode="bilinear", align_corners=False, antialias=True)
             f = f.round().clamp(0, 255).to(torch.uint8)
             m = torch.nn.functional.interpolate(m.float(), size=(rh, rw), mode="nearest") > 0.5
-        return {"frames": f, "hole": m, "clip_id": clip_id, "start": start, "preset": preset,
+        if not self.channels_first:
+            f, m = f.permute(0, 2, 3, 1), m.permute(0, 2, 3, 1)
+        item = {"frames": f, "hole": m, "clip_id": clip_id, "start": start, "preset": preset,
                 "mask_index": mask_index, "reversed": reverse}
+        return self.transform(item) if self.transform is not None else item
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_files"] = {}  # file handles are per process
+        from multiprocessing.context import get_spawning_popen
+
+        if get_spawning_popen() is None:  # a plain pickle (not a worker start): keep the epoch's value only
+            state["_epoch"] = int(self._epoch.value)
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        if isinstance(state.get("_epoch"), int):
+            value = state["_epoch"]
+            state["_epoch"] = multiprocessing.get_context().RawValue("q", value)
+        self.__dict__.update(state)

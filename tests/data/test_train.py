@@ -79,3 +79,49 @@ def test_resize_and_errors(data_tiny_dataset):
         InpaintingTrainDataset(data_tiny_dataset, presets=["fgs-x"])
     with pytest.raises(IndexError):
         ds[len(ds)]
+
+
+def _keys(batches):
+    return [(b["clip_id"], b["start"].tolist(), b["mask_index"].tolist()) for b in batches]
+
+
+def test_set_epoch_reaches_persistent_workers(data_tiny_dataset):
+    """Two epochs with persistent workers give the items fresh workers give, and the epochs differ."""
+    kw = dict(num_frames=5, samples_per_epoch=6, mask_renderer=_renderer(), crop=(32, 32))
+    fresh, kept = InpaintingTrainDataset(data_tiny_dataset, **kw), InpaintingTrainDataset(data_tiny_dataset, **kw)
+    lf = torch.utils.data.DataLoader(fresh, batch_size=2, num_workers=2)
+    lk = torch.utils.data.DataLoader(kept, batch_size=2, num_workers=2, persistent_workers=True)
+    seen_fresh, seen_kept = [], []
+    for epoch in range(2):
+        fresh.set_epoch(epoch)
+        kept.set_epoch(epoch)
+        seen_fresh.append(list(lf))
+        seen_kept.append(list(lk))
+    assert _keys(seen_kept[0]) == _keys(seen_fresh[0]) and _keys(seen_kept[1]) == _keys(seen_fresh[1])
+    assert _keys(seen_kept[0]) != _keys(seen_kept[1])
+    assert all(torch.equal(a["hole"], b["hole"]) for a, b in zip(seen_kept[1], seen_fresh[1]))
+
+
+def test_channels_last_transform_and_pickle(data_tiny_dataset):
+    import pickle
+
+    kw = dict(num_frames=4, samples_per_epoch=2, mask_renderer=_renderer())
+    first = InpaintingTrainDataset(data_tiny_dataset, **kw)[0]
+    last = InpaintingTrainDataset(data_tiny_dataset, channels_first=False, **kw)[0]
+    assert last["frames"].shape == (4, 48, 64, 3) and last["hole"].shape == (4, 48, 64, 1)
+    assert torch.equal(last["frames"].permute(0, 3, 1, 2), first["frames"])
+    scaled = InpaintingTrainDataset(data_tiny_dataset, transform=_to_float, **kw)
+    item = scaled[0]
+    assert item["frames"].dtype == torch.float32 and float(item["frames"].max()) <= 1.0 and item["scaled"]
+    ds = InpaintingTrainDataset(data_tiny_dataset, **{**kw, "mask_renderer": _plain_renderer})
+    ds.set_epoch(3)
+    again = pickle.loads(pickle.dumps(ds))
+    assert again.epoch == 3 and _same(again[1], ds[1])
+
+
+def _to_float(item: dict) -> dict:
+    return {**item, "frames": item["frames"].float() / 255, "scaled": True}
+
+
+def _plain_renderer(preset, seed, num_frames):  # picklable (module level)
+    return _renderer()(preset, seed, num_frames)
