@@ -220,33 +220,57 @@ def iter_slice(
         yield _decode_row(row, columns)
 
 
-def _decode_torch_row(row: dict) -> dict:
+def _torch_frames(value, channels_first: bool):
     import torch
 
-    out = dict(row)
-    if "frames" in row:
-        out["frames"] = torch.from_numpy(decode_frames(row["frames"]))
-    if "hole" in row:
-        out["hole"] = torch.from_numpy(decode_hole(row["hole"]))
-    return out
+    t = torch.from_numpy(decode_frames(value))
+    return t.permute(0, 3, 1, 2) if channels_first else t
+
+
+def _torch_hole(value, channels_first: bool):
+    import torch
+
+    t = torch.from_numpy(decode_hole(value))
+    return t[:, None] if channels_first else t
+
+
+class _TorchRows:
+    """Decode ``frames``/``hole`` of a row or a batch to tensors (picklable, for DataLoader workers)."""
+
+    def __init__(self, channels_first: bool = False) -> None:
+        self.channels_first = channels_first
+
+    def row(self, row: dict) -> dict:
+        out = dict(row)
+        if "frames" in row:
+            out["frames"] = _torch_frames(row["frames"], self.channels_first)
+        if "hole" in row:
+            out["hole"] = _torch_hole(row["hole"], self.channels_first)
+        return out
+
+    def batch(self, batch: dict) -> dict:
+        out = dict(batch)
+        if "frames" in batch:
+            out["frames"] = [_torch_frames(v, self.channels_first) for v in batch["frames"]]
+        if "hole" in batch:
+            out["hole"] = [_torch_hole(v, self.channels_first) for v in batch["hole"]]
+        return out
+
+
+def _decode_torch_row(row: dict) -> dict:
+    return _TorchRows().row(row)
 
 
 def _decode_torch_batch(batch: dict) -> dict:
-    import torch
-
-    out = dict(batch)
-    if "frames" in batch:
-        out["frames"] = [torch.from_numpy(decode_frames(v)) for v in batch["frames"]]
-    if "hole" in batch:
-        out["hole"] = [torch.from_numpy(decode_hole(v)) for v in batch["hole"]]
-    return out
+    return _TorchRows().batch(batch)
 
 
-def as_torch(ds):
+def as_torch(ds, *, channels_first: bool = False):
     """Fast torch rows from a ``load_slice``/``load_dataset`` result (map-style or streaming).
 
     ``frames`` become uint8 tensors [T, H, W, 3] and ``hole`` bool tensors [T, H, W] (channels last, the same
-    arrays as :func:`iter_slice`), other columns stay Python values; rows go through a ``DataLoader`` with the
+    arrays as :func:`iter_slice`), or with ``channels_first=True`` [T, 3, H, W] and [T, 1, H, W] (the layout of
+    ``.with_format("torch")`` and of the training dataset, as views: no copy); other columns stay Python values; rows go through a ``DataLoader`` with the
     default collate (``batch_size=1``) or :func:`collate_videos`. Several times faster than
     ``.with_format("torch")``, whose channels-first conversion copies every frame element by element.
 
@@ -260,9 +284,10 @@ def as_torch(ds):
     for col in VIDEO_COLUMNS:
         if col in (ds.column_names or ()):
             ds = ds.cast_column(col, raw)
+    rows = _TorchRows(channels_first)
     if isinstance(ds, datasets.IterableDataset):
-        return ds.map(_decode_torch_row)
-    return ds.with_transform(_decode_torch_batch)
+        return ds.map(rows.row)
+    return ds.with_transform(rows.batch)
 
 
 def row_arrays(row: dict) -> tuple[np.ndarray, np.ndarray]:

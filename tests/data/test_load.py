@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 import pytest
 
 from devil_dataset.data import as_torch, collate_videos, iter_slice, load_slice, row_arrays
@@ -56,6 +57,11 @@ def test_ground_truth_identical_on_every_path(data_tiny_dataset, data_hf_cache):
     fast_map = as_torch(mapped)
     fast_stream = list(as_torch(stream))
     assert fast_map[0]["frames"].shape[-1] == 3 and fast_map[0]["hole"].ndim == 3
+    first = as_torch(mapped, channels_first=True)[0]
+    assert first["frames"].shape[1] == 3 and first["hole"].shape[1] == 1
+    assert torch.equal(first["frames"], torch_rows[0]["frames"])  # the layout of .with_format("torch")
+    assert torch.equal(first["hole"][:, 0], fast_map[0]["hole"])
+    assert next(iter(as_torch(stream, channels_first=True)))["frames"].shape == first["frames"].shape
     for i, (r, s) in enumerate(zip(ref, stream)):
         for other in (mapped[i], torch_rows[i], s, stream_torch[i], fast_map[i], fast_stream[i]):
             f, h = row_arrays(other)
