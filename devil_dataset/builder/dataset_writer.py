@@ -32,6 +32,10 @@ from ..errors import DevilError
 ROWS_PER_ROW_GROUP = 1
 MIN_SHARDS = 2
 MAX_ROWS_PER_SHARD = 8
+# Shard counts are rounded up to 2, 4, 8 or a multiple of 8 (never above the row count), so that they divide evenly
+# by the usual DDP world sizes 1, 2, 4 and 8: `datasets.distributed.split_dataset_by_node` then gives every rank
+# whole shards and the same number of them (a 150-video slice: 24 shards of 6-7 rows, not 19).
+SHARD_COUNT_STEPS = (2, 4, 8)
 SPLIT = "test"
 # A config with 0 rows is left out of the card: `datasets` cannot load a split without data.
 EMPTY_CONFIG_REASON = "0 rows in this build; left out of the card (an empty split cannot be loaded)"
@@ -66,14 +70,29 @@ def prepare_output_dir(out_dir: str | os.PathLike) -> tuple[Path, Path]:
     return out, work
 
 
+def shard_count(num_rows: int) -> int:
+    """Shards of a config of ``num_rows`` rows: ``ceil(n / 8)``, at least 2, rounded up to 2, 4, 8 or a multiple
+    of 8 (DDP world sizes 1, 2, 4, 8 divide it), capped at ``n``.
+
+    >>> [shard_count(n) for n in (1, 5, 16, 17, 40, 150, 1250)]
+    [1, 2, 2, 4, 8, 24, 160]
+    """
+    if num_rows <= 0:
+        return 1
+    n = max(MIN_SHARDS, math.ceil(num_rows / MAX_ROWS_PER_SHARD))
+    step = next((s for s in SHARD_COUNT_STEPS if n <= s), None)
+    n = step if step is not None else SHARD_COUNT_STEPS[-1] * math.ceil(n / SHARD_COUNT_STEPS[-1])
+    return min(num_rows, n)
+
+
 def shard_ranges(num_rows: int) -> list[range]:
-    """Contiguous row ranges of a config's shards: max(2, ceil(n / 8)) shards, capped at n, sizes differing by <= 1.
+    """Contiguous row ranges of a config's shards (:func:`shard_count` of them), sizes differing by <= 1.
 
     An empty config gets one empty range here; :func:`write_config` writes no shard for it.
     """
     if num_rows <= 0:
         return [range(0, 0)]
-    n = min(num_rows, max(MIN_SHARDS, math.ceil(num_rows / MAX_ROWS_PER_SHARD)))
+    n = shard_count(num_rows)
     bounds = [i * num_rows // n for i in range(n + 1)]
     return [range(bounds[i], bounds[i + 1]) for i in range(n)]
 

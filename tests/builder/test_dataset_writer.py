@@ -46,8 +46,31 @@ def test_codecs_roundtrip_lossless_png_and_mask():
 def test_shard_ranges():
     assert w.shard_ranges(0) == [range(0, 0)]
     assert w.shard_ranges(1) == [range(0, 1)]
-    assert len(w.shard_ranges(150)) == 19 and max(len(r) for r in w.shard_ranges(150)) == 8  # <= 8 rows per shard
-    assert sum(len(r) for r in w.shard_ranges(37)) == 37 and len(w.shard_ranges(37)) == 5
+    assert len(w.shard_ranges(150)) == 24 and max(len(r) for r in w.shard_ranges(150)) <= 8  # <= 8 rows per shard
+    assert sum(len(r) for r in w.shard_ranges(37)) == 37 and len(w.shard_ranges(37)) == 8
+    for n in (3, 17, 40, 150, 938, 1250):  # DDP: world sizes 2, 4, 8 get whole shards, as many each
+        count = len(w.shard_ranges(n))
+        assert count in (2, 4) or count % 8 == 0
+        assert max(len(r) for r in w.shard_ranges(n)) <= w.MAX_ROWS_PER_SHARD
+
+
+def test_split_dataset_by_node_gives_every_rank_whole_shards(tmp_path):
+    """`datasets.distributed.split_dataset_by_node` on a streaming config: 4 ranks, 2 shards each, all rows once."""
+    import datasets
+    from datasets.distributed import split_dataset_by_node
+
+    rows = 12
+    paths = []
+    for i, r in enumerate(w.shard_ranges(rows * 2)):  # 24 rows -> 4 shards
+        paths.append(str(w.write_shard(tmp_path / f"s{i}.parquet", (_row(k) for k in r))))
+    assert len(paths) == 4
+    ds = datasets.load_dataset("parquet", data_files=paths, split="train", streaming=True)
+    seen = []
+    for rank in range(2):
+        part = split_dataset_by_node(ds, rank=rank, world_size=2)
+        assert part.num_shards == 2
+        seen += [row["clip_id"] for row in part]
+    assert sorted(seen) == sorted(_row(k)["clip_id"] for k in range(rows * 2))
 
 
 def test_write_shard_deterministic_one_row_per_group(tmp_path):
