@@ -46,6 +46,48 @@ def local_shards(directory: str | os.PathLike, config: str, split: str = SPLIT) 
     return files
 
 
+def _is_repo_id(dir_or_repo) -> bool:
+    """Whether ``dir_or_repo`` names a Hub dataset repo (``ORG/NAME``) rather than a local path."""
+    text = str(dir_or_repo)
+    path = Path(text)
+    return not (isinstance(dir_or_repo, Path) or path.exists() or text.startswith(("/", ".", "~"))
+                or text.count("/") != 1)
+
+
+def fetch_slice(repo_id: str, config: str = "all", split: str = SPLIT, *, revision: str | None = None,
+                cache_dir: str | os.PathLike | None = None) -> Path:
+    """Download one config of a Hub dataset repo (its shards, the card and ``manifest.json``, nothing else) into
+    the Hugging Face cache and return the local folder; a second call reads the cache (works offline).
+
+    ``huggingface_hub.snapshot_download(..., allow_patterns=...)`` does the transfer; a token comes from the
+    environment or ``huggingface-cli login`` only.
+
+    >>> fetch_slice("your-org/devil", "camera_motion_high")  # doctest: +SKIP
+    PosixPath('.../datasets--your-org--devil/snapshots/<commit>')
+    """
+    resolve_config(config)
+    from huggingface_hub import snapshot_download
+
+    patterns = [f"data/{config}/{split}-*.parquet", "README.md", MANIFEST_NAME]
+    try:
+        local = snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns,
+                                  cache_dir=str(cache_dir) if cache_dir is not None else None)
+    except Exception as exc:  # noqa: BLE001 - offline, unknown repo, auth: one clear message for all
+        raise DevilError(f"{repo_id}: cannot fetch config {config} from the Hub ({type(exc).__name__}: {exc}). "
+                         "Run once with network access (the files are then cached and used offline), or pass a "
+                         "local folder made by `devil build` or `devil import-release`") from None
+    return Path(local)
+
+
+def local_dataset_dir(dir_or_repo: str | os.PathLike, config: str = "all", split: str = SPLIT) -> Path:
+    """A local dataset folder for ``dir_or_repo``: the folder itself, or :func:`fetch_slice` of a Hub repo id."""
+    if Path(dir_or_repo).is_dir():
+        return Path(dir_or_repo)
+    if not _is_repo_id(dir_or_repo):
+        raise DevilError(f"{dir_or_repo}: no such dataset directory (or Hub repo id ORG/NAME)")
+    return fetch_slice(str(dir_or_repo), config, split)
+
+
 MANIFEST_NAME = "manifest.json"  # written by `devil build` (devil_dataset.builder.dataset_writer)
 _VERIFIED: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256 already checked in this process
 
@@ -178,46 +220,32 @@ def iter_slice(
     """Yield the rows of a slice as numpy: ``frames`` uint8 [T, H, W, 3], ``hole`` bool [T, H, W] (True = hole).
 
     ``columns`` limits what is read and decoded (e.g. ``["clip_id", "hole"]``). One row group (one clip) is in
-    memory at a time. A local directory's shards are first checked against its ``manifest.json``
+    memory at a time. A Hub repo id (``ORG/NAME``) is fetched with :func:`fetch_slice` (that config only, cached).
+    A local directory's shards are first checked against its ``manifest.json``
     (:func:`check_local_slice`): a missing, truncated or altered shard is a :class:`DevilError` naming it.
 
     >>> for row in iter_slice("path/to/dataset", "camera_motion_high"):  # doctest: +SKIP
     ...     frames, hole = row["frames"], row["hole"]
     """
     resolve_config(config)
-    path = Path(dir_or_repo)
-    if path.is_dir():
-        import pyarrow.parquet as pq
+    path = local_dataset_dir(dir_or_repo, config, split)
+    import pyarrow.parquet as pq
 
-        errors = _read_errors()
-        for shard in check_local_slice(path, config, split):
+    errors = _read_errors()
+    for shard in check_local_slice(path, config, split):
+        try:
+            pf = pq.ParquetFile(shard)
+            num_groups = pf.num_row_groups
+        except errors as exc:
+            raise DevilError(f"{shard}: damaged parquet shard ({exc})") from None
+        for g in range(num_groups):
             try:
-                pf = pq.ParquetFile(shard)
-                num_groups = pf.num_row_groups
+                table = pf.read_row_group(g, columns=list(columns) if columns is not None else None)
+                rows = table.to_pylist()
             except errors as exc:
-                raise DevilError(f"{shard}: damaged parquet shard ({exc})") from None
-            for g in range(num_groups):
-                try:
-                    table = pf.read_row_group(g, columns=list(columns) if columns is not None else None)
-                    rows = table.to_pylist()
-                except errors as exc:
-                    raise DevilError(f"{shard}: damaged parquet shard, row group {g} ({exc})") from None
-                for row in rows:
-                    yield _decode_row(row, columns)
-        return
-    text = str(dir_or_repo)
-    if isinstance(dir_or_repo, Path) or path.exists() or text.startswith(("/", ".", "~")) or text.count("/") != 1:
-        raise DevilError(f"{dir_or_repo}: no such dataset directory (or Hub repo id ORG/NAME)")
-    import datasets
-
-    ds = datasets.load_dataset(str(dir_or_repo), config, split=split, streaming=True)
-    for col in VIDEO_COLUMNS:
-        if columns is None or col in columns:
-            ds = ds.cast_column(col, datasets.List(datasets.Image(decode=False)))
-    if columns is not None:
-        ds = ds.select_columns(list(columns))
-    for row in ds:
-        yield _decode_row(row, columns)
+                raise DevilError(f"{shard}: damaged parquet shard, row group {g} ({exc})") from None
+            for row in rows:
+                yield _decode_row(row, columns)
 
 
 def _torch_frames(value, channels_first: bool):

@@ -20,7 +20,7 @@ from ..builder.masks import PRESETS, RELEASE_SIZE, mask_seed, render_mask
 from ..cover_crop import cover_crop_mask
 from ..errors import DevilError
 from .features import decode_frames
-from .load import local_shards, resolve_config
+from .load import local_dataset_dir, local_shards, resolve_config
 
 # SPEC section 5: 1000 masks (seed indices) per preset.
 MASK_INDICES = 1000
@@ -50,7 +50,8 @@ class InpaintingTrainDataset(Dataset):
     """A torch map-style dataset of ``num_frames``-frame windows with on-the-fly masks.
 
     Args:
-        dataset_dir: a local dataset directory written by ``devil build`` (or ``devil import-release``).
+        dataset_dir: a local dataset directory written by ``devil build`` (or ``devil import-release``), or a Hub
+            repo id ``ORG/NAME`` (only ``config`` is fetched, see :func:`devil_dataset.data.fetch_slice`).
         config: which config's clips to use (default ``all``); clips are de-duplicated by ``clip_id``.
         num_frames: window length T (<= the shortest clip used; shorter clips are skipped).
         presets: mask presets to draw from (default: all eight).
@@ -111,7 +112,7 @@ class InpaintingTrainDataset(Dataset):
         # Index: (shard path, row group, clip id, frame count, (W, H)) for every distinct clip long enough.
         self.clips: list[tuple[str, int, str, int, tuple[int, int]]] = []
         seen: set[str] = set()
-        for shard in local_shards(Path(dataset_dir), config, split):
+        for shard in local_shards(local_dataset_dir(dataset_dir, config, split), config, split):
             pf = pq.ParquetFile(shard)
             for g in range(pf.num_row_groups):
                 meta = pf.read_row_group(g, columns=["clip_id", "num_frames", "width", "height"]).to_pylist()

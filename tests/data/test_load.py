@@ -126,28 +126,6 @@ def test_iter_slice_columns_and_errors(data_tiny_dataset, tmp_path):
         next(iter_slice(tmp_path / "missing" / "x" / "y", "all"))
 
 
-def test_iter_slice_hub_repo_path_streams_the_same_pixels(data_tiny_dataset, monkeypatch):
-    """A repo id goes through datasets streaming (redirected here to the local folder: no network in tests)."""
-    import datasets
-
-    real = datasets.load_dataset
-    seen = []
-
-    def fake_load(path, *args, **kwargs):
-        seen.append((path, kwargs.get("streaming")))
-        return real(str(data_tiny_dataset), *args, **kwargs)
-
-    monkeypatch.setattr(datasets, "load_dataset", fake_load)
-    remote = list(iter_slice("my-org/devil-tiny", "bg_scene_motion_low"))
-    local = list(iter_slice(data_tiny_dataset, "bg_scene_motion_low"))
-    assert seen == [("my-org/devil-tiny", True)]
-    assert [r["clip_id"] for r in remote] == [r["clip_id"] for r in local]
-    for a, b in zip(remote, local):
-        assert np.array_equal(a["frames"], b["frames"]) and np.array_equal(a["hole"], b["hole"])
-    only = list(iter_slice("my-org/devil-tiny", "all", columns=["clip_id", "hole"]))
-    assert set(only[0]) == {"clip_id", "hole"}
-
-
 # --------------------------------------------------------------------------- issue 16: damaged or incomplete slices
 
 
@@ -237,3 +215,45 @@ def test_empty_config_is_an_empty_slice_not_a_crash(data_tiny_dataset, tmp_path,
     assert list(iter_slice(ds, "fg_size_low")) == []
     with pytest.raises(DevilError, match="fg_size_low has 0 rows"):
         load_slice(ds, "fg_size_low", cache_dir=data_hf_cache)
+
+
+def test_hub_repo_id_fetches_one_config(data_tiny_dataset, tmp_path, monkeypatch):
+    """A repo id goes through snapshot_download with that config's files only (a local copy stands in for the Hub)."""
+    import shutil
+
+    import huggingface_hub
+
+    from devil_dataset.data import InpaintingTrainDataset, fetch_slice
+
+    calls = []
+
+    def fake_snapshot_download(repo_id, repo_type=None, revision=None, allow_patterns=None, cache_dir=None):
+        import fnmatch
+
+        calls.append((repo_id, repo_type, tuple(allow_patterns)))
+        dest = tmp_path / "snapshot"
+        for f in data_tiny_dataset.rglob("*"):
+            rel = f.relative_to(data_tiny_dataset).as_posix()
+            if f.is_file() and any(fnmatch.fnmatch(rel, p) for p in allow_patterns):
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(f, dest / rel)
+        return str(dest)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    rows = list(iter_slice("org/devil", "camera_motion_high"))
+    assert [r["clip_id"] for r in rows] == [r["clip_id"] for r in iter_slice(data_tiny_dataset, "camera_motion_high")]
+    assert calls[0][:2] == ("org/devil", "dataset")
+    fetched = {p.relative_to(tmp_path / "snapshot").parts[:2] for p in (tmp_path / "snapshot").rglob("*.parquet")}
+    assert fetched == {("data", "camera_motion_high")}  # one config, not the whole repo
+    train = InpaintingTrainDataset("org/devil", "camera_motion_high", num_frames=4, mask_renderer=_fake_renderer)
+    assert len(train) == 2 and fetch_slice("org/devil", "camera_motion_high").is_dir()
+
+
+def test_hub_repo_id_offline_error_names_what_to_do(tmp_path, monkeypatch):
+    from devil_dataset.data import fetch_slice
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DevilError, match=r"org/devil: cannot fetch config fg_size_high.*network access.*local folder"):
+        fetch_slice("org/devil", "fg_size_high", cache_dir=tmp_path / "empty-cache")
+    with pytest.raises(DevilError, match="no such dataset directory"):
+        list(iter_slice(tmp_path / "missing", "all"))
