@@ -3,7 +3,11 @@
 1. Throughput: frames/s through a torch DataLoader with 2 workers (``datasets`` map-style and streaming, torch
    format, default collate) against plain single-process decoding of the same parquet shards in the same run
    (pyarrow + Pillow, no ``datasets``). Goal: ratio >= 0.8.
-2. Memory: peak RSS (``VmHWM`` from /proc, in a fresh process per measurement) while streaming a whole slice,
+2. Training masks: masks/s of the training dataset's mask step (``InpaintingTrainDataset.window_mask``) with the
+   default ``masks="scaled"`` (drawn directly at the clip size) against ``masks="release"`` (1080p render + cover
+   crop, the previous default) for the same draws, at 832x480, in a few training set-ups. Goal: >= 10x. Also the
+   preset statistics (area, centroid speed, pose motion) of both paths over the same masks. Goal: within 10 %.
+3. Memory: peak RSS (``VmHWM`` from /proc, in a fresh process per measurement) while streaming a whole slice,
    for a slice and a slice four times larger. Goal: flat (ratio close to 1).
 
 The data is synthetic but shaped like the benchmark: 832x480 clips of 45 frames, per-frame JPEG q95 of smooth
@@ -11,6 +15,7 @@ moving content, 1-bit PNG masks, written by the package's own writer.
 
     python benchmarks/loading.py            # 16 clips vs 64 clips of 45 frames
     python benchmarks/loading.py --quick    # 16 clips vs 64 clips of 10 frames
+    python benchmarks/loading.py --masks-only   # only section 2
 """
 from __future__ import annotations
 
@@ -152,14 +157,68 @@ def peak_rss(directory: Path, mode: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def mask_rates(rounds: int, masks_per_setup: int) -> None:
+    """Section 2: masks/s of both mask paths of the training dataset, same draws, interleaved rounds."""
+    from devil_dataset.builder.mask_stats import mask_stats
+    from devil_dataset.builder.masks import PRESETS
+    from devil_dataset.data import InpaintingTrainDataset
+
+    setups = {  # (num_frames, reverse_prob, crop)
+        "T=10, full 832x480 frame (defaults)": (10, 0.0, None),
+        "T=10, half reversed": (10, 0.5, None),
+        "T=5, crop 432x240": (5, 0.0, (432, 240)),
+        "T=45, full frame": (45, 0.0, None),
+    }
+    with tempfile.TemporaryDirectory(prefix="devil-masks-") as tmp:
+        write_synthetic(Path(tmp), 2, 45)
+        print(f"\ntraining masks/s at {W}x{H}, {masks_per_setup} masks per set-up, best of {rounds} interleaved rounds "
+              f"(load average {os.getloadavg()[0]:.1f}):")
+        for name, (frames, reverse_prob, crop) in setups.items():
+            rng = np.random.default_rng(0)
+            draws = []
+            for _ in range(masks_per_setup):
+                preset = list(PRESETS)[int(rng.integers(len(PRESETS)))]
+                window = None
+                if crop is not None:
+                    window = (int(rng.integers(0, W - crop[0] + 1)), int(rng.integers(0, H - crop[1] + 1))) + crop
+                draws.append((preset, int(rng.integers(1000)), bool(rng.random() < reverse_prob), (W, H), window))
+            best = {}
+            for _ in range(rounds):
+                for mode in ("release", "scaled"):
+                    ds = InpaintingTrainDataset(tmp, num_frames=frames, masks=mode)
+                    t0 = time.perf_counter()
+                    for d in draws:
+                        ds.window_mask(*d)
+                    best[mode] = max(best.get(mode, 0.0), len(draws) / (time.perf_counter() - t0))
+            print(f"  {name:38s} release path {best['release']:7.1f} masks/s   scaled path {best['scaled']:7.1f} "
+                  f"masks/s   ratio {best['scaled'] / best['release']:5.1f}x")
+        print("\npreset statistics, scaled vs release path (mean over the same masks, 30 frames each, 832x480):")
+        for preset in PRESETS:
+            stats = {}
+            for mode in ("release", "scaled"):
+                ds = InpaintingTrainDataset(tmp, num_frames=30, masks=mode)
+                stats[mode] = [mask_stats(ds.window_mask(preset, i, False, (W, H))) for i in range(masks_per_setup // 2)]
+            diffs = []
+            for key in ("mean_area", "centroid_speed", "pose_motion"):
+                a = np.nanmean([getattr(s, key) for s in stats["release"]])
+                b = np.nanmean([getattr(s, key) for s in stats["scaled"]])
+                diffs.append(f"{key} {a:.5f} -> {b:.5f} ({100 * (b / a - 1):+5.1f} %)")
+            print(f"  {preset}: " + "   ".join(diffs))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="16 vs 64 clips of 10 frames")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds per method (best kept; default 3)")
     p.add_argument("--child", nargs=2, metavar=("DIR", "MODE"), help=argparse.SUPPRESS)
+    p.add_argument("--masks-only", action="store_true", help="only the training-mask section")
+    p.add_argument("--masks", type=int, default=48, help="masks per set-up in the training-mask section (default 48)")
     args = p.parse_args(argv)
     if args.child:
         _peak_rss_child(*args.child)
+        return 0
+    mask_rates(args.rounds, args.masks)
+    if args.masks_only:
         return 0
     clips, frames = (16, 10) if args.quick else (16, 45)  # >= 16: both slices exceed one shard (8 rows)
     with tempfile.TemporaryDirectory(prefix="devil-loading-") as tmp:

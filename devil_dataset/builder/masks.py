@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+import math
 from typing import Iterator
 
 import numpy as np
@@ -193,6 +194,61 @@ def _move(p: MaskPreset, rng: np.random.RandomState, xs: np.ndarray, ys: np.ndar
             vel[i] = _add_polar(vel[i][0], vel[i][1], max(0, slope * (dist - distance)), toward)
 
 
+def _add_polar_float(mag1: float, angle1: float, mag2: float, angle2: float) -> tuple[float, float]:
+    """:func:`_add_polar` on Python floats with :mod:`math` (the same IEEE operations, without NumPy's per-scalar
+    overhead; equal results wherever the C library's sin/cos/atan2 equal NumPy's, as a test checks)."""
+    x = mag1 * math.cos(angle1) + mag2 * math.cos(angle2)
+    y = mag1 * math.sin(angle1) + mag2 * math.sin(angle2)
+    return math.sqrt(x * x + y * y), (math.atan2(y, x) + 2 * math.pi) % (2 * math.pi)
+
+
+class _UniformStream:
+    """``rng.uniform(low, high)`` served from chunks of ``rng.random_sample(n)``: the same doubles in the same order
+    (the legacy RandomState spends one double per uniform and computes ``low + (high - low) * u``), ~8x cheaper."""
+
+    def __init__(self, rng: np.random.RandomState, chunk: int = 256) -> None:
+        self.rng, self.chunk, self.buf, self.i = rng, chunk, [], 0
+
+    def uniform(self, low: float = 0.0, high: float = 1.0) -> float:
+        if self.i == len(self.buf):
+            self.buf, self.i = self.rng.random_sample(self.chunk).tolist(), 0
+        u = self.buf[self.i]
+        self.i += 1
+        return low + (high - low) * u
+
+
+def _move_float(p: MaskPreset, rng: _UniformStream, xs: list, ys: list, vel: list,
+                width: int, height: int) -> None:
+    """:func:`_move` on Python lists (see :func:`_add_polar_float`): the fast path of :func:`render_mask_scaled`."""
+    for i in range(len(xs)):
+        speed, angle = vel[i]
+        xs[i], flip_x = _reflect(xs[i] + int(speed * math.cos(angle)), 0, width)
+        ys[i], flip_y = _reflect(ys[i] + int(speed * math.sin(angle)), 0, height)
+        if flip_x:
+            angle = math.pi - angle
+        if flip_y:
+            angle = -angle
+        if rng.uniform() < p.point_accel_ratio:
+            accel_mag = rng.uniform(0, p.max_point_accel)
+            accel_angle = rng.uniform(-math.pi, math.pi)
+            speed, angle = _add_polar_float(speed, angle, accel_mag, accel_angle)
+        vel[i] = (speed, angle)
+    if rng.uniform() < GLOBAL_ACCEL_RATIO:
+        accel_mag = rng.uniform(*p.global_accel)
+        accel_angle = rng.uniform(-math.pi, math.pi)
+        for i in range(len(vel)):
+            vel[i] = _add_polar_float(vel[i][0], vel[i][1], accel_mag, accel_angle)
+    if p.centroid is not None:
+        distance, slope = p.centroid
+        cx, cy = float(np.mean(xs)), float(np.mean(ys))  # NumPy's summation order, as in _move
+        for i in range(len(vel)):
+            dx = xs[i] - cx
+            dy = ys[i] - cy
+            dist = math.sqrt(dx * dx + dy * dy)
+            toward = -(math.pi - math.atan2(dy, dx))
+            vel[i] = _add_polar_float(vel[i][0], vel[i][1], max(0, slope * (dist - distance)), toward)
+
+
 def _draw(xs: np.ndarray, ys: np.ndarray, brush_width: int, size: tuple[int, int],
           canvas: Image.Image | None = None) -> Image.Image:
     """Rasterise one frame like the release: mode '1', 1 = known; lines then vertex discs drawn with 0.
@@ -233,7 +289,10 @@ def border_gaps(preset: str | MaskPreset, size: tuple[int, int]) -> tuple[int, i
     return min(gap, (width - 1) // 2), min(gap, (height - 1) // 2)
 
 
-def _frames(preset: str, seed: int, size: tuple[int, int], num_frames: int, reuse: bool) -> Iterator[Image.Image]:
+def _vertex_states(preset: str, seed: int, size: tuple[int, int], num_frames: int, *, python_floats: bool = False
+                   ) -> Iterator[tuple[int, np.ndarray | list, np.ndarray | list]]:
+    """The generator's state per frame: ``(brush_width, xs, ys)``, updated in place between frames; arrays as the
+    release computes them, or (``python_floats``) lists moved by :func:`_move_float`."""
     p = get_preset(preset)
     border_gaps(p, size)  # validates the size
     width, height = int(size[0]), int(size[1])
@@ -244,11 +303,88 @@ def _frames(preset: str, seed: int, size: tuple[int, int], num_frames: int, reus
     rng = np.random.RandomState(int(seed))
     brush_width = rng.randint(p.brush_width[0], p.brush_width[1] + 1)  # == random_integers(lo, hi)
     xs, ys, vel = _initial_stroke(p, rng, width, height)
-    canvas = Image.new("1", (width, height), 1) if reuse else None
-    yield _draw(xs, ys, brush_width, (width, height), canvas)  # frame 0 is drawn before any motion
+    move = _move
+    if python_floats:
+        xs, ys, vel, move = xs.tolist(), ys.tolist(), [tuple(v) for v in vel.tolist()], _move_float
+        rng = _UniformStream(rng)  # nothing but uniform draws from here on
+    yield brush_width, xs, ys  # frame 0 is drawn before any motion
     for _ in range(num_frames - 1):
-        _move(p, rng, xs, ys, vel, width, height)
+        move(p, rng, xs, ys, vel, width, height)
+        yield brush_width, xs, ys
+
+
+def _frames(preset: str, seed: int, size: tuple[int, int], num_frames: int, reuse: bool) -> Iterator[Image.Image]:
+    width, height = int(size[0]), int(size[1])
+    canvas = Image.new("1", (width, height), 1) if reuse else None
+    for brush_width, xs, ys in _vertex_states(preset, seed, size, num_frames):
         yield _draw(xs, ys, brush_width, (width, height), canvas)
+
+
+def _shared_view(image: Image.Image) -> np.ndarray | None:
+    """A read-only NumPy view of a mode 'L' image's pixels that follows later drawing (Pillow's Arrow export shares
+    the image's memory: no copy per frame), or ``None`` where Pillow or pyarrow cannot export it."""
+    try:
+        import pyarrow as pa
+
+        array = pa.array(image)
+        view = np.frombuffer(array.buffers()[1], np.uint8)
+    except Exception:  # noqa: BLE001 - older Pillow without Arrow export: the caller copies each frame instead
+        return None
+    return view if view.size == image.size[0] * image.size[1] else None
+
+
+def render_mask_scaled(preset: str, seed: int, size: tuple[int, int], *, frames: range | None = None,
+                       num_frames: int = RELEASE_NUM_FRAMES, reverse: bool = False,
+                       window: tuple[int, int, int, int] | None = None) -> np.ndarray:
+    """A release mask drawn directly at a smaller size: bool [T, H, W], True = hole (fast, not bit-identical).
+
+    The generator runs on the release's 1920x1080 canvas (the same vertex paths as :func:`render_mask`); each frame's
+    polygon is then drawn already cover-cropped to ``size`` (W, H): coordinates, brush width and vertex discs scaled
+    by the cover scale (:func:`devil_dataset.cover_crop.cover_crop_geometry`). This skips the 1080p raster and the
+    crop, so it is several times faster than ``cover_crop_mask(render_mask(...), size)``, whose masks it follows
+    within a few per cent in area, displacement and pose motion (``tests/builder/test_masks.py`` checks 10 %); the
+    edge pixels differ. Meant for training loaders; the benchmark's masks use :func:`render_mask`.
+
+    ``num_frames`` is the mask's length (the release's video length); ``frames`` the frame indices to draw (default:
+    all), counted after ``reverse`` (played backwards, as the release's reversal flag). Only the generator steps up
+    to the last frame needed run. ``window=(left, top, w, h)`` draws only that crop of the ``size`` canvas.
+
+        >>> m = render_mask_scaled("fgs-l_fgm-h_fgd-h", mask_seed(0), (832, 480), frames=range(3))
+        >>> m.shape, bool(m.any())
+        ((3, 480, 832), True)
+    """
+    from ..cover_crop import cover_crop_geometry
+
+    frames = range(num_frames) if frames is None else frames
+    if len(frames) and (min(frames) < 0 or max(frames) >= num_frames):
+        raise ValueError(f"frames {frames} outside the mask's {num_frames} frames")
+    left, top, out_w, out_h = (0, 0, int(size[0]), int(size[1])) if window is None else window
+    (rw, rh), (crop_left, crop_top) = cover_crop_geometry(RELEASE_SIZE, (int(size[0]), int(size[1])))
+    sx, sy = rw / RELEASE_SIZE[0], rh / RELEASE_SIZE[1]
+    # A source pixel centre (i + 0.5) lands at i' + 0.5 in the resized image (Pillow's NEAREST picks the same pixels).
+    ox, oy = 0.5 * sx - 0.5 - crop_left - left, 0.5 * sy - 0.5 - crop_top - top
+    scale = min(sx, sy)
+    wanted = {(num_frames - 1 - k if reverse else k): j for j, k in enumerate(frames)}
+    last = max(wanted) if wanted else -1
+    out = np.empty((len(frames), out_h, out_w), bool)
+    if last < 0:
+        return out
+    canvas = Image.new("L", (out_w, out_h), 0)  # 0 = known, 1 = hole: the pixel values are the mask's bools
+    view = _shared_view(canvas)
+    draw = ImageDraw.Draw(canvas)
+    states = _vertex_states(preset, seed, RELEASE_SIZE, last + 1, python_floats=True)
+    for t, (brush_width, xs, ys) in enumerate(states):
+        if t not in wanted:
+            continue
+        width = max(1, int(round(brush_width * scale)))
+        canvas.paste(0, (0, 0, out_w, out_h))
+        points = [(x * sx + ox, y * sy + oy) for x, y in zip(xs, ys)]
+        radius = (brush_width // 2 - 1) * scale
+        draw.line(points, fill=1, width=width)  # one call: each segment a wide line, as the release's per-pair calls
+        for x, y in points:
+            draw.ellipse((x - radius, y - radius, x + radius, y + radius), fill=1)
+        out[wanted[t]] = (view if view is not None else np.asarray(canvas)).reshape(out_h, out_w).view(bool)
+    return out
 
 
 def iter_mask_images(preset: str, seed: int, *, size: tuple[int, int] = RELEASE_SIZE,

@@ -180,3 +180,49 @@ def test_pinned_hashes_are_the_fixtures(name):
     ref = next(r for r in _pinned_masks() if (r["preset"], r["index"]) == (preset, index))
     assert ref["shape"] == list(shape) and ref["seed"] == seed
     assert ref["frame_sha256"] == [hashlib.sha256(ref_packed[k].tobytes()).hexdigest() for k in range(shape[0])]
+
+
+# --------------------------------------------------------------------------- issue 14: the fast training-mask path
+
+
+def test_fast_path_follows_the_release_vertex_paths():
+    """The Python-float physics of render_mask_scaled moves every vertex exactly as the release's generator."""
+    from devil_dataset.builder.masks import _vertex_states
+
+    for k, preset in enumerate(PRESETS):
+        seed = mask_seed(k)
+        release = [(b, x.tolist(), y.tolist()) for b, x, y in _vertex_states(preset, seed, RELEASE_SIZE, 90)]
+        fast = [(b, list(x), list(y)) for b, x, y in _vertex_states(preset, seed, RELEASE_SIZE, 90, python_floats=True)]
+        assert fast == release, preset
+
+
+def test_render_mask_scaled_is_close_to_render_then_cover_crop():
+    from devil_dataset.builder.mask_stats import mask_stats
+    from devil_dataset.builder.masks import render_mask_scaled
+    from devil_dataset.cover_crop import cover_crop_mask
+
+    for k, preset in enumerate(PRESETS):
+        ref = cover_crop_mask(render_mask(preset, mask_seed(k), num_frames=8), (832, 480))
+        fast = render_mask_scaled(preset, mask_seed(k), (832, 480), num_frames=8)
+        assert fast.shape == ref.shape and fast.dtype == bool
+        assert np.mean(fast != ref) < 0.002  # edge pixels only
+        a, b = mask_stats(ref), mask_stats(fast)
+        assert abs(b.mean_area / a.mean_area - 1) < 0.03 and abs(b.centroid_speed - a.centroid_speed) < 2e-4
+
+
+def test_render_mask_scaled_frames_reverse_and_window(monkeypatch):
+    from devil_dataset.builder import masks
+    from devil_dataset.builder.masks import render_mask_scaled
+
+    preset, seed = "fgs-l_fgm-h_fgd-h", mask_seed(3)
+    full = render_mask_scaled(preset, seed, (320, 180), num_frames=30)
+    assert np.array_equal(render_mask_scaled(preset, seed, (320, 180), num_frames=30, frames=range(5, 9)), full[5:9])
+    backwards = render_mask_scaled(preset, seed, (320, 180), num_frames=30, reverse=True, frames=range(4))
+    assert np.array_equal(backwards, full[::-1][:4])
+    window = render_mask_scaled(preset, seed, (320, 180), num_frames=30, window=(40, 20, 128, 96))
+    assert window.shape == (30, 96, 128) and np.mean(window != full[:, 20:116, 40:168]) < 0.002
+    monkeypatch.setattr(masks, "_shared_view", lambda image: None)  # Pillow without Arrow export: a copy per frame
+    assert np.array_equal(render_mask_scaled(preset, seed, (320, 180), num_frames=30), full)
+    with pytest.raises(ValueError, match="outside the mask's 30 frames"):
+        render_mask_scaled(preset, seed, (320, 180), num_frames=30, frames=range(25, 31))
+    assert render_mask_scaled(preset, seed, (320, 180), num_frames=30, frames=range(0)).shape == (0, 180, 320)

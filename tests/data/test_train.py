@@ -125,3 +125,32 @@ def _to_float(item: dict) -> dict:
 
 def _plain_renderer(preset, seed, num_frames):  # picklable (module level)
     return _renderer()(preset, seed, num_frames)
+
+
+def test_default_masks_are_drawn_at_the_clip_size_and_release_mode_is_the_benchmark_path(data_tiny_dataset):
+    """Issue 14: the default (scaled) masks, and masks="release" (1080p render + cover crop), give the same windows."""
+    from devil_dataset.builder.masks import mask_seed, render_mask, render_mask_scaled
+    from devil_dataset.cover_crop import cover_crop_mask
+
+    kw = dict(num_frames=4, samples_per_epoch=6, reverse_prob=0.5, seed=3)
+    fast = InpaintingTrainDataset(data_tiny_dataset, **kw)
+    release = InpaintingTrainDataset(data_tiny_dataset, masks="release", **kw)
+    seen_reversed = set()
+    for i in range(len(fast)):
+        a, b = fast[i], release[i]
+        meta = ("clip_id", "start", "preset", "mask_index", "reversed")
+        assert [a[k] for k in meta] == [b[k] for k in meta] and torch.equal(a["frames"], b["frames"])
+        total = 90 if a["reversed"] else 4
+        seen_reversed.add(a["reversed"])
+        seed = mask_seed(a["mask_index"])
+        expected = render_mask_scaled(a["preset"], seed, (64, 48), frames=range(4), num_frames=total,
+                                      reverse=a["reversed"])
+        assert torch.equal(a["hole"][:, 0], torch.from_numpy(expected))
+        full = render_mask(a["preset"], seed, num_frames=total)
+        full = full[::-1] if a["reversed"] else full
+        assert torch.equal(b["hole"][:, 0], torch.from_numpy(cover_crop_mask(np.ascontiguousarray(full[:4]), (64, 48))))
+    assert seen_reversed == {False, True}
+    cropped = InpaintingTrainDataset(data_tiny_dataset, crop=(32, 24), **kw)[1]
+    assert cropped["hole"].shape == (4, 1, 24, 32) and cropped["frames"].shape == (4, 3, 24, 32)
+    with pytest.raises(DevilError, match="masks must be one of scaled, release"):
+        InpaintingTrainDataset(data_tiny_dataset, masks="fast")
