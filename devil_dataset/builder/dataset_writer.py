@@ -20,11 +20,17 @@ import hashlib
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..atomic import atomic_path, atomic_write_text, remove_stale_temporaries
 from ..errors import DevilError
+from .dataset_card import (  # noqa: F401  (re-exported: the writer's public names before the card had a module)
+    CARD_NAME, CITATION, DATA_DIR, LICENSE_NAME, PREVIEW_CONFIG, SPLIT, TEMPLATE_DIR, license_file, render_card,
+    size_category,
+)
+from .preview import PREVIEW_ROWS, write_preview
 
 # Parquet layout. One clip per row group keeps streaming memory at one clip; at least two shards per config lets
 # a streaming DataLoader use two workers (a streaming dataset splits work by file); at most 8 rows (~100 MB of
@@ -36,22 +42,18 @@ MAX_ROWS_PER_SHARD = 8
 # by the usual DDP world sizes 1, 2, 4 and 8: `datasets.distributed.split_dataset_by_node` then gives every rank
 # whole shards and the same number of them (a 150-video slice: 24 shards of 6-7 rows, not 19).
 SHARD_COUNT_STEPS = (2, 4, 8)
-SPLIT = "test"
 # A config with 0 rows is left out of the card: `datasets` cannot load a split without data.
 EMPTY_CONFIG_REASON = "0 rows in this build; left out of the card (an empty split cannot be loaded)"
-DATA_DIR = "data"
-CARD_NAME = "README.md"
 MANIFEST_NAME = "manifest.json"
 BUILD_DIR = ".devil-build"  # the builder's work files (clips, scores, masks); never published
 SHARD_RECORDS = "shards"  # BUILD_DIR/shards/<config>/<shard>.sha256: each written shard's hash, checked on resume
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "loading_script"
+# Parquet is written the way `datasets` 5.x writes it for the Hub (datasets.config.DEFAULT_CDC_OPTIONS and
+# `ParquetWriter(use_content_defined_chunking=..., write_page_index=True)`): data pages are cut where the content
+# says, not at fixed sizes, so a clip's frames encode to the same pages in every config and every rebuild, and
+# Xet storage (64 KiB content-defined chunks) uploads them once; the page index lets readers seek to a page.
+PARQUET_CDC_OPTIONS = {"min_chunk_size": 256 * 1024, "max_chunk_size": 1024 * 1024, "norm_level": 0}
 
-CITATION = """@inproceedings{szeto2022devil,
-  title     = {The DEVIL is in the Details: A Diagnostic Evaluation Benchmark for Video Inpainting},
-  author    = {Szeto, Ryan and Corso, Jason J.},
-  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
-  year      = {2022}
-}"""
+
 
 
 def prepare_output_dir(out_dir: str | os.PathLike) -> tuple[Path, Path]:
@@ -110,11 +112,18 @@ def _arrow_schema():
     return feats.arrow_schema.with_metadata(meta)
 
 
-def write_shard(path: str | os.PathLike, rows: Iterable[Mapping]) -> Path:
+def write_shard(
+    path: str | os.PathLike,
+    rows: Iterable[Mapping],
+    *,
+    content_defined_chunking: Mapping | None = PARQUET_CDC_OPTIONS,
+) -> Path:
     """Write rows (already encoded, see :mod:`devil_dataset.data.features`) as one parquet file, atomically.
 
     One row per row group; no statistics or dictionaries on the image columns; no compression (JPEG/PNG bytes do
-    not compress). Deterministic: the same rows give the same bytes.
+    not compress); content-defined data pages and a page index (see :data:`PARQUET_CDC_OPTIONS`; ``None`` writes
+    fixed-size pages, the layout before datasets 5.x, kept for ``benchmarks/publish_dedup.py``). Deterministic:
+    the same rows give the same bytes.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -127,8 +136,11 @@ def write_shard(path: str | os.PathLike, rows: Iterable[Mapping]) -> Path:
             compression="NONE",
             use_dictionary=["clip_id", "mask_id", "preset", "source", "attribution", "license"],
             write_statistics=["num_frames", "mask_index", "camera_motion_score", "bg_scene_motion_score"],
-            write_page_index=False,
+            write_page_index=True,
+            use_content_defined_chunking=dict(content_defined_chunking) if content_defined_chunking else False,
         )
+        if content_defined_chunking:  # recorded as datasets does, so a later writer can use the same options
+            writer.add_key_value_metadata({"content_defined_chunking": json.dumps(dict(content_defined_chunking))})
         try:
             for row in rows:
                 table = pa.Table.from_pylist([dict(row)], schema=schema)
@@ -192,87 +204,6 @@ def write_config(
         if on_shard is not None:
             on_shard(path)
     return paths
-
-
-# ----------------------------------------------------------------------------------------------- dataset card
-
-
-def size_category(num_rows: int) -> str:
-    """The Hub's ``size_categories`` bucket.
-
-    >>> size_category(12), size_category(1500)
-    ('n<1K', '1K<n<10K')
-    """
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
-        if num_rows < limit:
-            return name
-    return "n>1M"
-
-
-def _yaml_str(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid YAML scalar
-
-
-def configs_yaml(configs: Sequence[str], default: str = "all") -> str:
-    """The card's ``configs:`` block: one entry per config with its parquet files; ``default`` marked."""
-    lines = ["configs:"]
-    for name in configs:
-        lines.append(f"- config_name: {name}")
-        if name == default:
-            lines.append("  default: true")
-        lines += ["  data_files:", f"  - split: {SPLIT}", f"    path: {DATA_DIR}/{name}/{SPLIT}-*.parquet"]
-    return "\n".join(lines)
-
-
-def render_card(
-    *,
-    configs: Mapping[str, Mapping],
-    license: str,
-    pretty_name: str,
-    build_notes: str,
-    attributions: Sequence[str],
-    template: str | os.PathLike | None = None,
-) -> str:
-    """Fill the card template (``loading_script/README.md``) for the written configs.
-
-    ``configs`` maps config name -> {"rows": int, "bytes": int, "description": str}.
-    """
-    from ..data.features import COLUMN_DOCS, FEATURES
-
-    path = Path(template) if template else TEMPLATE_DIR / CARD_NAME
-    text = path.read_text(encoding="utf-8")
-    names = list(configs)
-    default = "all" if "all" in configs or not names else names[0]
-    max_rows = max((int(c["rows"]) for c in configs.values()), default=0)
-    table = ["| config | videos x masks | rows | bytes |", "|---|---|---:|---:|"]
-    for name, c in configs.items():
-        table.append(f"| `{name}` | {c['description']} | {c['rows']} | {c['bytes']:,} |")
-    columns = ["| column | type | meaning |", "|---|---|---|"]
-    feats = FEATURES.get()
-    for col in feats:
-        kind = repr(feats[col]).replace("|", "/")
-        columns.append(f"| `{col}` | `{kind}` | {COLUMN_DOCS.get(col, '')} |")
-    credits = "\n".join(f"- {a}" for a in attributions) or "- (none recorded)"
-    license_yaml = f"license: {license}"
-    if license == "other":
-        license_yaml += "\nlicense_name: per-clip (see the license and attribution columns)"
-    values = {
-        "license": license,
-        "license_yaml": license_yaml,
-        "pretty_name": _yaml_str(pretty_name),
-        "title": pretty_name,
-        "size_category": size_category(max_rows),
-        "configs_yaml": configs_yaml(names, default),
-        "default_config": default,
-        "config_table": "\n".join(table),
-        "column_table": "\n".join(columns),
-        "build_notes": build_notes.strip(),
-        "attributions": credits,
-        "citation": CITATION,
-    }
-    for key, value in values.items():
-        text = text.replace("{{" + key + "}}", str(value))
-    return text
 
 
 # ----------------------------------------------------------------------------------------------- manifest
@@ -351,18 +282,31 @@ def finish_repository(
     attributions: Sequence[str],
     info: Mapping,
     template: str | os.PathLike | None = None,
+    preview_rows: int = PREVIEW_ROWS,
 ) -> dict[str, int]:
-    """Write the card and the manifest once every config's shards are in place; return bytes per config.
+    """Write the preview, the card (and ``LICENSE.md`` for per-clip licences) and the manifest once every config's
+    shards are in place; return bytes per config.
 
-    ``configs`` maps each written config to {"rows", "description"}; bytes are measured here.
+    ``configs`` maps each written config to {"rows", "description"}; bytes are measured here. ``preview_rows``
+    rows of ``all`` (or the first config) become the ``preview`` config's mp4 clips (0: no preview).
     """
     out_dir = Path(out_dir)
     sizes = config_bytes(out_dir)
     full = {name: {**c, "bytes": sizes.get(name, 0)} for name, c in configs.items()}
     loadable = {name: c for name, c in full.items() if int(c["rows"]) > 0}
+    preview = None
+    if preview_rows > 0 and loadable:
+        preview = write_preview(out_dir, "all" if "all" in loadable else next(iter(loadable)), rows=preview_rows)
+    elif (out_dir / PREVIEW_CONFIG).is_dir():
+        shutil.rmtree(out_dir / PREVIEW_CONFIG)
+    license_path = out_dir / LICENSE_NAME
+    if license == "other":
+        atomic_write_text(license_path, license_file(attributions, license))
+    elif license_path.is_file():
+        license_path.unlink()
     card = render_card(configs=loadable, license=license, pretty_name=pretty_name, build_notes=build_notes,
-                       attributions=attributions, template=template)
-    atomic_write_text(out_dir / CARD_NAME, card)
+                       attributions=attributions, template=template, preview=preview)
+    atomic_write_text(out_dir / CARD_NAME, str(card))
     manifest = dict(info)
     manifest["configs"] = {name: {"rows": int(c["rows"]), "bytes": int(c["bytes"])} for name, c in full.items()}
     for name, c in full.items():

@@ -14,12 +14,15 @@ from pathlib import Path
 
 from ..errors import DevilError
 from . import dataset_writer as writer
+from .dataset_card import card_problems
 
 def publish_plan(dataset_dir: str | os.PathLike) -> list[tuple[str, int]]:
     """The files that would be uploaded, ``(relative path, bytes)``, after verifying the manifest checksums.
 
     Exactly the files ``manifest.json`` lists (the card among them) plus the manifest itself: anything else in
-    the folder (notes, credentials, a stray shard) is never uploaded (see :func:`stray_files`).
+    the folder (notes, credentials, a stray shard) is never uploaded (see :func:`stray_files`). The card is checked
+    offline (:func:`devil_dataset.builder.dataset_card.card_problems`: licence id, task ids, configs pointing at
+    files that exist, paper link, citation key) and refused with the list of problems.
     """
     root = Path(dataset_dir)
     if not root.is_dir():
@@ -30,6 +33,9 @@ def publish_plan(dataset_dir: str | os.PathLike) -> list[tuple[str, int]]:
     names = set(doc.get("files", {})) | {writer.MANIFEST_NAME}
     if writer.CARD_NAME not in names:
         raise DevilError(f"{root / writer.MANIFEST_NAME}: does not list the card {writer.CARD_NAME}; rebuild")
+    problems = card_problems((root / writer.CARD_NAME).read_text(encoding="utf-8"), root)
+    if problems:
+        raise DevilError(f"{root / writer.CARD_NAME}: the dataset card is not valid: " + "; ".join(problems))
     return [(rel, (root / rel).stat().st_size) for rel in sorted(names)]
 
 
@@ -57,8 +63,9 @@ def publish(
 ) -> list[tuple[str, int]]:
     """Upload ``dataset_dir`` to the dataset repo ``repo_id`` (created if needed); return the files sent.
 
-    With ``dry_run`` nothing is contacted: the files and sizes are returned. Network or authentication failures
-    raise :class:`DevilError` with the reason.
+    With ``dry_run`` nothing is contacted: the files and sizes are returned. Otherwise the card goes through the
+    Hub's validator (``DatasetCard.validate``) before anything is uploaded. Network, authentication or validation
+    failures raise :class:`DevilError` with the reason (never the token).
     """
     _validate_repo_id(repo_id)
     files = publish_plan(dataset_dir)
@@ -68,6 +75,14 @@ def publish(
 
     api = huggingface_hub.HfApi(token=token)
     root = Path(dataset_dir)
+    try:
+        card = huggingface_hub.DatasetCard((root / writer.CARD_NAME).read_text(encoding="utf-8"))
+        card.validate(repo_type="dataset")
+    except ValueError as exc:  # the Hub answered 400: the card's metadata is invalid
+        raise DevilError(f"{root / writer.CARD_NAME}: the Hub rejected the dataset card: {exc}") from None
+    except Exception as exc:  # connection errors, offline mode
+        raise DevilError(f"upload of {dataset_dir} to https://huggingface.co/datasets/{repo_id} failed "
+                         f"({_reason(exc)}); check the network connection") from None
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         operations = [huggingface_hub.CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(root / rel))
@@ -80,7 +95,14 @@ def publish(
             commit_message=commit_message or "Upload DEVIL dataset built with devil-dataset",
         )
     except Exception as exc:  # huggingface_hub raises many types (HTTP, connection, offline mode, auth)
-        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        raise DevilError(f"upload of {dataset_dir} to https://huggingface.co/datasets/{repo_id} failed ({reason}); "
+        raise DevilError(f"upload of {dataset_dir} to https://huggingface.co/datasets/{repo_id} failed ({_reason(exc)}); "
                          "check the network connection and `huggingface-cli login` (or HF_TOKEN)") from None
     return files
+
+
+def _reason(exc: BaseException) -> str:
+    """First line of an exception, with any Hub token redacted."""
+    import re
+
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: " + re.sub(r"hf_[A-Za-z0-9]{6,}", "hf_***", first)

@@ -81,6 +81,32 @@ def test_write_shard_deterministic_one_row_per_group(tmp_path):
     assert pf.num_row_groups == 3 and pf.metadata.num_rows == 3
     meta = json.loads(pf.schema_arrow.metadata[b"huggingface"])
     assert meta["info"]["features"]["frames"]["_type"] == "List"
+    # written as datasets 5.x writes for the Hub: content-defined pages (options recorded) and a page index
+    assert json.loads(pf.metadata.metadata[b"content_defined_chunking"]) == w.PARQUET_CDC_OPTIONS
+    assert all(pf.metadata.row_group(g).column(c).has_offset_index
+               for g in range(3) for c in range(pf.metadata.num_columns))
+
+
+def test_the_same_clip_writes_the_same_pages_in_every_config(tmp_path):
+    """Content-defined chunking: a clip's frame pages are byte-identical whichever shard and position hold it,
+    so Xet storage keeps one copy for all configs that share the clip."""
+    import pyarrow.parquet as pq
+
+    big = [{**_row(i), "frames": encode_frames((np.random.default_rng(i).random((80, 64, 96, 3)) * 255)
+                                               .astype(np.uint8), "png")} for i in range(3)]
+
+    def frame_pages(path, group):
+        pf = pq.ParquetFile(path)
+        col = pf.schema_arrow.get_field_index("frames")
+        meta = pf.metadata.row_group(group).column(col)
+        data = path.read_bytes()
+        start = meta.dictionary_page_offset or meta.data_page_offset
+        return data[start:start + meta.total_compressed_size]
+
+    a = w.write_shard(tmp_path / "a.parquet", big)
+    b = w.write_shard(tmp_path / "b.parquet", [big[2], big[0]])
+    pages = frame_pages(a, 2)
+    assert len(pages) > 1 << 20 and pages == frame_pages(b, 0) and frame_pages(a, 0) == frame_pages(b, 1)
     assert not list(tmp_path.glob(".tmp-*"))
 
 
@@ -116,8 +142,8 @@ def test_write_config_resumes_and_drops_stale_shards(tmp_path):
 
 def test_card_yaml_configs_license_and_docs(tmp_path):
     configs = {name: {"rows": 5, "bytes": 1000, "description": f"{s.videos} x {s.masks}"} for name, s in SLICES.items()}
-    card = w.render_card(configs=configs, license="other", pretty_name="DEVIL test", build_notes="notes here",
-                         attributions=["a: b"])
+    card = str(w.render_card(configs=configs, license="other", pretty_name="DEVIL test", build_notes="notes here",
+                             attributions=["a: b"]))
     head = yaml.safe_load(card.split("---")[1])
     names = [c["config_name"] for c in head["configs"]]
     assert names == list(SLICES) and len(names) == 11
@@ -135,7 +161,8 @@ def test_manifest_and_verify(tmp_path):
     sizes = w.finish_repository(tmp_path, configs={"all": {"rows": 2, "description": "all x all"}}, license="mit",
                                 pretty_name="t", build_notes="", attributions=[], info={"seed": 0})
     doc = w.verify_manifest(tmp_path)
-    assert set(doc["files"]) == {"README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet"}
+    assert set(doc["files"]) == {"README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
+                                 "preview/test-00000-of-00001.parquet"}
     assert doc["configs"]["all"] == {"rows": 2, "bytes": sizes["all"]} and sizes["all"] > 0
     (tmp_path / "data" / "all" / "test-00001-of-00002.parquet").write_bytes(b"tampered")
     with pytest.raises(DevilError, match="checksum mismatch"):
@@ -174,7 +201,7 @@ def test_empty_config_is_left_out_of_card_and_data(tmp_path):
                         license="mit", pretty_name="t", build_notes="", attributions=[], info={})
     card = (tmp_path / "README.md").read_text()
     head = yaml.safe_load(card.split("---")[1])
-    assert [c["config_name"] for c in head["configs"]] == ["all"]
+    assert [c["config_name"] for c in head["configs"]] == ["all", "preview"]
     doc = w.verify_manifest(tmp_path)
     assert doc["configs"]["fg_size_low"]["rows"] == 0 and doc["configs"]["fg_size_low"]["omitted"]
 

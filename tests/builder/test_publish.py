@@ -8,6 +8,10 @@ from devil_dataset.builder.publish import publish, publish_plan
 from devil_dataset.errors import DevilError
 
 
+EXPECTED = ["README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
+            "manifest.json", "preview/test-00000-of-00001.parquet"]
+
+
 def _repo(tmp_path):
     import numpy as np
 
@@ -34,9 +38,79 @@ def test_dry_run_lists_published_files(tmp_path):
     repo = _repo(tmp_path)
     files = publish(repo, "org/name", dry_run=True)
     names = [n for n, _ in files]
-    assert names == ["README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
-                     "manifest.json"]
+    assert names == EXPECTED
     assert all(size == (repo / n).stat().st_size for n, size in files)
+
+
+def test_dry_run_checks_the_card_offline(tmp_path):
+    """Issue 14 item 2: a card with an unknown licence id or a config without files is refused before upload."""
+    repo = _repo(tmp_path)
+    card = repo / "README.md"
+    text = card.read_text()
+    card.write_text(text.replace("license: mit", "license: flickr-free"))
+    w.write_manifest(repo, {})
+    with pytest.raises(DevilError, match="not a Hub licence id"):
+        publish(repo, "org/name", dry_run=True)
+    card.write_text(text.replace("data/all/test-*.parquet", "data/gone/test-*.parquet"))
+    w.write_manifest(repo, {})
+    with pytest.raises(DevilError, match="no file matches 'data/gone"):
+        publish(repo, "org/name", dry_run=True)
+
+
+def test_upload_runs_the_hubs_card_validator_first(tmp_path, monkeypatch):
+    """The real publish path posts the card to the Hub's /api/validate-yaml (here a server on 127.0.0.1)."""
+    import http.server
+    import json
+    import threading
+
+    import huggingface_hub
+    import huggingface_hub.constants as constants
+
+    repo = _repo(tmp_path)
+    seen, verdict = [], {"status": 400, "body": b"Invalid metadata in README.md.\n- \"license\" must be one of [...]"}
+
+    class Hub(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append((self.path, body["repoType"], body["content"][:3]))
+            self.send_response(verdict["status"])
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(verdict["body"])))
+            self.end_headers()
+            self.wfile.write(verdict["body"])
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    sent = []
+
+    class FakeApi:
+        def __init__(self, token=None):
+            pass
+
+        def create_repo(self, *args, **kwargs):
+            pass
+
+        def create_commit(self, repo_id, operations, **kwargs):
+            sent.extend(op.path_in_repo for op in operations)
+
+    try:
+        monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # the test session runs offline; this server is local
+        monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+        with pytest.raises(DevilError, match="the Hub rejected the dataset card"):
+            publish(repo, "org/name")
+        assert seen == [("/api/validate-yaml", "dataset", "---")] and sent == []
+        verdict.update(status=200, body=b"")
+        publish(repo, "org/name")
+        assert sorted(sent) == EXPECTED
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 def test_checks_before_upload(tmp_path):
@@ -67,8 +141,7 @@ def test_publish_sends_exactly_the_manifest_files(tmp_path, monkeypatch):
     (repo / "credentials.json").write_text('{"token": "x"}')
     (repo / "notes.txt").write_text("todo")
     (repo / "data" / "all" / "junk.parquet").write_bytes(b"junk")
-    expected = ["README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
-                "manifest.json"]
+    expected = EXPECTED
     assert [n for n, _ in publish(repo, "org/name", dry_run=True)] == expected
     sent = []
 
@@ -89,6 +162,7 @@ def test_publish_sends_exactly_the_manifest_files(tmp_path, monkeypatch):
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setattr(huggingface_hub.DatasetCard, "validate", lambda self, repo_type=None: None)  # no network
     files = publish(repo, "org/name")
     assert sorted(sent) == expected and [n for n, _ in files] == expected
 

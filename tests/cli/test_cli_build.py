@@ -66,7 +66,7 @@ def test_import_release_and_publish_dry_run(tmp_path, capsys):
     assert "fg_size_high" in text and "skipped: needs fvi-all" in text
     assert main(["publish", str(out), "--repo-id", "org/devil", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "data/fg_size_high/test-00000-of-00002.parquet" in text and "would upload 4 files" in text
+    assert "data/fg_size_high/test-00000-of-00002.parquet" in text and "would upload 6 files" in text
     assert ".devil-build" not in text
     assert main(["publish", str(out), "--repo-id", "bad id"]) == 2
     assert main(["import-release", str(tmp_path / "flickr-all.tar"), "--out", str(tmp_path / "x"), "--quiet"]) == 2

@@ -1,0 +1,236 @@
+"""The dataset card (``README.md``): validated Hub metadata from ``huggingface_hub.DatasetCardData`` plus the body.
+
+The metadata block is built as a :class:`huggingface_hub.DatasetCardData` (not string templating), so the YAML is
+what the Hub's own card tooling writes and reads back; the body is ``loading_script/README.md`` with the build's
+tables filled in. :func:`card_problems` checks a card offline the way ``devil publish --dry-run`` needs it
+(licence id, task ids, configs pointing at files that exist, citation, paper link); the Hub's own validator
+(``DatasetCard.validate``, online) runs before every real upload.
+
+    >>> card = render_card(configs={"all": {"rows": 3, "bytes": 10, "description": "all x all"}},
+    ...                    license="other", pretty_name="DEVIL", build_notes="", attributions=[])
+    >>> card.data.license_name, card.data.task_ids
+    ('per-clip-licences', ['image-inpainting'])
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Mapping, Sequence
+
+CARD_NAME = "README.md"
+LICENSE_NAME = "LICENSE.md"  # per-source licences, linked from the card when the licence field is `other`
+SPLIT = "test"
+DATA_DIR = "data"
+PREVIEW_CONFIG = "preview"
+TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "loading_script"
+
+# The DEVIL paper: Szeto & Corso, CVPR 2022, https://arxiv.org/abs/2105.05332 (the Hub links the paper page from
+# an arxiv.org link in the card). One citation key everywhere (card, README, CITATION).
+ARXIV_ID = "2105.05332"
+CITATION_KEY = "szeto2022devil"
+CITATION = f"""@inproceedings{{{CITATION_KEY},
+  title     = {{The DEVIL is in the Details: A Diagnostic Evaluation Benchmark for Video Inpainting}},
+  author    = {{Szeto, Ryan and Corso, Jason J.}},
+  booktitle = {{Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)}},
+  year      = {{2022}}
+}}"""
+
+# Licence identifiers the Hub recognises (https://huggingface.co/docs/hub/repositories-licenses); the DEVIL videos
+# came from Flickr under the CC 2.0 family. `other` needs `license_name` (lowercase, dashes) and `license_link`.
+HUB_LICENSE_IDS = frozenset({
+    "apache-2.0", "mit", "bsd", "bsd-2-clause", "bsd-3-clause", "cc", "cc0-1.0", "cc-by-2.0", "cc-by-2.5",
+    "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0",
+    "cc-by-nd-4.0", "cc-by-nc-nd-3.0", "cc-by-nc-nd-4.0", "cc-by-nc-sa-2.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0",
+    "odc-by", "odbl", "pddl", "c-uda", "cdla-permissive-2.0", "cdla-sharing-1.0", "openrail", "unknown", "other",
+})
+OTHER_LICENSE_NAME = "per-clip-licences"
+_LICENSE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+# The Hub's task taxonomy: video inpainting is filed under image-to-image / image-inpainting (no video-inpainting
+# task id exists); the tags carry the rest.
+TASK_CATEGORIES = ("image-to-image",)
+TASK_IDS = ("image-inpainting",)
+KNOWN_TASK_IDS = {"image-to-image": {"image-inpainting", "image-colorization", "super-resolution"}}
+TAGS = ("video-inpainting", "video", "benchmark", "devil")
+
+
+def size_category(num_rows: int) -> str:
+    """The Hub's ``size_categories`` bucket.
+
+    >>> size_category(12), size_category(1500)
+    ('n<1K', '1K<n<10K')
+    """
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if num_rows < limit:
+            return name
+    return "n>1M"
+
+
+def config_entries(configs: Sequence[str], default: str = "all", *, preview: bool = False) -> list[dict]:
+    """The card's ``configs:`` list: one entry per config with its parquet files (``default`` marked), then the
+    ``preview`` config (mp4 clips read by the ``videofolder`` builder) when the build wrote one."""
+    entries = []
+    for name in configs:
+        entry: dict = {"config_name": name}
+        if name == default:
+            entry["default"] = True
+        entry["data_files"] = [{"split": SPLIT, "path": f"{DATA_DIR}/{name}/{SPLIT}-*.parquet"}]
+        entries.append(entry)
+    if preview:
+        entries.append({"config_name": PREVIEW_CONFIG,
+                        "data_files": [{"split": SPLIT, "path": f"{PREVIEW_CONFIG}/{SPLIT}-*.parquet"}]})
+    return entries
+
+
+def card_data(
+    *,
+    configs: Sequence[str],
+    max_rows: int,
+    license: str,
+    pretty_name: str,
+    preview: bool = False,
+):
+    """The card's metadata as a :class:`huggingface_hub.DatasetCardData`.
+
+    >>> card_data(configs=["all"], max_rows=3, license="cc-by-4.0", pretty_name="x").license
+    'cc-by-4.0'
+    """
+    from huggingface_hub import DatasetCardData
+
+    if license not in HUB_LICENSE_IDS:
+        from ..errors import DevilError
+
+        raise DevilError(f"licence {license!r} is not a Hub licence id; use one of {', '.join(sorted(HUB_LICENSE_IDS))} "
+                         "(`other` for per-clip licences)")
+    default = "all" if "all" in configs or not configs else configs[0]
+    extra = {}
+    if license == "other":
+        extra = {"license_name": OTHER_LICENSE_NAME, "license_link": LICENSE_NAME}
+    return DatasetCardData(
+        license=license,
+        pretty_name=pretty_name,
+        task_categories=list(TASK_CATEGORIES),
+        task_ids=list(TASK_IDS),
+        size_categories=[size_category(max_rows)],
+        tags=list(TAGS),
+        configs=config_entries(configs, default, preview=preview),
+        **extra,
+    )
+
+
+def render_card(
+    *,
+    configs: Mapping[str, Mapping],
+    license: str,
+    pretty_name: str,
+    build_notes: str,
+    attributions: Sequence[str],
+    template: str | os.PathLike | None = None,
+    preview: Mapping | None = None,
+):
+    """The card (a :class:`huggingface_hub.DatasetCard`) for the written configs; ``str(card)`` is ``README.md``.
+
+    ``configs`` maps config name -> {"rows": int, "bytes": int, "description": str}; ``preview`` (optional)
+    {"rows": int, "bytes": int} of the ``preview`` config.
+    """
+    from huggingface_hub import DatasetCard
+
+    from ..data.features import COLUMN_DOCS, FEATURES
+
+    path = Path(template) if template else TEMPLATE_DIR / CARD_NAME
+    body = path.read_text(encoding="utf-8")
+    names = list(configs)
+    default = "all" if "all" in configs or not names else names[0]
+    max_rows = max((int(c["rows"]) for c in configs.values()), default=0)
+    data = card_data(configs=names, max_rows=max_rows, license=license, pretty_name=pretty_name,
+                     preview=preview is not None)
+    table = ["| config | videos x masks | rows | bytes |", "|---|---|---:|---:|"]
+    for name, c in configs.items():
+        table.append(f"| `{name}` | {c['description']} | {c['rows']} | {c['bytes']:,} |")
+    if preview is not None:
+        table.append(f"| `{PREVIEW_CONFIG}` | first rows of `{default}` as H.264 mp4 (hole tinted) for the Hub's "
+                     f"viewer | {preview['rows']} | {preview['bytes']:,} |")
+    columns = ["| column | type | meaning |", "|---|---|---|"]
+    feats = FEATURES.get()
+    for col in feats:
+        kind = repr(feats[col]).replace("|", "/")
+        columns.append(f"| `{col}` | `{kind}` | {COLUMN_DOCS.get(col, '')} |")
+    credits = "\n".join(f"- {a}" for a in attributions) or "- (none recorded)"
+    licence_line = f"`{license}`"
+    if license == "other":
+        licence_line += f" (`{OTHER_LICENSE_NAME}`: see [{LICENSE_NAME}]({LICENSE_NAME}))"
+    values = {
+        "license": licence_line,
+        "title": pretty_name,
+        "default_config": default,
+        "config_table": "\n".join(table),
+        "column_table": "\n".join(columns),
+        "build_notes": build_notes.strip(),
+        "attributions": credits,
+        "citation": CITATION,
+        "arxiv_id": ARXIV_ID,
+    }
+    for key, value in values.items():
+        body = body.replace("{{" + key + "}}", str(value))
+    return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body.lstrip()}")
+
+
+def license_file(attributions: Sequence[str], license: str) -> str:
+    """``LICENSE.md``: the licence of every source video (the card's ``license_link`` when the field is ``other``)."""
+    lines = ["# Licences of the source videos", "",
+             f"This dataset's card licence field is `{license}`: every row keeps the licence of its source video",
+             "(`license` and `attribution` columns). Redistribute it only where every source licence allows it.", "",
+             "Sources:", ""]
+    lines += [f"- {a}" for a in attributions] or ["- (none recorded)"]
+    return "\n".join(lines) + "\n"
+
+
+def card_problems(card_text: str, dataset_dir: str | os.PathLike | None = None) -> list[str]:
+    """What is wrong with a card, checked offline (an empty list: nothing found).
+
+    Checks the metadata parses, the licence is a Hub id (``other`` with ``license_name``/``license_link``), task
+    ids exist under their category, every config's data files exist in ``dataset_dir``, the paper's arXiv link and
+    the one citation key are present.
+    """
+    from huggingface_hub import DatasetCard
+
+    try:
+        card = DatasetCard(card_text, ignore_metadata_errors=False)
+    except Exception as exc:  # huggingface_hub raises ValueError for malformed YAML
+        return [f"metadata does not parse: {exc}"]
+    meta = card.data.to_dict()
+    problems = []
+    lic = meta.get("license")
+    if lic not in HUB_LICENSE_IDS:
+        problems.append(f"license {lic!r} is not a Hub licence id")
+    if lic == "other":
+        name = meta.get("license_name")
+        if not name or not _LICENSE_NAME_RE.match(str(name)):
+            problems.append(f"license: other needs license_name in lowercase-with-dashes, got {name!r}")
+        link = meta.get("license_link")
+        if not link:
+            problems.append("license: other needs license_link")
+        elif dataset_dir is not None and "://" not in str(link) and not (Path(dataset_dir) / str(link)).is_file():
+            problems.append(f"license_link {link!r} does not exist in {dataset_dir}")
+    categories = meta.get("task_categories") or []
+    allowed = set().union(*(KNOWN_TASK_IDS.get(c, set()) for c in categories)) if categories else set()
+    for task_id in meta.get("task_ids") or []:
+        if task_id not in allowed:
+            problems.append(f"task_id {task_id!r} does not exist under task_categories {categories}")
+    configs = meta.get("configs") or []
+    if not configs:
+        problems.append("no configs: block")
+    if sum(1 for c in configs if c.get("default")) > 1:
+        problems.append("more than one default config")
+    if dataset_dir is not None:
+        root = Path(dataset_dir)
+        for c in configs:
+            for files in c.get("data_files") or []:
+                if not list(root.glob(files["path"])):
+                    problems.append(f"config {c.get('config_name')!r}: no file matches {files['path']!r}")
+    if f"arxiv.org/abs/{ARXIV_ID}" not in card.text:
+        problems.append(f"no link to the paper (https://arxiv.org/abs/{ARXIV_ID})")
+    keys = set(re.findall(r"@\w+\{([^,\s]+),", card.text))
+    if keys != {CITATION_KEY}:
+        problems.append(f"citation keys {sorted(keys)}; expected only {CITATION_KEY!r}")
+    return problems
