@@ -276,21 +276,33 @@ class _TorchRows:
             out["hole"] = _torch_hole(row["hole"], self.channels_first)
         return out
 
-    def batch(self, batch: dict) -> dict:
-        out = dict(batch)
-        if "frames" in batch:
-            out["frames"] = [_torch_frames(v, self.channels_first) for v in batch["frames"]]
-        if "hole" in batch:
-            out["hole"] = [_torch_hole(v, self.channels_first) for v in batch["hole"]]
-        return out
 
+class TorchSlice:
+    """Map-style torch view of a map-style slice (what :func:`as_torch` returns for a ``datasets.Dataset``).
 
-def _decode_torch_row(row: dict) -> dict:
-    return _TorchRows().row(row)
+    Reads the stored JPEG/PNG bytes through an Arrow-formatted view of the same table (``with_format("arrow")``:
+    no ``cast_column``, so the Arrow cache is never rewritten) and decodes only the rows asked for. Supports
+    ``len``, ``[i]`` and ``__getitems__`` (the batched fetch a ``DataLoader`` uses), and pickles to workers.
+    """
 
+    def __init__(self, ds, *, channels_first: bool = False) -> None:
+        self._arrow = ds.with_format("arrow")
+        self._rows = _TorchRows(channels_first)
+        self.column_names = list(ds.column_names)
 
-def _decode_torch_batch(batch: dict) -> dict:
-    return _TorchRows().batch(batch)
+    def __len__(self) -> int:
+        return len(self._arrow)
+
+    def __getitem__(self, index: int) -> dict:
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"TorchSlice indices are integers, got {type(index).__name__}")
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} out of range for a slice of {n} rows")
+        return self._rows.row(self._arrow[int(index) % n].to_pylist()[0])
+
+    def __getitems__(self, indices: Sequence[int]) -> list[dict]:
+        return [self._rows.row(r) for r in self._arrow[[int(i) for i in indices]].to_pylist()]
 
 
 def as_torch(ds, *, channels_first: bool = False):
@@ -298,9 +310,11 @@ def as_torch(ds, *, channels_first: bool = False):
 
     ``frames`` become uint8 tensors [T, H, W, 3] and ``hole`` bool tensors [T, H, W] (channels last, the same
     arrays as :func:`iter_slice`), or with ``channels_first=True`` [T, 3, H, W] and [T, 1, H, W] (the layout of
-    ``.with_format("torch")`` and of the training dataset, as views: no copy); other columns stay Python values; rows go through a ``DataLoader`` with the
-    default collate (``batch_size=1``) or :func:`collate_videos`. Several times faster than
-    ``.with_format("torch")``, whose channels-first conversion copies every frame element by element.
+    ``.with_format("torch")`` and of the training dataset, as views: no copy); other columns stay Python values.
+    A map-style dataset gives a :class:`TorchSlice` (reads the encoded bytes directly, never rewrites the Arrow
+    cache), a streaming one an ``IterableDataset``. Rows go through a ``DataLoader`` with the default collate
+    (``batch_size=1``) or :func:`collate_videos`. Several times faster than ``.with_format("torch")``, whose
+    channels-first conversion copies every frame element by element.
 
     For one clip per step, ``batch_size=None`` skips the default collate's extra copy of every clip:
 
@@ -308,14 +322,13 @@ def as_torch(ds, *, channels_first: bool = False):
     """
     import datasets
 
+    if not isinstance(ds, datasets.IterableDataset):
+        return TorchSlice(ds, channels_first=channels_first)
     raw = datasets.List(datasets.Image(decode=False))
-    for col in VIDEO_COLUMNS:
+    for col in VIDEO_COLUMNS:  # lazy on a stream: the cast only changes how each streamed row is decoded
         if col in (ds.column_names or ()):
             ds = ds.cast_column(col, raw)
-    rows = _TorchRows(channels_first)
-    if isinstance(ds, datasets.IterableDataset):
-        return ds.map(rows.row)
-    return ds.with_transform(rows.batch)
+    return ds.map(_TorchRows(channels_first).row)
 
 
 def row_arrays(row: dict) -> tuple[np.ndarray, np.ndarray]:

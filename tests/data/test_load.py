@@ -103,6 +103,25 @@ def test_torch_dataloader_two_workers(data_tiny_dataset, data_hf_cache):
     assert [c["clip_id"] for c in clips] == ds["clip_id"] and clips[0]["frames"].ndim == 4
 
 
+def test_as_torch_on_a_map_style_slice_reads_bytes_without_rewriting_the_cache(data_tiny_dataset, tmp_path):
+    """Issue 14 item 3: no cast_column on a map-style slice, so no Arrow cache file is written; batched fetches work."""
+    import datasets
+
+    cache = tmp_path / "hf-cache"
+    ds = datasets.load_dataset(str(data_tiny_dataset), "all", split="test", cache_dir=str(cache))
+    before = sorted(p.relative_to(cache) for p in cache.rglob("*.arrow"))
+    fast = as_torch(ds, channels_first=True)
+    assert len(fast) == len(ds) == 2 and fast.column_names == ds.column_names
+    rows = fast.__getitems__([1, 0])
+    assert [r["clip_id"] for r in rows] == [ds[1]["clip_id"], ds[0]["clip_id"]] and fast[-1]["clip_id"] == ds[1]["clip_id"]
+    assert torch.equal(rows[0]["frames"], ds.with_format("torch")[1]["frames"])
+    batch = next(iter(torch.utils.data.DataLoader(fast, batch_size=2, collate_fn=collate_videos)))
+    assert batch["clip_id"] == ds["clip_id"] and batch["frames"].shape[2] == 3
+    assert sorted(p.relative_to(cache) for p in cache.rglob("*.arrow")) == before  # nothing rewritten
+    with pytest.raises(IndexError):
+        fast[2]
+
+
 def test_collate_pads_clips_of_different_length(data_tiny_dataset):
     rows = list(iter_slice(data_tiny_dataset, "all"))
     lengths = [len(r["frames"]) for r in rows]
