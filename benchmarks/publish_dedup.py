@@ -115,8 +115,9 @@ def write_build(root: Path, rows: list[dict], cdc) -> None:
     n = len(rows)
     configs = {"all": list(range(n)), "slice_a": list(range(0, n, 2)), "slice_b": list(range(n - 1, -1, -3))}
     for name, order in configs.items():
-        for i, rng in enumerate(writer.shard_ranges(len(order))):
-            path = writer.shard_path(root, name, i, len(writer.shard_ranges(len(order))))
+        ranges = writer.shard_ranges(len(order))
+        for i, rng in enumerate(ranges):
+            path = writer.shard_path(root, name, i, len(ranges))
             writer.write_shard(path, (rows[order[r]] for r in rng), content_defined_chunking=cdc)
 
 

@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..errors import DevilError
+
 CARD_NAME = "README.md"
 LICENSE_NAME = "LICENSE.md"  # per-source licences, linked from the card when the licence field is `other`
 SPLIT = "test"
@@ -98,8 +100,6 @@ def card_data(
     from huggingface_hub import DatasetCardData
 
     if license not in HUB_LICENSE_IDS:
-        from ..errors import DevilError
-
         raise DevilError(f"licence {license!r} is not a Hub licence id; use one of {', '.join(sorted(HUB_LICENSE_IDS))} "
                          "(`other` for per-clip licences)")
     default = "all" if "all" in configs or not configs else configs[0]

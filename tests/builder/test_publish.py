@@ -34,6 +34,26 @@ def _repo(tmp_path):
     return tmp_path
 
 
+def _fake_hub_api(repo, sent: list):
+    """A stand-in for ``huggingface_hub.HfApi`` that records the paths an upload sends into ``sent``."""
+
+    class FakeApi:
+        def __init__(self, token=None):
+            pass
+
+        def create_repo(self, *args, **kwargs):
+            pass
+
+        def create_commit(self, repo_id, operations, **kwargs):
+            sent.extend(op.path_in_repo for op in operations)
+
+        def upload_folder(self, **kwargs):  # the old path: uploads whatever the folder holds
+            sent.extend(sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")
+                               if p.is_file() and ".devil-build" not in p.parts))
+
+    return FakeApi
+
+
 def test_dry_run_lists_published_files(tmp_path):
     repo = _repo(tmp_path)
     files = publish(repo, "org/name", dry_run=True)
@@ -86,16 +106,7 @@ def test_upload_runs_the_hubs_card_validator_first(tmp_path, monkeypatch):
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     sent = []
-
-    class FakeApi:
-        def __init__(self, token=None):
-            pass
-
-        def create_repo(self, *args, **kwargs):
-            pass
-
-        def create_commit(self, repo_id, operations, **kwargs):
-            sent.extend(op.path_in_repo for op in operations)
+    FakeApi = _fake_hub_api(repo, sent)
 
     try:
         monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
@@ -144,20 +155,7 @@ def test_publish_sends_exactly_the_manifest_files(tmp_path, monkeypatch):
     expected = EXPECTED
     assert [n for n, _ in publish(repo, "org/name", dry_run=True)] == expected
     sent = []
-
-    class FakeApi:
-        def __init__(self, token=None):
-            pass
-
-        def create_repo(self, *args, **kwargs):
-            pass
-
-        def create_commit(self, repo_id, operations, **kwargs):
-            sent.extend(op.path_in_repo for op in operations)
-
-        def upload_folder(self, **kwargs):  # the old path: uploads whatever the folder holds
-            sent.extend(sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")
-                               if p.is_file() and ".devil-build" not in p.parts))
+    FakeApi = _fake_hub_api(repo, sent)
 
     import huggingface_hub
 
