@@ -65,7 +65,7 @@ class InpaintingTrainDataset(Dataset):
         samples_per_epoch: items per epoch (default: one per clip); item i uses clip i % num_clips.
         seed: base seed; change the epoch with :meth:`set_epoch` for fresh windows.
         masks: ``"scaled"`` (default): each mask drawn directly at the clip's size and crop window
-            (:func:`devil_dataset.builder.masks.render_mask_scaled`: the release's vertex paths, 10-30x faster, the
+            (:func:`devil_dataset.builder.masks.render_mask_scaled`: the release's vertex paths, 9-22x faster, the
             preset statistics within a few per cent); ``"release"``: rendered at 1920x1080 and cover-cropped, the
             pixels of the benchmark's stored masks.
         mask_renderer: ``(preset, seed, num_frames) -> bool [T, 1080, 1920]``, replaces the generator (then
