@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Collection, Iterator, Sequence
 
 import numpy as np
 
@@ -216,10 +216,12 @@ def iter_slice(
     split: str = SPLIT,
     *,
     columns: Sequence[str] | None = None,
+    clip_ids: Collection[str] | None = None,
 ) -> Iterator[dict]:
     """Yield the rows of a slice as numpy: ``frames`` uint8 [T, H, W, 3], ``hole`` bool [T, H, W] (True = hole).
 
-    ``columns`` limits what is read and decoded (e.g. ``["clip_id", "hole"]``). One row group (one clip) is in
+    ``columns`` limits what is read and decoded (e.g. ``["clip_id", "hole"]``); ``clip_ids`` yields only those
+    clips' rows (the others are not decoded). One row group (one clip) is in
     memory at a time. A Hub repo id (``ORG/NAME``) is fetched with :func:`fetch_slice` (that config only, cached).
     A local directory's shards are first checked against its ``manifest.json``
     (:func:`check_local_slice`): a missing, truncated or altered shard is a :class:`DevilError` naming it.
@@ -232,6 +234,8 @@ def iter_slice(
     import pyarrow.parquet as pq
 
     errors = _read_errors()
+    wanted = None if clip_ids is None else {str(c) for c in clip_ids}
+    read = None if columns is None else list(dict.fromkeys([*columns, *(["clip_id"] if wanted is not None else [])]))
     for shard in check_local_slice(path, config, split):
         try:
             pf = pq.ParquetFile(shard)
@@ -240,12 +244,13 @@ def iter_slice(
             raise DevilError(f"{shard}: damaged parquet shard ({exc})") from None
         for g in range(num_groups):
             try:
-                table = pf.read_row_group(g, columns=list(columns) if columns is not None else None)
+                table = pf.read_row_group(g, columns=read)
                 rows = table.to_pylist()
             except errors as exc:
                 raise DevilError(f"{shard}: damaged parquet shard, row group {g} ({exc})") from None
             for row in rows:
-                yield _decode_row(row, columns)
+                if wanted is None or str(row.get("clip_id")) in wanted:
+                    yield _decode_row(row, columns)
 
 
 def _torch_frames(value, channels_first: bool):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -138,7 +139,8 @@ def _load_gt(inputs: Mapping, clip_ids: set[str]) -> dict[str, tuple[np.ndarray,
     if mode == "dataset":
         from ..data import iter_slice
 
-        for row in iter_slice(inputs["dataset"], inputs["config"], columns=["clip_id", "frames", "hole"]):
+        for row in iter_slice(inputs["dataset"], inputs["config"], columns=["clip_id", "frames", "hole"],
+                              clip_ids=clip_ids):  # only the chosen clips are decoded
             if str(row["clip_id"]) in clip_ids:
                 out[str(row["clip_id"])] = (np.asarray(row["frames"]), np.asarray(row["hole"], bool))
     elif mode == "directory":
@@ -205,12 +207,15 @@ def write_html_report(
     per_end: int = DEFAULT_PER_END,
     clips: bool = True,
     plots: bool = True,
+    plots_from: Sequence[str | Path] | None = None,
     jobs: int = 1,
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
 
     ``docs``: results documents (:func:`devil_dataset.eval.results.read_results`), one per method and slice.
     ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
+    ``plots_from``: PNG plots already drawn for the same table and keys (what
+    :func:`devil_dataset.eval.report.write_report` returned): copied into ``plots/`` instead of drawn again.
     ``jobs``: worker processes for the clips (one slice per task; the same files with any number).
 
     Example:
@@ -242,7 +247,14 @@ def write_html_report(
     ri_header, ri_rows = _ri_rows(table, keys)
 
     plot_files: list[str] = []
-    if plots:
+    if plots and plots_from is not None:
+        (out / "plots").mkdir(parents=True, exist_ok=True)
+        for src in (Path(p) for p in plots_from if str(p).endswith(".png")):
+            target = out / "plots" / src.name
+            with atomic_path(target) as tmp:
+                shutil.copyfile(src, tmp)
+            plot_files.append(target.relative_to(out).as_posix())
+    elif plots:
         plot_files = [p.relative_to(out).as_posix() for p in write_plots(table, out / "plots", ks)]
 
     # Clips: per slice, union of each method's worst/best; one player group per clip.

@@ -22,7 +22,7 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.ndimage import uniform_filter
+from scipy.ndimage import uniform_filter, uniform_filter1d
 from skimage.metrics import structural_similarity
 
 from ..errors import UnknownNameError
@@ -36,14 +36,19 @@ SSIM_K1 = 0.01
 SSIM_K2 = 0.03
 # SPEC section 7: the release's implicit float data range (skimage's (-1, 1) for floats) vs the standard range 1.
 SSIM_DATA_RANGE = {"release": 2.0, "standard": 1.0}
-# Largest ground-truth SSIM terms kept per clip for reuse across methods (two float32 per value: a 90-frame
-# 832x480 clip takes 0.86 GB); above it every video filters its ground truth itself (same values, more CPU).
-SSIM_PREPARE_MAX_BYTES = 1 << 30
+# Largest ground-truth SSIM terms kept per clip for reuse across methods (four float32 per value: a 45-frame
+# 832x480 clip takes 0.86 GB, a 90-frame one 1.73 GB); above it every video filters its ground truth itself
+# (same values, more CPU).
+SSIM_PREPARE_MAX_BYTES = 2 << 30
 # SPEC section 7 / paper supplementary: PCons patch size and search offsets (top-left -20..+19 in both axes).
 PCONS_PATCH = 50
 PCONS_SEARCH = 20
 # PCons: windows within this relative distance of the best exact SSD are re-scored in float32 (see below).
 PCONS_RESCORE_REL = 2e-4
+# A float64 sum of float32 squared differences of values k/255 is exact, whatever the order of the terms, while it
+# stays below this: every nonzero term is >= 2**-17 with a 24-bit mantissa (a multiple of 2**-40), the terms are
+# >= 0 so every partial sum is at most the total, and float64 holds multiples of 2**-40 exactly up to 2**13.
+_EXACT_SUM_LIMIT = 2.0**13
 # Frames per chunk when converting a video to float32 (bounded memory: one chunk of float frames at a time).
 _CHUNK = 16
 
@@ -53,16 +58,35 @@ def _as_float(frames: np.ndarray) -> np.ndarray:
     return frames.astype(np.float32) / np.float32(255)
 
 
-def psnr_frames(gt: np.ndarray, test: np.ndarray) -> np.ndarray:
+def psnr_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = None) -> np.ndarray:
     """Per-frame PSNR (data range 1) of uint8 [T, H, W, 3] videos, as scikit-image computes it on float32 frames.
+
+    ``changed`` (bool [T, H, W], optional) holds every pixel where the frames may differ (for a composite: the
+    hole): the squared differences are then summed over its bounding box only, which gives the same float bit
+    for bit while that sum is below :data:`_EXACT_SUM_LIMIT` (see below); a frame above it is summed whole.
 
     >>> a = np.zeros((2, 4, 4, 3), np.uint8); b = a.copy(); b[1] = 255
     >>> psnr_frames(a, b).tolist()
+    [inf, 0.0]
+    >>> psnr_frames(a, b, changed=np.ones((2, 4, 4), bool)).tolist()
     [inf, 0.0]
     """
     if gt.shape != test.shape:
         raise ValueError(f"shape mismatch: {gt.shape} vs {test.shape}")
     out = np.empty(len(gt), np.float64)
+    if changed is not None:
+        count = math.prod(gt.shape[1:])
+        for t in range(len(gt)):
+            x0, y0, bw, bh = _bounding_box(changed[t])
+            window = (slice(y0, y0 + bh), slice(x0, x0 + bw))
+            d = _as_float(gt[t][window]) - _as_float(test[t][window])
+            total = np.sum(np.square(d), dtype=np.float64)
+            if not total < _EXACT_SUM_LIMIT:
+                out[t] = psnr_frames(gt[t : t + 1], test[t : t + 1])[0]
+                continue
+            with np.errstate(divide="ignore"):
+                out[t] = 10 * np.log10(PSNR_DATA_RANGE**2 / (total / count))
+        return out
     for s in range(0, len(gt), _CHUNK):
         d = _as_float(gt[s : s + _CHUNK]) - _as_float(test[s : s + _CHUNK])
         # skimage: mean of float32 squares accumulated in float64 (exact here, see pcons_psnr_mask)
@@ -72,9 +96,9 @@ def psnr_frames(gt: np.ndarray, test: np.ndarray) -> np.ndarray:
     return out
 
 
-def psnr(gt: np.ndarray, test: np.ndarray) -> float:
+def psnr(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = None) -> float:
     """Per-video PSNR: mean over frames of :func:`psnr_frames` (``inf`` if some frame is identical)."""
-    return float(np.mean(psnr_frames(gt, test)))
+    return float(np.mean(psnr_frames(gt, test, changed)))
 
 
 def _ssim_data_range(mode: str) -> float:
@@ -85,14 +109,16 @@ def _ssim_data_range(mode: str) -> float:
 
 
 def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release",
-                reference: "SSIMReference | None" = None) -> np.ndarray:
+                reference: "SSIMReference | None" = None, changed: np.ndarray | None = None) -> np.ndarray:
     """Per-frame SSIM of uint8 [T, H, W, 3] videos: scikit-image on float32 frames (SPEC section 7).
 
     ``mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (data range 1).
     The values are bit-identical to ``skimage.metrics.structural_similarity(..., channel_axis=-1)`` (see
     :func:`_ssim_frame`), about 1.8x faster. ``reference`` (:func:`ssim_reference` of ``gt``) holds the
-    ground-truth-only terms, so that scoring several predictions of one clip filters the ground truth once; the
-    values are the same bit for bit.
+    ground-truth-only terms, so that scoring several predictions of one clip filters the ground truth once, and
+    only the part of each frame where ``test`` differs from ``gt`` is filtered again (:func:`_ssim_frame_changed`);
+    the values are the same bit for bit. ``changed`` (bool [T, H, W], optional, with ``reference``) holds every
+    pixel where the frames may differ (for a composite: the hole), so only that part is compared.
 
     >>> a = np.random.default_rng(0).integers(0, 256, (1, 16, 16, 3), dtype=np.uint8)
     >>> ssim_frames(a, a).tolist()
@@ -109,27 +135,32 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release",
                          f"does not fit frames {gt.shape} / data range {data_range}")
     out = np.empty(len(gt), np.float64)
     for t in range(len(gt)):
-        out[t] = _ssim_frame(gt[t], test[t], data_range, None if reference is None else reference.terms[t])
+        if reference is None:
+            out[t] = _ssim_frame(gt[t], test[t], data_range)
+        else:
+            out[t] = _ssim_frame_changed(gt[t], test[t], data_range, reference.terms[t],
+                                         None if changed is None else changed[t])
     return out
 
 
 class SSIMReference:
-    """Ground-truth-only SSIM terms of one video (per frame: the local means and variances of the channels).
+    """Ground-truth-only SSIM terms of one video: per frame ``(ux, vx, p1x, p1xx)``, the local means and variances
+    of the channels and the column pass of the window filter on ``x`` and ``x * x`` (see :func:`_ssim_gt_terms`).
 
-    Made by :func:`ssim_reference`; ``nbytes`` is its size (two float32 arrays per frame).
+    Made by :func:`ssim_reference`; ``nbytes`` is its size (four float32 arrays per frame).
     """
 
-    def __init__(self, shape: tuple, data_range: float, terms: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, shape: tuple, data_range: float, terms: list[tuple[np.ndarray, ...]]) -> None:
         self.shape, self.data_range, self.terms = tuple(shape), data_range, terms
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes + b.nbytes for a, b in self.terms)
+        return sum(a.nbytes for frame in self.terms for a in frame)
 
 
 def ssim_reference_nbytes(shape: Sequence[int]) -> int:
-    """Bytes an :class:`SSIMReference` of uint8 frames of ``shape`` [T, H, W, C] takes (two float32 per value)."""
-    return 2 * 4 * math.prod(shape)
+    """Bytes an :class:`SSIMReference` of uint8 frames of ``shape`` [T, H, W, C] takes (four float32 per value)."""
+    return 4 * 4 * math.prod(shape)
 
 
 def ssim_reference(gt: np.ndarray, mode: str = "release") -> SSIMReference:
@@ -144,16 +175,25 @@ def ssim_reference(gt: np.ndarray, mode: str = "release") -> SSIMReference:
     return SSIMReference(gt.shape, data_range, [_ssim_gt_terms(f) for f in gt])
 
 
-def _ssim_gt_terms(gt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(ux, vx) of one uint8 [H, W, C] frame: local mean and sample variance, as :func:`_ssim_frame` makes them."""
-    size = (1, SSIM_WIN_SIZE, SSIM_WIN_SIZE)
-    n = SSIM_WIN_SIZE**2
-    cov_norm = n / (n - 1)
+def _ssim_gt_terms(gt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ux, uxx, p1x, p1xx) of one uint8 [H, W, C] frame (as [C, H, W] float32): the local means of ``x`` and
+    ``x * x`` as :func:`_ssim_frame` makes them, and the first (column, along H) pass of their window filter.
+
+    ``uniform_filter`` with size (1, 7, 7) runs a 1-D running-sum filter along H, then along W, on float32 arrays;
+    the two passes are made here one by one (the same calls, so the same floats) to keep the intermediate.
+    """
     x = _as_float(np.ascontiguousarray(np.moveaxis(gt, -1, 0)))
-    ux = uniform_filter(x, size)
-    vx = uniform_filter(np.multiply(x, x, out=x), size)
-    np.multiply(np.subtract(vx, ux * ux, out=vx), cov_norm, out=vx)  # vx = cov_norm * (uxx - ux * ux)
-    return ux, vx
+    p1x = uniform_filter1d(x, SSIM_WIN_SIZE, axis=1)
+    ux = uniform_filter1d(p1x, SSIM_WIN_SIZE, axis=2)
+    p1xx = uniform_filter1d(np.multiply(x, x, out=x), SSIM_WIN_SIZE, axis=1)
+    uxx = uniform_filter1d(p1xx, SSIM_WIN_SIZE, axis=2)
+    return ux, uxx, p1x, p1xx
+
+
+def _ssim_variance(ux: np.ndarray, uxx: np.ndarray) -> np.ndarray:
+    """vx = cov_norm * (uxx - ux * ux), the sample variance of the window (a new array)."""
+    n = SSIM_WIN_SIZE**2
+    return np.multiply(np.subtract(uxx, ux * ux), n / (n - 1))
 
 
 def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float,
@@ -174,7 +214,8 @@ def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float,
     n = SSIM_WIN_SIZE**2
     cov_norm = n / (n - 1)
     c1, c2 = (SSIM_K1 * data_range) ** 2, (SSIM_K2 * data_range) ** 2
-    ux, vx = gt_terms if gt_terms is not None else _ssim_gt_terms(gt)
+    ux, uxx = (gt_terms if gt_terms is not None else _ssim_gt_terms(gt))[:2]
+    vx = _ssim_variance(ux, uxx)
     uy = uniform_filter(y, size)
     buf = np.multiply(y, y)
     vy = uniform_filter(buf, size)
@@ -187,11 +228,92 @@ def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float,
     a1 = np.add(np.multiply(np.multiply(ux, 2, out=buf), uy, out=buf), c1, out=buf)  # 2 * ux * uy + C1
     a2 = np.add(np.multiply(vxy, 2, out=vxy), c2, out=vxy)  # 2 * vxy + C2
     b1 = np.add(np.add(ux2, uy2, out=ux2), c1, out=ux2)  # ux**2 + uy**2 + C1
-    b2 = np.add(np.add(vx, vy, out=vy), c2, out=vy)  # vx + vy + C2 (vx left unchanged: it may be shared)
+    b2 = np.add(np.add(vx, vy, out=vy), c2, out=vy)  # vx + vy + C2
     s = np.divide(np.multiply(a1, a2, out=a1), np.multiply(b1, b2, out=b1), out=a1)  # (A1 * A2) / (B1 * B2)
     pad = (SSIM_WIN_SIZE - 1) // 2
     per_channel = np.array([plane[pad:-pad, pad:-pad].mean(dtype=np.float64) for plane in s], dtype=np.float32)
     return float(per_channel.mean())
+
+
+def _ssim_frame_changed(gt: np.ndarray, test: np.ndarray, data_range: float,
+                        gt_terms: tuple[np.ndarray, ...], changed: np.ndarray | None = None) -> float:
+    """:func:`_ssim_frame` of one frame pair, filtering only what ``test`` changes (the same float, bit for bit).
+
+    The window filter is a running sum along each line (along H, then along W), so a changed pixel can alter the
+    first pass only in its own columns, and the second pass only in rows whose first pass changed, from 3 columns
+    left of the first changed column onwards. Those columns are filtered whole (same lines, same calls, same
+    floats), their rows are compared with the ground truth's first pass (``p1x``, ``p1xx`` of ``gt_terms``) and
+    only the rows that differ get the second pass and the SSIM formula. Elsewhere the local statistics of ``test``
+    equal the ground truth's bit for bit, where the formula gives exactly 1 (A1 = B1 and A2 = B2, as doubling is
+    exact). ``changed`` (bool [H, W]) bounds where the frames may differ; ``None`` compares whole frames.
+    """
+    ux, uxx, p1x, p1xx = gt_terms
+    height, width = gt.shape[:2]
+    if changed is not None:
+        x0, y0, bw, bh = _bounding_box(changed)
+        if bw == 0:
+            return 1.0
+        diff = (gt[y0 : y0 + bh, x0 : x0 + bw] != test[y0 : y0 + bh, x0 : x0 + bw]).any(axis=-1)
+    else:
+        x0 = y0 = 0
+        diff = (gt != test).any(axis=-1)
+    cols = np.flatnonzero(diff.any(axis=0))
+    if len(cols) == 0:
+        return 1.0
+    cx0, cx1 = x0 + int(cols[0]), x0 + int(cols[-1]) + 1
+    n = SSIM_WIN_SIZE**2
+    cov_norm = n / (n - 1)
+    c1_const, c2 = (SSIM_K1 * data_range) ** 2, (SSIM_K2 * data_range) ** 2
+    x = _as_float(np.ascontiguousarray(np.moveaxis(gt[:, cx0:cx1], -1, 0)))
+    y = _as_float(np.ascontiguousarray(np.moveaxis(test[:, cx0:cx1], -1, 0)))
+    p1y = uniform_filter1d(y, SSIM_WIN_SIZE, axis=1)
+    p1yy = uniform_filter1d(np.multiply(y, y), SSIM_WIN_SIZE, axis=1)
+    p1xy = uniform_filter1d(np.multiply(x, y, out=x), SSIM_WIN_SIZE, axis=1)
+    gx, gxx = p1x[:, :, cx0:cx1], p1xx[:, :, cx0:cx1]
+    rows = np.flatnonzero(((p1y != gx) | (p1yy != gxx) | (p1xy != gxx)).any(axis=(0, 2)))
+    if len(rows) == 0:
+        return 1.0
+    c0 = max(0, cx0 - SSIM_WIN_SIZE // 2)
+
+    def second_pass(first: np.ndarray, base: np.ndarray) -> np.ndarray:
+        full = base[:, rows, :]
+        full[:, :, cx0:cx1] = first[:, rows, :]
+        return uniform_filter1d(full, SSIM_WIN_SIZE, axis=2)[:, :, c0:]
+
+    uy, vy, vxy = second_pass(p1y, p1x), second_pass(p1yy, p1xx), second_pass(p1xy, p1xx)
+    ux, uxx = ux[:, rows, c0:], uxx[:, rows, c0:]
+    # past the changed columns the running sums of the second pass carry rounding noise only, which float32 output
+    # almost always hides: the formula is needed only up to the last column where a local statistic differs
+    differs = ((uy != ux) | (vy != uxx) | (vxy != uxx)).any(axis=(0, 1))
+    c1 = int(np.flatnonzero(differs)[-1]) + 1 if differs.any() else 0
+    if c1 == 0:
+        return 1.0
+    uy, vy, vxy, ux, uxx = (a[:, :, :c1] for a in (uy, vy, vxy, ux, uxx))
+    vx = _ssim_variance(ux, uxx)
+    # The statements of _ssim_frame, on the changed rows and columns only.
+    buf = np.empty_like(uy)
+    ux2, uy2 = ux * ux, uy * uy
+    np.multiply(np.subtract(vy, uy2, out=vy), cov_norm, out=vy)
+    np.multiply(ux, uy, out=buf)
+    np.multiply(np.subtract(vxy, buf, out=vxy), cov_norm, out=vxy)
+    a1 = np.add(np.multiply(np.multiply(ux, 2, out=buf), uy, out=buf), c1_const, out=buf)
+    a2 = np.add(np.multiply(vxy, 2, out=vxy), c2, out=vxy)
+    b1 = np.add(np.add(ux2, uy2, out=ux2), c1_const, out=ux2)
+    b2 = np.add(np.add(vx, vy, out=vy), c2, out=vy)
+    s = np.ones((gt.shape[2], height, width), np.float32)
+    s[:, rows, c0 : c0 + c1] = np.divide(np.multiply(a1, a2, out=a1), np.multiply(b1, b2, out=b1), out=a1)
+    pad = (SSIM_WIN_SIZE - 1) // 2
+    per_channel = np.array([plane[pad:-pad, pad:-pad].mean(dtype=np.float64) for plane in s], dtype=np.float32)
+    return float(per_channel.mean())
+
+
+def _bounding_box(mask: np.ndarray) -> tuple[int, int, int, int]:
+    """(x, y, w, h) of the True pixels of a bool [H, W] mask; w = h = 0 when there is none."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    if len(rows) == 0:
+        return 0, 0, 0, 0
+    cols = np.flatnonzero(mask.any(axis=0))
+    return int(cols[0]), int(rows[0]), int(cols[-1] - cols[0] + 1), int(rows[-1] - rows[0] + 1)
 
 
 def ssim(gt: np.ndarray, test: np.ndarray, mode: str = "release") -> float:
@@ -407,7 +529,7 @@ class PSNRMetric(_PerVideoMetric):
     clip_keys = ("psnr",)
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
-        return {"psnr": psnr(video.gt, video.composite)}
+        return {"psnr": psnr(video.gt, video.composite, video.hole)}  # the composite differs only in the hole
 
     def provenance(self) -> dict:
         return {**super().provenance(), "data_range": PSNR_DATA_RANGE, "clip": "[0, max finite] per video"}
@@ -433,7 +555,9 @@ class SSIMMetric(_PerVideoMetric):
     def update(self, video: VideoSample, prepared: SSIMReference | None = None) -> dict[str, float]:
         if prepared is not None and prepared.shape != video.gt.shape:
             prepared = None
-        values = {"ssim": float(np.mean(ssim_frames(video.gt, video.composite, self.options.ssim_mode, prepared)))}
+        # the composite differs from the ground truth only inside the hole
+        values = {"ssim": float(np.mean(ssim_frames(video.gt, video.composite, self.options.ssim_mode, prepared,
+                                                    None if prepared is None else video.hole)))}
         self.values["ssim"].append(values["ssim"])
         return values
 

@@ -22,6 +22,27 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 
+def composite(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """C = M*GT + (1-M)*Pred (uint8 [T, H, W, 3]): ``np.where(hole[..., None], pred, gt)``, copying ``pred`` only
+    inside each frame's bounding box of the hole (the same array, about twice as fast).
+
+    >>> gt = np.zeros((1, 2, 3, 3), np.uint8); hole = np.zeros((1, 2, 3), bool); hole[0, 1, 2] = True
+    >>> composite(gt, np.full_like(gt, 9), hole)[0, :, :, 0].tolist()
+    [[0, 0, 0], [0, 0, 9]]
+    """
+    if gt.shape != pred.shape or hole.shape != gt.shape[:3] or gt.dtype != pred.dtype or hole.dtype != bool:
+        return np.where(hole[..., None], pred, gt)  # broadcasting, promotion or errors as np.where gives them
+    out = gt.copy()
+    for t in range(len(gt)):
+        rows = np.flatnonzero(hole[t].any(axis=1))
+        if len(rows) == 0:
+            continue
+        cols = np.flatnonzero(hole[t].any(axis=0))
+        window = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+        np.copyto(out[t][window], pred[t][window], where=hole[t][window][..., None])
+    return out
+
+
 @dataclass
 class VideoSample:
     """One video to score: ground truth, raw prediction and hole mask, all at the evaluation size.
@@ -39,7 +60,7 @@ class VideoSample:
 
     @cached_property
     def composite(self) -> np.ndarray:
-        return np.where(self.hole[..., None], self.pred, self.gt)
+        return composite(self.gt, self.pred, self.hole)
 
     @property
     def num_frames(self) -> int:

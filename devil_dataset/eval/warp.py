@@ -116,17 +116,20 @@ class GroundTruthFlow:
     """What the warp error needs from the ground truth of one clip (:meth:`WarpErrorMetric.prepare`).
 
     Per pair (t-1, t): the forward flow ``fw`` (GT t-1 -> t) and the occlusion mask from ``fw`` and the
-    backward flow; ``hole_warps`` (the hole of frame t warped back to t-1) when prepared with a hole.
+    backward flow; when prepared with a hole, ``hole_warps`` (the hole of frame t warped back to t-1) and
+    ``points`` (the pixels that enter the mean, :func:`hole_points_for`), shared by every method under that hole.
     """
 
     fw: list
     occluded: list
     hole_warps: list | None = None
     hole: np.ndarray | None = None
+    points: list | None = None
 
     def for_hole(self, hole: np.ndarray) -> "GroundTruthFlow":
-        """The same flow with the hole-dependent part (``hole_warps``) for ``hole``."""
-        return GroundTruthFlow(self.fw, self.occluded, hole_warps_for(hole, self), hole)
+        """The same flow with the hole-dependent part (``hole_warps``, ``points``) for ``hole``."""
+        warps = hole_warps_for(hole, self)
+        return GroundTruthFlow(self.fw, self.occluded, warps, hole, hole_points_for(hole, self, warps))
 
 
 def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
@@ -134,9 +137,26 @@ def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
     return [warp_backward(hole[t].astype(np.float32), flow.fw[t - 1]) for t in range(1, len(hole))]
 
 
+def hole_points_for(hole: np.ndarray, flow: GroundTruthFlow,
+                    hole_warps: list[np.ndarray] | None = None) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """Per pair (t-1, t) the pixels (ys, xs) of frame t-1 that enter the warp error's mean, in row-major order:
+    not occluded, and a flow vector starts or ends in a hole (None: no such pixel, the pair is NaN)."""
+    hole_warps = hole_warps if hole_warps is not None else hole_warps_for(hole, flow)
+    points: list[tuple[np.ndarray, np.ndarray] | None] = []
+    for k, t in enumerate(range(1, len(hole))):
+        touched = (hole[t - 1].astype(np.float32) + hole_warps[k]) > 0
+        valid = touched & ~flow.occluded[k]
+        points.append(np.nonzero(valid) if valid.any() else None)
+    return points
+
+
 def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
-                      hole_warps: list[np.ndarray] | None = None) -> float:
+                      hole_warps: list[np.ndarray] | None = None,
+                      points: list[tuple[np.ndarray, np.ndarray] | None] | None = None) -> float:
     """Warp error (mask) of one video from prepared GT flow; equals :func:`warp_error_pair` per pair bit for bit.
+
+    ``hole_warps`` / ``points`` (:func:`hole_warps_for`, :func:`hole_points_for` of this ``hole``) skip the
+    hole-dependent work when it was prepared.
 
     >>> rng = np.random.default_rng(0)
     >>> gt = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8); hole = np.zeros((3, 32, 32), bool)
@@ -149,17 +169,16 @@ def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
     >>> warp_error_shared(comp, hole, flow) == float(np.nanmean(ref))
     True
     """
-    hole_warps = hole_warps if hole_warps is not None else hole_warps_for(hole, flow)
+    if points is None:
+        points = hole_points_for(hole, flow, hole_warps)
     values = []
     for k, t in enumerate(range(1, len(comp))):
         # the steps of warp_error_pair, with the GT-only parts prepared and the warp evaluated only at the
         # pixels that enter the mean (same float32 operations per pixel, same order of the pixels)
-        touched = (hole[t - 1].astype(np.float32) + hole_warps[k]) > 0
-        valid = touched & ~flow.occluded[k]
-        if not valid.any():
+        if points[k] is None:
             values.append(float("nan"))
             continue
-        ys, xs = np.nonzero(valid)
+        ys, xs = points[k]
         warped = warp_backward_at(comp[t], flow.fw[k], ys, xs)
         c0 = comp[t - 1][ys, xs].astype(np.float32) / 255.0
         diff = warped - c0
@@ -199,9 +218,9 @@ class WarpErrorMetric(Metric):
 
     def update(self, video: VideoSample, prepared: GroundTruthFlow | None = None) -> dict[str, float]:
         flow = prepared if prepared is not None else self.prepare(video.gt, video.hole)
-        warps = flow.hole_warps if flow.hole is video.hole or (
-            flow.hole is not None and np.array_equal(flow.hole, video.hole)) else None
-        value = warp_error_shared(video.composite, video.hole, flow, warps)
+        same_hole = flow.hole is video.hole or (flow.hole is not None and np.array_equal(flow.hole, video.hole))
+        value = warp_error_shared(video.composite, video.hole, flow, flow.hole_warps if same_hole else None,
+                                  flow.points if same_hole else None)
         self.values.append(value)
         return {"warp_error_mask": value}
 
@@ -224,5 +243,5 @@ class WarpErrorMetric(Metric):
         return prov
 
 
-__all__ = ["GroundTruthFlow", "WarpErrorMetric", "hole_warps_for", "occlusion_mask", "warp_backward", "warp_backward_at",
+__all__ = ["GroundTruthFlow", "WarpErrorMetric", "hole_points_for", "hole_warps_for", "occlusion_mask", "warp_backward", "warp_backward_at",
            "warp_error_pair", "warp_error_shared"]

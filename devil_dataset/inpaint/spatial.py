@@ -38,8 +38,25 @@ def blank_hole(frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
     0
     """
     out = frames.copy()
-    out[hole] = 0
+    for t in range(len(out)):
+        window = hole_window(hole[t])
+        if window is not None:
+            np.copyto(out[t][window], 0, where=hole[t][window][..., None])
     return out
+
+
+def hole_window(hole: np.ndarray) -> tuple[slice, slice] | None:
+    """The (rows, columns) slices of the bounding box of a bool [H, W] hole; None when it has no pixel.
+
+    >>> m = np.zeros((4, 5), bool); m[1:3, 2] = True
+    >>> hole_window(m)
+    (slice(1, 3, None), slice(2, 3, None))
+    """
+    rows = np.flatnonzero(hole.any(axis=1))
+    if len(rows) == 0:
+        return None
+    cols = np.flatnonzero(hole.any(axis=0))
+    return slice(int(rows[0]), int(rows[-1]) + 1), slice(int(cols[0]), int(cols[-1]) + 1)
 
 
 def inpaint_frame(frame: np.ndarray, hole: np.ndarray, method: str = "telea") -> np.ndarray:
@@ -48,9 +65,11 @@ def inpaint_frame(frame: np.ndarray, hole: np.ndarray, method: str = "telea") ->
         return frame.copy()
     if hole.all():
         return np.full_like(frame, EMPTY_FRAME_VALUE)
-    filled = cv2.inpaint(np.ascontiguousarray(frame), hole.astype(np.uint8), INPAINT_RADIUS, _FLAGS[method])
+    hole = np.ascontiguousarray(hole, dtype=bool)
+    filled = cv2.inpaint(np.ascontiguousarray(frame), hole.view(np.uint8), INPAINT_RADIUS, _FLAGS[method])
     out = frame.copy()
-    out[hole] = filled[hole]
+    window = hole_window(hole)
+    np.copyto(out[window], filled[window], where=hole[window][..., None])  # out[hole] = filled[hole]
     return out
 
 

@@ -137,6 +137,11 @@ def test_collate_pads_clips_of_different_length(data_tiny_dataset):
 def test_iter_slice_columns_and_errors(data_tiny_dataset, tmp_path):
     rows = list(iter_slice(data_tiny_dataset, "fg_motion_low", columns=["clip_id", "hole"]))
     assert set(rows[0]) == {"clip_id", "hole"} and rows[0]["hole"].dtype == bool
+    everything = list(iter_slice(data_tiny_dataset, "all"))
+    wanted = [str(everything[-1]["clip_id"]), "no-such-clip"]
+    picked = list(iter_slice(data_tiny_dataset, "all", columns=["frames"], clip_ids=wanted))
+    assert len(picked) == 1 and set(picked[0]) == {"frames"}  # filtered by clip id, which is not returned
+    assert np.array_equal(picked[0]["frames"], everything[-1]["frames"])
     with pytest.raises(DevilError, match="unknown config"):
         next(iter_slice(data_tiny_dataset, "camera_motion_medium"))
     with pytest.raises(DevilError, match="no data/all"):

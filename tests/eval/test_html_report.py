@@ -88,6 +88,20 @@ def test_report_with_two_jobs_writes_the_same_files(tmp_path, tiny_report):
     assert clips and all((root / n).read_bytes() == (again.parent / n).read_bytes() for n in clips)
 
 
+def test_report_reuses_plots_drawn_for_the_same_table(tmp_path, tiny_report):
+    """``plots_from`` (what write_report drew) fills plots/ with the same files, drawn once."""
+    from devil_dataset.eval.report import score_table, write_report
+
+    docs = make_tiny_evaluation(tmp_path / "eval")
+    drawn = [p for p in write_report(score_table(docs), tmp_path / "tables") if p.suffix == ".png"]
+    again = write_html_report(docs, tmp_path / "report", clips=False, plots_from=drawn)
+    plots = sorted((again.parent / "plots").iterdir())
+    assert [p.name for p in plots] == sorted(p.name for p in (tiny_report.parent / "plots").iterdir())
+    assert all(p.read_bytes() == (tmp_path / "tables" / p.name).read_bytes() for p in plots)
+    page = again.read_text()
+    assert all(f"plots/{p.name}" in page for p in plots)
+
+
 def test_report_best_cell_is_the_better_method(tiny_report):
     text = tiny_report.read_text()
     row = re.search(r"<tr><td>fg_size_low</td>(.*?)</tr>", text, re.S).group(1)

@@ -189,14 +189,67 @@ def test_ssim_reference_is_bit_identical(mode):
     rng = np.random.default_rng(3)
     gt = rng.integers(0, 256, (3, 40, 56, 3), dtype=np.uint8)
     ref = ssim_reference(gt, mode)
-    before = [(u.copy(), v.copy()) for u, v in ref.terms]
+    before = [tuple(a.copy() for a in frame) for frame in ref.terms]
     for _ in range(2):  # a second prediction reuses the same terms
         pred = gt.copy()
         pred[:, 10:25, 12:30] = rng.integers(0, 256, (3, 15, 18, 3), dtype=np.uint8)
         assert ssim_frames(gt, pred, mode, ref).tolist() == ssim_frames(gt, pred, mode).tolist()
-    assert all(np.array_equal(u, u0) and np.array_equal(v, v0) for (u, v), (u0, v0) in zip(ref.terms, before))
+    assert all(np.array_equal(a, a0) for frame, frame0 in zip(ref.terms, before) for a, a0 in zip(frame, frame0))
     with pytest.raises(ValueError, match="does not fit"):
         ssim_frames(gt[:2], gt[:2], mode, ref)
+
+
+def _holed_pairs(rng, shape, n):
+    """Random clips with holes of many shapes (touching borders, thin, several pieces, empty) and fills."""
+    t, h, w, c = shape
+    for i in range(n):
+        gt = rng.integers(0, 256, shape, dtype=np.uint8)
+        if i % 3 == 1:  # smooth content: small local variances
+            gt = np.broadcast_to(np.linspace(0, 255, w, dtype=np.uint8)[None, None, :, None], shape).copy()
+        hole = np.zeros(shape[:3], bool)
+        for f in range(t):
+            for _ in range(rng.integers(0, 3)):
+                y0, x0 = rng.integers(0, h), rng.integers(0, w)
+                hole[f, y0 : y0 + rng.integers(1, h), x0 : x0 + rng.integers(1, w)] = True
+        pred = gt.copy()
+        kind = i % 4
+        noise = rng.integers(0, 256, shape, dtype=np.uint8)
+        if kind == 1:  # a near-perfect fill: off by one here and there
+            noise = np.clip(gt.astype(int) + rng.integers(-1, 2, shape), 0, 255).astype(np.uint8)
+        elif kind == 2:  # a perfect fill: the composite equals the ground truth
+            noise = gt
+        pred[hole] = noise[hole]
+        if kind == 3:  # a prediction that also changes known pixels (the composite must not see them)
+            pred = noise
+        yield gt, pred, hole
+
+
+@pytest.mark.parametrize("mode", ["release", "standard"])
+@pytest.mark.parametrize("shape", [(4, 40, 56, 3), (3, 7, 9, 3), (2, 64, 33, 1)])
+def test_ssim_and_psnr_on_the_changed_region_are_bit_identical(shape, mode):
+    """Scoring only where the composite differs (SSIM's changed rows and columns, PSNR's hole box) gives the very
+    floats of the whole-frame computation, for holes anywhere (borders, thin, several pieces, none)."""
+    from devil_dataset.eval.pixel import psnr_frames, ssim_reference
+
+    rng = np.random.default_rng(sum(shape))
+    for gt, pred, hole in _holed_pairs(rng, shape, 12):
+        comp = np.where(hole[..., None], pred, gt)
+        ref = ssim_reference(gt, mode)
+        whole = ssim_frames(gt, comp, mode)
+        assert ssim_frames(gt, comp, mode, ref, hole).tolist() == whole.tolist()
+        assert ssim_frames(gt, comp, mode, ref).tolist() == whole.tolist()
+        assert psnr_frames(gt, comp, hole).tolist() == psnr_frames(gt, comp).tolist()
+
+
+def test_psnr_changed_region_falls_back_when_the_sum_could_round():
+    """A frame whose squared differences add up past the exact float64 range is summed whole, as before."""
+    from devil_dataset.eval.pixel import _EXACT_SUM_LIMIT, psnr_frames
+
+    gt = np.zeros((1, 120, 100, 3), np.uint8)
+    pred = np.full_like(gt, 255)  # every term is 1.0: the sum is 36000 > 2**13
+    hole = np.ones(gt.shape[:3], bool)
+    assert 120 * 100 * 3 > _EXACT_SUM_LIMIT
+    assert psnr_frames(gt, pred, hole).tolist() == psnr_frames(gt, pred).tolist() == [0.0]
 
 
 def test_ssim_metric_prepare_matches_plain_update():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.warp import WarpErrorMetric, hole_warps_for, warp_error_pair, warp_error_shared
+from devil_dataset.eval.warp import WarpErrorMetric, hole_points_for, hole_warps_for, warp_error_pair, warp_error_shared
 from devil_dataset.flow import dis_flow
 
 
@@ -31,5 +31,7 @@ def test_prepared_warp_error_equals_per_pair_reference():
     flow = metric.prepare(gt)
     assert warp_error_shared(comp, hole, flow) == ref
     assert warp_error_shared(comp, hole, flow, hole_warps_for(hole, flow)) == ref
+    assert warp_error_shared(comp, hole, flow, points=hole_points_for(hole, flow)) == ref
+    assert flow.for_hole(hole).points is not None
     assert metric.update(video, flow.for_hole(hole))["warp_error_mask"] == ref
     assert metric.compute()["warp_error_mask"] == ref
