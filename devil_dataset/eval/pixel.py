@@ -144,8 +144,8 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release",
 
 
 class SSIMReference:
-    """Ground-truth-only SSIM terms of one video: per frame ``(ux, vx, p1x, p1xx)``, the local means and variances
-    of the channels and the column pass of the window filter on ``x`` and ``x * x`` (see :func:`_ssim_gt_terms`).
+    """Ground-truth-only SSIM terms of one video: per frame ``(ux, uxx, p1x, p1xx)``, the local means of the channels
+    and of their squares, and the column pass of the window filter on ``x`` and ``x * x`` (:func:`_ssim_gt_terms`).
 
     Made by :func:`ssim_reference`; ``nbytes`` is its size (four float32 arrays per frame).
     """
@@ -197,7 +197,7 @@ def _ssim_variance(ux: np.ndarray, uxx: np.ndarray) -> np.ndarray:
 
 
 def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float,
-                gt_terms: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+                gt_terms: tuple[np.ndarray, ...] | None = None) -> float:
     """SSIM of one uint8 [H, W, C] frame pair with scikit-image's float32 arithmetic, operation for operation.
 
     scikit-image (``channel_axis=-1``, uniform 7x7 window, sample covariance) filters each channel separately and
@@ -243,9 +243,10 @@ def _ssim_frame_changed(gt: np.ndarray, test: np.ndarray, data_range: float,
     first pass only in its own columns, and the second pass only in rows whose first pass changed, from 3 columns
     left of the first changed column onwards. Those columns are filtered whole (same lines, same calls, same
     floats), their rows are compared with the ground truth's first pass (``p1x``, ``p1xx`` of ``gt_terms``) and
-    only the rows that differ get the second pass and the SSIM formula. Elsewhere the local statistics of ``test``
-    equal the ground truth's bit for bit, where the formula gives exactly 1 (A1 = B1 and A2 = B2, as doubling is
-    exact). ``changed`` (bool [H, W]) bounds where the frames may differ; ``None`` compares whole frames.
+    only the rows that differ get the second pass, and the SSIM formula up to the last column whose local statistics
+    differ. Elsewhere the local statistics of ``test`` equal the ground truth's bit for bit, where the formula gives
+    exactly 1 (A1 = B1 and A2 = B2, as doubling is exact). ``changed`` (bool [H, W]) bounds where the frames may
+    differ; ``None`` compares whole frames.
     """
     ux, uxx, p1x, p1xx = gt_terms
     height, width = gt.shape[:2]
