@@ -17,19 +17,24 @@ OCC_FB_REL, OCC_FB_ABS = 0.01, 0.5  # SPEC section 7, forward-backward check: |f
 OCC_GRAD_REL, OCC_GRAD_ABS = 0.01, 0.002  # SPEC section 7, motion boundary: |grad fw|^2 > 0.01 |fw|^2 + 0.002
 
 
-def warp_backward(image: np.ndarray, flow: np.ndarray) -> np.ndarray:
+def warp_backward(image: np.ndarray, flow: np.ndarray, window: tuple[slice, slice] | None = None) -> np.ndarray:
     """Sample ``image`` [H, W, C] (or [H, W]) at p + flow(p), bilinear, coordinates clamped to the border.
 
     The FlowNet2 ``Resample2d`` semantics the release uses: weights from the unclamped position, the four
-    neighbours clamped into the frame. Float32 arithmetic.
+    neighbours clamped into the frame. Float32 arithmetic. ``window`` (rows, columns slices) computes only those
+    pixels of the result: the same floats as cropping the whole result.
 
     >>> img = np.arange(12, dtype=np.float32).reshape(3, 4)
     >>> warp_backward(img, np.full((3, 4, 2), 0.5, np.float32))[0].tolist()
     [2.5, 3.5, 4.5, 5.0]
+    >>> warp_backward(img, np.full((3, 4, 2), 0.5, np.float32), (slice(0, 1), slice(1, 3))).tolist()
+    [[3.5, 4.5]]
     """
     h, w = flow.shape[:2]
-    xf = np.arange(w, dtype=np.float32)[None, :] + flow[..., 0].astype(np.float32)
-    yf = np.arange(h, dtype=np.float32)[:, None] + flow[..., 1].astype(np.float32)
+    rows, cols = window if window is not None else (slice(0, h), slice(0, w))
+    part = flow[rows, cols]
+    xf = np.arange(w, dtype=np.float32)[cols][None, :] + part[..., 0].astype(np.float32)
+    yf = np.arange(h, dtype=np.float32)[rows][:, None] + part[..., 1].astype(np.float32)
     x0, y0 = np.floor(xf), np.floor(yf)
     a, b = xf - x0, yf - y0
     xl = np.clip(x0, 0, w - 1).astype(np.intp)
@@ -134,7 +139,35 @@ class GroundTruthFlow:
 
 def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
     """The hole of frame t warped back to t-1 by the GT flow, per pair (shared by the methods under that hole)."""
-    return [warp_backward(hole[t].astype(np.float32), flow.fw[t - 1]) for t in range(1, len(hole))]
+    return [warp_hole_backward(hole[t], flow.fw[t - 1]) for t in range(1, len(hole))]
+
+
+def warp_hole_backward(hole: np.ndarray, flow: np.ndarray) -> np.ndarray:
+    """``warp_backward(hole.astype(float32), flow)`` of a bool [H, W] hole, computed near the hole only.
+
+    A pixel p samples four neighbours within ``max|flow| + 1`` of p in each axis (clamping into the frame only
+    brings them closer, as p is inside it), so outside the hole's bounding box grown by that much every neighbour
+    is 0 and the result is exactly 0; inside, :func:`warp_backward` runs on that window (the same floats).
+
+    >>> m = np.zeros((6, 8), bool); m[2:4, 3:5] = True
+    >>> f = np.random.default_rng(0).uniform(-1.5, 1.5, (6, 8, 2)).astype(np.float32)
+    >>> bool((warp_hole_backward(m, f) == warp_backward(m.astype(np.float32), f)).all())
+    True
+    """
+    h, w = hole.shape
+    out = np.zeros((h, w), np.float32)
+    rows = np.flatnonzero(hole.any(axis=1))
+    if len(rows) == 0:
+        return out
+    cols = np.flatnonzero(hole.any(axis=0))
+    reach = float(np.abs(flow).max(initial=0.0)) if flow.size else 0.0
+    if not np.isfinite(reach):
+        return warp_backward(hole.astype(np.float32), flow)
+    grow = int(np.ceil(reach)) + 2
+    window = (slice(max(0, rows[0] - grow), min(h, rows[-1] + 1 + grow)),
+              slice(max(0, cols[0] - grow), min(w, cols[-1] + 1 + grow)))
+    out[window] = warp_backward(hole.astype(np.float32), flow, window)
+    return out
 
 
 def hole_points_for(hole: np.ndarray, flow: GroundTruthFlow,
@@ -243,5 +276,5 @@ class WarpErrorMetric(Metric):
         return prov
 
 
-__all__ = ["GroundTruthFlow", "WarpErrorMetric", "hole_points_for", "hole_warps_for", "occlusion_mask", "warp_backward", "warp_backward_at",
+__all__ = ["GroundTruthFlow", "WarpErrorMetric", "hole_points_for", "hole_warps_for", "warp_hole_backward", "occlusion_mask", "warp_backward", "warp_backward_at",
            "warp_error_pair", "warp_error_shared"]

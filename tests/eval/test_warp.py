@@ -35,3 +35,26 @@ def test_prepared_warp_error_equals_per_pair_reference():
     assert flow.for_hole(hole).points is not None
     assert metric.update(video, flow.for_hole(hole))["warp_error_mask"] == ref
     assert metric.compute()["warp_error_mask"] == ref
+
+
+def test_hole_warp_near_the_hole_equals_the_whole_frame_warp():
+    """The windowed hole warp is the whole-frame warp bit for bit: holes at borders, flows leaving the frame,
+    large and tiny flows, empty holes, a non-finite flow (whole-frame fallback)."""
+    from devil_dataset.eval.warp import warp_backward, warp_hole_backward
+
+    rng = np.random.default_rng(5)
+    h, w = 40, 56
+    for i in range(40):
+        hole = np.zeros((h, w), bool)
+        if i % 10:
+            y0, x0 = rng.integers(0, h), rng.integers(0, w)
+            hole[y0 : y0 + rng.integers(1, 15), x0 : x0 + rng.integers(1, 15)] = True
+        scale = [0.3, 2.0, 8.0, 30.0][i % 4]
+        flow = rng.normal(0, scale, (h, w, 2)).astype(np.float32)
+        if i == 7:
+            flow[3, 4, 0] = np.inf
+        with np.errstate(invalid="ignore"):  # the infinite vector's cast to an index (the same in both)
+            expected = warp_backward(hole.astype(np.float32), flow)
+            got = warp_hole_backward(hole, flow)
+        assert got.dtype == np.float32 and np.array_equal(got, expected, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(expected))
