@@ -26,6 +26,7 @@ from scipy.ndimage import uniform_filter, uniform_filter1d
 from skimage.metrics import structural_similarity
 
 from ..errors import UnknownNameError
+from ..hole_box import hole_window
 from .protocol import EvalOptions, Metric, VideoSample
 
 # SPEC section 7: PSNR data range for float frames in [0, 1].
@@ -77,10 +78,11 @@ def psnr_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = N
     if changed is not None:
         count = math.prod(gt.shape[1:])
         for t in range(len(gt)):
-            x0, y0, bw, bh = _bounding_box(changed[t])
-            window = (slice(y0, y0 + bh), slice(x0, x0 + bw))
-            d = _as_float(gt[t][window]) - _as_float(test[t][window])
-            total = np.sum(np.square(d), dtype=np.float64)
+            window = hole_window(changed[t])
+            total = np.float64(0.0)  # no changed pixel: an identical frame (PSNR inf)
+            if window is not None:
+                d = _as_float(gt[t][window]) - _as_float(test[t][window])
+                total = np.sum(np.square(d), dtype=np.float64)
             if not total < _EXACT_SUM_LIMIT:
                 out[t] = psnr_frames(gt[t : t + 1], test[t : t + 1])[0]
                 continue
@@ -211,25 +213,35 @@ def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float,
     size = (1, SSIM_WIN_SIZE, SSIM_WIN_SIZE)
     x = _as_float(np.ascontiguousarray(np.moveaxis(gt, -1, 0)))
     y = _as_float(np.ascontiguousarray(np.moveaxis(test, -1, 0)))
+    ux, uxx = (gt_terms if gt_terms is not None else _ssim_gt_terms(gt))[:2]
+    uy = uniform_filter(y, size)
+    vy = uniform_filter(np.multiply(y, y), size)
+    vxy = uniform_filter(np.multiply(x, y, out=x), size)
+    return _ssim_mean(_ssim_map(ux, _ssim_variance(ux, uxx), uy, vy, vxy, data_range))
+
+
+def _ssim_map(ux: np.ndarray, vx: np.ndarray, uy: np.ndarray, uyy: np.ndarray, uxy: np.ndarray,
+              data_range: float) -> np.ndarray:
+    """The SSIM map (A1 * A2) / (B1 * B2) from the local statistics, scikit-image's float32 statements in its
+    order; ``uyy`` and ``uxy`` (local means of y * y and x * y) are overwritten, the others left unchanged."""
     n = SSIM_WIN_SIZE**2
     cov_norm = n / (n - 1)
     c1, c2 = (SSIM_K1 * data_range) ** 2, (SSIM_K2 * data_range) ** 2
-    ux, uxx = (gt_terms if gt_terms is not None else _ssim_gt_terms(gt))[:2]
-    vx = _ssim_variance(ux, uxx)
-    uy = uniform_filter(y, size)
-    buf = np.multiply(y, y)
-    vy = uniform_filter(buf, size)
-    np.multiply(x, y, out=buf)
-    vxy = uniform_filter(buf, size)
+    buf = np.empty_like(uy)
     ux2, uy2 = ux * ux, uy * uy
-    np.multiply(np.subtract(vy, uy2, out=vy), cov_norm, out=vy)  # vy = cov_norm * (uyy - uy * uy)
+    vy = np.multiply(np.subtract(uyy, uy2, out=uyy), cov_norm, out=uyy)  # vy = cov_norm * (uyy - uy * uy)
     np.multiply(ux, uy, out=buf)
-    np.multiply(np.subtract(vxy, buf, out=vxy), cov_norm, out=vxy)
+    vxy = np.multiply(np.subtract(uxy, buf, out=uxy), cov_norm, out=uxy)
     a1 = np.add(np.multiply(np.multiply(ux, 2, out=buf), uy, out=buf), c1, out=buf)  # 2 * ux * uy + C1
     a2 = np.add(np.multiply(vxy, 2, out=vxy), c2, out=vxy)  # 2 * vxy + C2
     b1 = np.add(np.add(ux2, uy2, out=ux2), c1, out=ux2)  # ux**2 + uy**2 + C1
     b2 = np.add(np.add(vx, vy, out=vy), c2, out=vy)  # vx + vy + C2
-    s = np.divide(np.multiply(a1, a2, out=a1), np.multiply(b1, b2, out=b1), out=a1)  # (A1 * A2) / (B1 * B2)
+    return np.divide(np.multiply(a1, a2, out=a1), np.multiply(b1, b2, out=b1), out=a1)  # (A1 * A2) / (B1 * B2)
+
+
+def _ssim_mean(s: np.ndarray) -> float:
+    """scikit-image's SSIM of a [C, H, W] map: each channel's mean (float64) without the window's border, then
+    the mean of the channels' float32 values."""
     pad = (SSIM_WIN_SIZE - 1) // 2
     per_channel = np.array([plane[pad:-pad, pad:-pad].mean(dtype=np.float64) for plane in s], dtype=np.float32)
     return float(per_channel.mean())
@@ -250,21 +262,13 @@ def _ssim_frame_changed(gt: np.ndarray, test: np.ndarray, data_range: float,
     """
     ux, uxx, p1x, p1xx = gt_terms
     height, width = gt.shape[:2]
-    if changed is not None:
-        x0, y0, bw, bh = _bounding_box(changed)
-        if bw == 0:
-            return 1.0
-        diff = (gt[y0 : y0 + bh, x0 : x0 + bw] != test[y0 : y0 + bh, x0 : x0 + bw]).any(axis=-1)
-    else:
-        x0 = y0 = 0
-        diff = (gt != test).any(axis=-1)
-    cols = np.flatnonzero(diff.any(axis=0))
-    if len(cols) == 0:
+    window = (slice(0, height), slice(0, width)) if changed is None else hole_window(changed)
+    if window is None:
         return 1.0
-    cx0, cx1 = x0 + int(cols[0]), x0 + int(cols[-1]) + 1
-    n = SSIM_WIN_SIZE**2
-    cov_norm = n / (n - 1)
-    c1_const, c2 = (SSIM_K1 * data_range) ** 2, (SSIM_K2 * data_range) ** 2
+    box = hole_window((gt[window] != test[window]).any(axis=-1))
+    if box is None:
+        return 1.0
+    cx0, cx1 = window[1].start + box[1].start, window[1].start + box[1].stop
     x = _as_float(np.ascontiguousarray(np.moveaxis(gt[:, cx0:cx1], -1, 0)))
     y = _as_float(np.ascontiguousarray(np.moveaxis(test[:, cx0:cx1], -1, 0)))
     p1y = uniform_filter1d(y, SSIM_WIN_SIZE, axis=1)
@@ -281,40 +285,18 @@ def _ssim_frame_changed(gt: np.ndarray, test: np.ndarray, data_range: float,
         full[:, :, cx0:cx1] = first[:, rows, :]
         return uniform_filter1d(full, SSIM_WIN_SIZE, axis=2)[:, :, c0:]
 
-    uy, vy, vxy = second_pass(p1y, p1x), second_pass(p1yy, p1xx), second_pass(p1xy, p1xx)
+    uy, uyy, uxy = second_pass(p1y, p1x), second_pass(p1yy, p1xx), second_pass(p1xy, p1xx)
     ux, uxx = ux[:, rows, c0:], uxx[:, rows, c0:]
     # past the changed columns the running sums of the second pass carry rounding noise only, which float32 output
     # almost always hides: the formula is needed only up to the last column where a local statistic differs
-    differs = ((uy != ux) | (vy != uxx) | (vxy != uxx)).any(axis=(0, 1))
-    c1 = int(np.flatnonzero(differs)[-1]) + 1 if differs.any() else 0
-    if c1 == 0:
+    differs = np.flatnonzero(((uy != ux) | (uyy != uxx) | (uxy != uxx)).any(axis=(0, 1)))
+    if len(differs) == 0:
         return 1.0
-    uy, vy, vxy, ux, uxx = (a[:, :, :c1] for a in (uy, vy, vxy, ux, uxx))
-    vx = _ssim_variance(ux, uxx)
-    # The statements of _ssim_frame, on the changed rows and columns only.
-    buf = np.empty_like(uy)
-    ux2, uy2 = ux * ux, uy * uy
-    np.multiply(np.subtract(vy, uy2, out=vy), cov_norm, out=vy)
-    np.multiply(ux, uy, out=buf)
-    np.multiply(np.subtract(vxy, buf, out=vxy), cov_norm, out=vxy)
-    a1 = np.add(np.multiply(np.multiply(ux, 2, out=buf), uy, out=buf), c1_const, out=buf)
-    a2 = np.add(np.multiply(vxy, 2, out=vxy), c2, out=vxy)
-    b1 = np.add(np.add(ux2, uy2, out=ux2), c1_const, out=ux2)
-    b2 = np.add(np.add(vx, vy, out=vy), c2, out=vy)
+    ncols = int(differs[-1]) + 1
+    uy, uyy, uxy, ux, uxx = (a[:, :, :ncols] for a in (uy, uyy, uxy, ux, uxx))
     s = np.ones((gt.shape[2], height, width), np.float32)
-    s[:, rows, c0 : c0 + c1] = np.divide(np.multiply(a1, a2, out=a1), np.multiply(b1, b2, out=b1), out=a1)
-    pad = (SSIM_WIN_SIZE - 1) // 2
-    per_channel = np.array([plane[pad:-pad, pad:-pad].mean(dtype=np.float64) for plane in s], dtype=np.float32)
-    return float(per_channel.mean())
-
-
-def _bounding_box(mask: np.ndarray) -> tuple[int, int, int, int]:
-    """(x, y, w, h) of the True pixels of a bool [H, W] mask; w = h = 0 when there is none."""
-    rows = np.flatnonzero(mask.any(axis=1))
-    if len(rows) == 0:
-        return 0, 0, 0, 0
-    cols = np.flatnonzero(mask.any(axis=0))
-    return int(cols[0]), int(rows[0]), int(cols[-1] - cols[0] + 1), int(rows[-1] - rows[0] + 1)
+    s[:, rows, c0 : c0 + ncols] = _ssim_map(ux, _ssim_variance(ux, uxx), uy, uyy, uxy, data_range)
+    return _ssim_mean(s)
 
 
 def ssim(gt: np.ndarray, test: np.ndarray, mode: str = "release") -> float:

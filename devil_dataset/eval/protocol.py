@@ -21,6 +21,8 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..hole_box import paste_in_hole
+
 
 def composite(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:
     """C = M*GT + (1-M)*Pred (uint8 [T, H, W, 3]): ``np.where(hole[..., None], pred, gt)``, copying ``pred`` only
@@ -33,13 +35,8 @@ def composite(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:
     if gt.shape != pred.shape or hole.shape != gt.shape[:3] or gt.dtype != pred.dtype or hole.dtype != bool:
         return np.where(hole[..., None], pred, gt)  # broadcasting, promotion or errors as np.where gives them
     out = gt.copy()
-    for t in range(len(gt)):
-        rows = np.flatnonzero(hole[t].any(axis=1))
-        if len(rows) == 0:
-            continue
-        cols = np.flatnonzero(hole[t].any(axis=0))
-        window = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
-        np.copyto(out[t][window], pred[t][window], where=hole[t][window][..., None])
+    for frame, source, m in zip(out, pred, hole):
+        paste_in_hole(frame, source, m)
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..hole_box import hole_window
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
 from .weights import weights_provenance
 
@@ -156,16 +157,14 @@ def warp_hole_backward(hole: np.ndarray, flow: np.ndarray) -> np.ndarray:
     """
     h, w = hole.shape
     out = np.zeros((h, w), np.float32)
-    rows = np.flatnonzero(hole.any(axis=1))
-    if len(rows) == 0:
+    box = hole_window(hole)
+    if box is None:
         return out
-    cols = np.flatnonzero(hole.any(axis=0))
     reach = float(np.abs(flow).max(initial=0.0)) if flow.size else 0.0
     if not np.isfinite(reach):
         return warp_backward(hole.astype(np.float32), flow)
     grow = int(np.ceil(reach)) + 2
-    window = (slice(max(0, rows[0] - grow), min(h, rows[-1] + 1 + grow)),
-              slice(max(0, cols[0] - grow), min(w, cols[-1] + 1 + grow)))
+    window = tuple(slice(max(0, b.start - grow), min(n, b.stop + grow)) for b, n in zip(box, (h, w)))
     out[window] = warp_backward(hole.astype(np.float32), flow, window)
     return out
 

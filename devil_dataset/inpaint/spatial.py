@@ -15,6 +15,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from ..hole_box import paste_in_hole
+
 # Neighbourhood radius (pixels) of cv2.inpaint; 3 is OpenCV's documented example value.
 INPAINT_RADIUS = 3
 # Value given to a frame with no known pixel at all (nothing to fill from): mid grey.
@@ -38,25 +40,9 @@ def blank_hole(frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
     0
     """
     out = frames.copy()
-    for t in range(len(out)):
-        window = hole_window(hole[t])
-        if window is not None:
-            np.copyto(out[t][window], 0, where=hole[t][window][..., None])
+    for frame, m in zip(out, hole):
+        paste_in_hole(frame, 0, m)
     return out
-
-
-def hole_window(hole: np.ndarray) -> tuple[slice, slice] | None:
-    """The (rows, columns) slices of the bounding box of a bool [H, W] hole; None when it has no pixel.
-
-    >>> m = np.zeros((4, 5), bool); m[1:3, 2] = True
-    >>> hole_window(m)
-    (slice(1, 3, None), slice(2, 3, None))
-    """
-    rows = np.flatnonzero(hole.any(axis=1))
-    if len(rows) == 0:
-        return None
-    cols = np.flatnonzero(hole.any(axis=0))
-    return slice(int(rows[0]), int(rows[-1]) + 1), slice(int(cols[0]), int(cols[-1]) + 1)
 
 
 def inpaint_frame(frame: np.ndarray, hole: np.ndarray, method: str = "telea") -> np.ndarray:
@@ -68,8 +54,7 @@ def inpaint_frame(frame: np.ndarray, hole: np.ndarray, method: str = "telea") ->
     hole = np.ascontiguousarray(hole, dtype=bool)
     filled = cv2.inpaint(np.ascontiguousarray(frame), hole.view(np.uint8), INPAINT_RADIUS, _FLAGS[method])
     out = frame.copy()
-    window = hole_window(hole)
-    np.copyto(out[window], filled[window], where=hole[window][..., None])  # out[hole] = filled[hole]
+    paste_in_hole(out, filled, hole)
     return out
 
 
