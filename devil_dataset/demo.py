@@ -306,31 +306,13 @@ class _Manifests:
                           json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
-def write_prediction_pngs(pred: np.ndarray, directory: Path) -> None:
-    """Write uint8 [T, H, W, 3] as ``frame_%04d_pred.png`` into a fresh ``directory`` (fast lossless PNG:
-    :func:`devil_dataset.png_encode.encode_rgb_png`, ~3x faster than OpenCV's level 1, same size).
-
-    >>> import tempfile
-    >>> from devil_dataset.release_format import read_frame_pngs
-    >>> d = Path(tempfile.mkdtemp())
-    >>> pred = np.random.default_rng(0).integers(0, 256, (2, 6, 8, 3), dtype=np.uint8)
-    >>> write_prediction_pngs(pred, d)
-    >>> bool((read_frame_pngs(d, "pred") == pred).all())
-    True
-    """
-    from .png_encode import encode_rgb_png
-    from .release_format import PRED_PATTERN
-
-    directory.mkdir(parents=True, exist_ok=True)
-    for t, frame in enumerate(pred):
-        (directory / PRED_PATTERN.format(t)).write_bytes(encode_rgb_png(frame))
-
-
 def _place_prediction(source: Path | None, pred: np.ndarray | None, target: Path) -> None:
     """Create ``target`` atomically: hard links to ``source``'s frames (copies if linking fails), or ``pred``."""
+    from .release_format import write_frame_pngs
+
     with atomic_directory(target, overwrite=True) as tmp:
         if source is None:
-            write_prediction_pngs(pred, tmp)
+            write_frame_pngs(pred, tmp, "pred")
             return
         for f in sorted(source.iterdir()):
             try:

@@ -47,14 +47,24 @@ def write_mask_pngs(hole: np.ndarray, directory: str | Path) -> list[Path]:
 
 
 def write_frame_pngs(frames: np.ndarray, directory: str | Path, kind: str = "gt") -> list[Path]:
-    """Write uint8 RGB frames [T, H, W, 3] as ``frame_%04d_<kind>.png`` (kind: gt or pred)."""
+    """Write uint8 RGB frames [T, H, W, 3] as ``frame_%04d_<kind>.png`` (kind: gt or pred), each atomically.
+
+    RGB frames go through :func:`devil_dataset.png_encode.encode_rgb_png` (~3x faster than OpenCV's or Pillow's
+    encoder at the same size); anything else through Pillow.
+    """
+    from .png_encode import encode_rgb_png
+
     pattern = {"gt": GT_PATTERN, "pred": PRED_PATTERN}[kind]
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for t, frame in enumerate(frames):
         path = directory / pattern.format(t)
-        _save_png(Image.fromarray(np.ascontiguousarray(frame)), path)
+        if frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3 and frame.size:
+            with atomic_path(path) as tmp:
+                tmp.write_bytes(encode_rgb_png(frame))
+        else:
+            _save_png(Image.fromarray(np.ascontiguousarray(frame)), path)
         paths.append(path)
     return paths
 
