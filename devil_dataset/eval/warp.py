@@ -122,24 +122,22 @@ class GroundTruthFlow:
     """What the warp error needs from the ground truth of one clip (:meth:`WarpErrorMetric.prepare`).
 
     Per pair (t-1, t): the forward flow ``fw`` (GT t-1 -> t) and the occlusion mask from ``fw`` and the
-    backward flow; when prepared with a hole, ``hole_warps`` (the hole of frame t warped back to t-1) and
-    ``points`` (the pixels that enter the mean, :func:`hole_points_for`), shared by every method under that hole.
+    backward flow; when prepared with a hole, ``points`` (the pixels that enter the mean,
+    :func:`hole_points_for`), shared by every method under that hole.
     """
 
     fw: list
     occluded: list
-    hole_warps: list | None = None
     hole: np.ndarray | None = None
     points: list | None = None
 
     def for_hole(self, hole: np.ndarray) -> "GroundTruthFlow":
-        """The same flow with the hole-dependent part (``hole_warps``, ``points``) for ``hole``."""
-        warps = hole_warps_for(hole, self)
-        return GroundTruthFlow(self.fw, self.occluded, warps, hole, hole_points_for(hole, self, warps))
+        """The same flow with the hole-dependent part (``points``) for ``hole``."""
+        return GroundTruthFlow(self.fw, self.occluded, hole, hole_points_for(hole, self))
 
 
 def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
-    """The hole of frame t warped back to t-1 by the GT flow, per pair (shared by the methods under that hole)."""
+    """The hole of frame t warped back to t-1 by the GT flow, per pair (what :func:`hole_points_for` reads)."""
     return [warp_hole_backward(hole[t], flow.fw[t - 1]) for t in range(1, len(hole))]
 
 
@@ -251,8 +249,7 @@ class WarpErrorMetric(Metric):
     def update(self, video: VideoSample, prepared: GroundTruthFlow | None = None) -> dict[str, float]:
         flow = prepared if prepared is not None else self.prepare(video.gt, video.hole)
         same_hole = flow.hole is video.hole or (flow.hole is not None and np.array_equal(flow.hole, video.hole))
-        value = warp_error_shared(video.composite, video.hole, flow, flow.hole_warps if same_hole else None,
-                                  flow.points if same_hole else None)
+        value = warp_error_shared(video.composite, video.hole, flow, points=flow.points if same_hole else None)
         self.values.append(value)
         return {"warp_error_mask": value}
 
