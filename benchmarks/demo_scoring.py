@@ -6,6 +6,8 @@ side as a fraction of the frame) it times, and checks equal:
 - SSIM with prepared ground-truth terms: the changed region vs the whole frame (the demo's path before);
 - PSNR over the hole's box vs the whole frame;
 - the hole's backward warp near the hole vs the whole frame;
+- the warp error's points per hole (occlusion evaluated near the hole) vs the whole-frame occlusion masks that the
+  ground-truth preparation computed before;
 - PNG writing with ``png_encode`` vs OpenCV at level 1 with the Up filter (the demo's previous writer).
 
     python benchmarks/demo_scoring.py                 # 45 frames, holes of 1/4 and 1/2 of the frame side
@@ -23,7 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devil_dataset.eval.pixel import SSIM_DATA_RANGE, _ssim_frame, psnr_frames, ssim_frames, ssim_reference  # noqa: E402
-from devil_dataset.eval.warp import warp_backward, warp_hole_backward  # noqa: E402
+from devil_dataset.eval.warp import (GroundTruthFlow, hole_points_for, hole_warps_for, occlusion_mask,  # noqa: E402
+                                     warp_backward, warp_hole_backward)
 from devil_dataset.png_encode import encode_rgb_png  # noqa: E402
 
 
@@ -45,6 +48,25 @@ def make_clip(frames: int, side: float, seed: int = 0) -> tuple[np.ndarray, np.n
     return gt, comp, hole, flows
 
 
+def whole_frame_points(hole: np.ndarray, flow: GroundTruthFlow) -> list:
+    """The warp error's points as computed before: whole-frame occlusion masks (prepared per clip), then per hole."""
+    occluded = [occlusion_mask(fw, bw) for fw, bw in zip(flow.fw, flow.bw)]
+    warps = hole_warps_for(hole, flow)
+    points = []
+    for k, t in enumerate(range(1, len(hole))):
+        valid = ((hole[t - 1].astype(np.float32) + warps[k]) > 0) & ~occluded[k]
+        points.append(np.nonzero(valid) if valid.any() else None)
+    return points
+
+
+def _equal(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    return np.array_equal(a, b)
+
+
 def timed(fn, repeat: int = 1):
     fn()  # warm-up
     start = time.perf_counter()
@@ -64,6 +86,7 @@ def main() -> None:
     for side in sides:
         gt, comp, hole, flows = make_clip(frames, side)
         ref = ssim_reference(gt)
+        gt_flow = GroundTruthFlow(list(flows[1:]), list(-flows[:-1] + np.float32(0.3)))
         rows = [
             ("SSIM per video (prepared terms)", lambda: ssim_frames(gt, comp, reference=ref, changed=hole),
              lambda: np.array([_ssim_frame(g, c, SSIM_DATA_RANGE["release"], terms)
@@ -71,11 +94,13 @@ def main() -> None:
             ("PSNR per video", lambda: psnr_frames(gt, comp, hole), lambda: psnr_frames(gt, comp)),
             ("hole backward warps per video", lambda: [warp_hole_backward(m, f) for m, f in zip(hole, flows)],
              lambda: [warp_backward(m.astype(np.float32), f) for m, f in zip(hole, flows)]),
+            ("warp-error points per video", lambda: hole_points_for(hole, gt_flow),
+             lambda: whole_frame_points(hole, gt_flow)),
         ]
         for name, after, before in rows:
             t_before, v_before = timed(before)
             t_after, v_after = timed(after)
-            same = all(np.array_equal(a, b) for a, b in zip(v_after, v_before)) if isinstance(v_after, list) \
+            same = all(_equal(a, b) for a, b in zip(v_after, v_before)) if isinstance(v_after, list) \
                 else v_after.tolist() == v_before.tolist()
             print(f"{name:34s} {side:5.2f} {t_before:9.3f} {t_after:8.3f} {t_before / t_after:6.2f}  {same}")
     import cv2

@@ -1,7 +1,8 @@
 """Warp error (mask) (SPEC section 7): flow on the GT frames, composite warped back, error where holes are.
 
-:meth:`WarpErrorMetric.prepare` computes the ground-truth-only part once per clip (flow, occlusion, warped
-hole); every method scored on that clip reuses it through ``update(video, prepared)``.
+:meth:`WarpErrorMetric.prepare` computes the ground-truth-only part once per clip (forward and backward flow);
+the hole-dependent part (which pixels enter the mean: occlusion is evaluated only around the hole) once per hole;
+every method scored on that clip and hole reuses both through ``update(video, prepared)``.
 """
 from __future__ import annotations
 
@@ -54,28 +55,62 @@ def warp_backward(image: np.ndarray, flow: np.ndarray, window: tuple[slice, slic
             + (1 - a) * b * px(yb + xl) + a * b * px(yb + xr)).astype(np.float32)
 
 
-def occlusion_mask(fw: np.ndarray, bw: np.ndarray) -> np.ndarray:
+def occlusion_mask(fw: np.ndarray, bw: np.ndarray, window: tuple[slice, slice] | None = None) -> np.ndarray:
     """Occluded pixels of frame t-1 (bool [H, W]) from forward flow ``fw`` (t-1 -> t) and backward ``bw``.
 
     SPEC section 7: with bw_w = bw warped by fw, occluded where |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
     or where the squared forward-flow gradient > 0.01 |fw|^2 + 0.002 (forward differences, 0 on the last
-    row/column), as ``detect_occlusion`` of fast_blind_video_consistency that the release calls.
+    row/column), as ``detect_occlusion`` of fast_blind_video_consistency that the release calls. Float64
+    arithmetic, each sum in the order of those formulas. ``window`` (rows, columns slices) computes only that part
+    of the mask: every pixel depends on the flows at itself, its right and lower neighbours and where ``fw``
+    points, so the values are those of the whole mask cropped.
 
     >>> z = np.zeros((4, 4, 2), np.float32)
     >>> bool(occlusion_mask(z, z).any())
     False
+    >>> f = np.random.default_rng(0).normal(0, 3, (2, 6, 8, 2)).astype(np.float32)
+    >>> w = (slice(1, 4), slice(2, 8))
+    >>> bool((occlusion_mask(f[0], f[1], w) == occlusion_mask(f[0], f[1])[w]).all())
+    True
     """
-    bw_w = warp_backward(bw, fw).astype(np.float64)
-    fw64 = fw.astype(np.float64)
-    mag = lambda f: f[..., 0] ** 2 + f[..., 1] ** 2  # noqa: E731
-    mask1 = mag(fw64 + bw_w) > OCC_FB_REL * (mag(bw_w) + mag(fw64)) + OCC_FB_ABS
-    du = np.zeros_like(fw64)
-    dv = np.zeros_like(fw64)
-    du[:, :-1] = fw64[:, :-1] - fw64[:, 1:]
-    dv[:-1, :] = fw64[:-1, :] - fw64[1:, :]
-    grad = (du ** 2 + dv ** 2).sum(axis=-1)
-    mask2 = grad > OCC_GRAD_REL * mag(fw64) + OCC_GRAD_ABS
-    return mask1 | mask2
+    h, w = fw.shape[:2]
+    rows, cols = window if window is not None else (slice(0, h), slice(0, w))
+    bw_w = warp_backward(bw, fw, (rows, cols))
+    # the window grown by one row and column (where the frame has them) for the forward differences
+    grown = fw[rows.start:min(rows.stop + 1, h), cols.start:min(cols.stop + 1, w)]
+    f0, f1 = (np.ascontiguousarray(grown[..., c], dtype=np.float64) for c in (0, 1))
+    wh, ww = rows.stop - rows.start, cols.stop - cols.start
+    c0, c1 = f0[:wh, :ww], f1[:wh, :ww]
+    b0, b1 = (bw_w[..., c].astype(np.float64) for c in (0, 1))
+    fmag = c0 * c0
+    fmag += c1 * c1  # |fw|^2
+    s = c0 + b0
+    lhs = s * s
+    np.add(c1, b1, out=s)
+    s *= s
+    lhs += s  # |fw + bw_w|^2
+    rhs = b0 * b0
+    b1 *= b1
+    rhs += b1  # |bw_w|^2
+    rhs += fmag
+    rhs *= OCC_FB_REL
+    rhs += OCC_FB_ABS
+    mask = lhs > rhs
+    nr, nc = min(wh, f0.shape[0] - 1), min(ww, f0.shape[1] - 1)  # rows / columns with a next one in the frame
+    grad = None  # sum over the two channels of du^2 + dv^2
+    for c in (f0, f1):
+        du = np.zeros((wh, ww))
+        np.subtract(c[:wh, :nc], c[:wh, 1:nc + 1], out=du[:, :nc])
+        dv = np.zeros((wh, ww))
+        np.subtract(c[:nr, :ww], c[1:nr + 1, :ww], out=dv[:nr, :])
+        du *= du
+        dv *= dv
+        du += dv
+        grad = du if grad is None else grad.__iadd__(du)
+    fmag *= OCC_GRAD_REL
+    fmag += OCC_GRAD_ABS
+    mask |= grad > fmag
+    return mask
 
 
 def warp_error_pair(comp0: np.ndarray, comp1: np.ndarray, hole0: np.ndarray, hole1: np.ndarray,
@@ -121,19 +156,19 @@ def warp_backward_at(frame: np.ndarray, flow: np.ndarray, ys: np.ndarray, xs: np
 class GroundTruthFlow:
     """What the warp error needs from the ground truth of one clip (:meth:`WarpErrorMetric.prepare`).
 
-    Per pair (t-1, t): the forward flow ``fw`` (GT t-1 -> t) and the occlusion mask from ``fw`` and the
-    backward flow; when prepared with a hole, ``points`` (the pixels that enter the mean,
-    :func:`hole_points_for`), shared by every method under that hole.
+    Per pair (t-1, t): the forward flow ``fw`` (GT t-1 -> t) and the backward flow ``bw`` (t -> t-1), from which
+    the occlusion mask is evaluated where a hole needs it; when prepared with a hole, ``points`` (the pixels that
+    enter the mean, :func:`hole_points_for`), shared by every method under that hole.
     """
 
     fw: list
-    occluded: list
+    bw: list
     hole: np.ndarray | None = None
     points: list | None = None
 
     def for_hole(self, hole: np.ndarray) -> "GroundTruthFlow":
         """The same flow with the hole-dependent part (``points``) for ``hole``."""
-        return GroundTruthFlow(self.fw, self.occluded, hole, hole_points_for(hole, self))
+        return GroundTruthFlow(self.fw, self.bw, hole, hole_points_for(hole, self))
 
 
 def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
@@ -170,13 +205,24 @@ def warp_hole_backward(hole: np.ndarray, flow: np.ndarray) -> np.ndarray:
 def hole_points_for(hole: np.ndarray, flow: GroundTruthFlow,
                     hole_warps: list[np.ndarray] | None = None) -> list[tuple[np.ndarray, np.ndarray] | None]:
     """Per pair (t-1, t) the pixels (ys, xs) of frame t-1 that enter the warp error's mean, in row-major order:
-    not occluded, and a flow vector starts or ends in a hole (None: no such pixel, the pair is NaN)."""
+    not occluded, and a flow vector starts or ends in a hole (None: no such pixel, the pair is NaN).
+
+    The occlusion mask is evaluated only in the bounding box of those "touched" pixels (:func:`occlusion_mask`
+    with a window: the same values as the whole mask there)."""
     hole_warps = hole_warps if hole_warps is not None else hole_warps_for(hole, flow)
     points: list[tuple[np.ndarray, np.ndarray] | None] = []
     for k, t in enumerate(range(1, len(hole))):
         touched = (hole[t - 1].astype(np.float32) + hole_warps[k]) > 0
-        valid = touched & ~flow.occluded[k]
-        points.append(np.nonzero(valid) if valid.any() else None)
+        window = hole_window(touched)
+        if window is None:
+            points.append(None)
+            continue
+        valid = touched[window] & ~occlusion_mask(flow.fw[k], flow.bw[k], window)
+        if not valid.any():
+            points.append(None)
+            continue
+        ys, xs = np.nonzero(valid)
+        points.append((ys + window[0].start, xs + window[1].start))
     return points
 
 
@@ -234,16 +280,16 @@ class WarpErrorMetric(Metric):
         self._flow_batch = self.flow.batch
 
     def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> GroundTruthFlow:
-        """GT flow and occlusion per pair, and (with ``hole``) the hole warped back: shared by every method."""
+        """GT forward and backward flow per pair, and (with ``hole``) the pixels entering the mean: shared by
+        every method."""
         fws: list[np.ndarray] = []
-        occluded: list[np.ndarray] = []
+        bws: list[np.ndarray] = []
         for s in frame_batches(len(gt) - 1, self.options.batch_size):
             a, b = gt[s.start: s.stop], gt[s.start + 1: s.stop + 1]
             fw, bw = self._flow_batch(a, b), self._flow_batch(b, a)
-            for k in range(len(a)):
-                fws.append(fw[k])
-                occluded.append(occlusion_mask(fw[k], bw[k]))
-        flow = GroundTruthFlow(fws, occluded)
+            fws += list(fw)
+            bws += list(bw)
+        flow = GroundTruthFlow(fws, bws)
         return flow.for_hole(hole) if hole is not None else flow
 
     def update(self, video: VideoSample, prepared: GroundTruthFlow | None = None) -> dict[str, float]:

@@ -138,18 +138,24 @@ def _known_weight(known: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray
     return total
 
 
-def _sample(frame: np.ndarray, known: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bilinear colours of ``frame`` at (x, y) using known pixels only (normalised), and their total weight."""
-    h, w = known.shape
+def _sample(frames: np.ndarray, hole: np.ndarray, f: np.ndarray, x: np.ndarray, y: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Bilinear colours of ``frames[f]`` at (x, y) using known pixels only (normalised), and their total weight.
+
+    ``frames`` [T, H, W, C], ``hole`` bool [T, H, W]; point i is sampled in frame ``f[i]``. The arithmetic is per
+    point, so sampling many frames at once gives the values of sampling each frame on its own.
+    """
+    h, w = hole.shape[1:]
     x0 = np.floor(x).astype(np.int64)
     y0 = np.floor(y).astype(np.int64)
     fx, fy = (x - x0)[:, None], (y - y0)[:, None]
-    colour = np.zeros((len(x), frame.shape[-1]), np.float32)
+    colour = np.zeros((len(x), frames.shape[-1]), np.float32)
     total = np.zeros((len(x), 1), np.float32)
     for dy, dx, wt in ((0, 0, (1 - fx) * (1 - fy)), (0, 1, fx * (1 - fy)), (1, 0, (1 - fx) * fy), (1, 1, fx * fy)):
         yy, xx = np.clip(y0 + dy, 0, h - 1), np.clip(x0 + dx, 0, w - 1)
-        wk = wt * known[yy, xx][:, None]
-        colour += wk * frame[yy, xx]
+        known = (~hole[f, yy, xx]).astype(np.float32)  # 1 on known pixels, 0 in the hole
+        wk = wt * known[:, None]
+        colour += wk * frames[f, yy, xx]
         total += wk
     return colour / np.maximum(total, 1e-12), total[:, 0]
 
@@ -207,7 +213,6 @@ def flow_propagation(frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
     # "from_later": sources reached by following forward flow to later frames; "from_earlier" likewise backward.
     from_later = _propagate(hole, forward, range(num_frames - 1, -1, -1), +1)
     from_earlier = _propagate(hole, backward, range(num_frames), -1)
-    known = [(~m).astype(np.float32) for m in hole]
     out = frames.copy()
     for t in range(num_frames):
         ys, xs = np.nonzero(hole[t])
@@ -219,12 +224,11 @@ def flow_propagation(frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
         dist_l = np.where(lf >= 0, np.abs(lf - t), np.iinfo(np.int32).max)
         dist_e = np.where(ef >= 0, np.abs(ef - t), np.iinfo(np.int32).max)
         for sf, sx, sy, use in ((lf, lx, ly, (lf >= 0) & (dist_l <= dist_e)), (ef, ex, ey, (ef >= 0) & (dist_e <= dist_l))):
-            for s in np.unique(sf[use]):
-                pick = np.nonzero(use & (sf == s))[0]
-                c, wt = _sample(frames[s], known[s], sx[pick], sy[pick])
-                good = wt > 0
-                colour[pick[good]] += c[good]
-                weight[pick[good]] += 1
+            pick = np.flatnonzero(use)  # each pixel once per direction: its source in that direction
+            c, wt = _sample(frames, hole, sf[pick], sx[pick], sy[pick])
+            good = wt > 0
+            colour[pick[good]] += c[good]
+            weight[pick[good]] += 1
         done = weight > 0
         values = np.clip(colour[done] / weight[done, None] + 0.5, 0, 255).astype(np.uint8)
         out[t, ys[done], xs[done]] = values
