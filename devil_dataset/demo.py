@@ -6,14 +6,15 @@ Stages (each resumes from what an earlier run left in ``OUT``):
    when a complete dataset is there);
 2. **plan**: read every slice's clip ids and hole masks; a *unit* is one (clip, hole mask) pair, which several
    slices can share (the sample's six foreground slices reuse the same clips and some masks);
-3. **inpaint+evaluate**, one *clip* at a time in ``jobs`` worker processes: each worker decodes the clip once,
-   inpaints every unit of it with every method and writes ``OUT/predictions/<method>/<slice>/<clip id>/
-   frame_%04d_pred.png`` (the release layout, with the ``.devil-inpaint.json`` manifest of
-   :mod:`devil_dataset.inpaint.run`; a unit shared by several slices is written once and hard-linked), then scores
-   each prediction from memory with the pixel metrics (PSNR, SSIM, PCons, warp error with OpenCV DIS flow) through
-   the evaluation engine (:mod:`devil_dataset.eval.evaluate`): the ground-truth work (``prepare``: flow and
-   occlusion of the warp error) is done once per clip and shared by every method and slice. Per-video values are
-   cached, so a resumed run only inpaints and scores what is missing;
+3. **inpaint+evaluate**, one *clip* at a time in ``jobs`` worker processes, largest clips first
+   (:func:`clip_work`): each worker gets the clip's frames once, inpaints every unit of it with every method and
+   writes ``OUT/predictions/<method>/<slice>/<clip id>/frame_%04d_pred.png`` (the release layout, with the
+   ``.devil-inpaint.json`` manifest of :mod:`devil_dataset.inpaint.run`; a unit shared by several slices is written
+   once and hard-linked), then scores each prediction from memory with the pixel metrics (PSNR, SSIM, PCons, warp
+   error with OpenCV DIS flow) through the evaluation engine (:mod:`devil_dataset.eval.evaluate`): the
+   ground-truth work (``prepare``: the warp error's flows) is done once per clip and shared by every method and
+   slice, the hole work (the pixels entering the warp error, occlusion near the hole) once per unit. Per-video
+   values are cached, so a resumed run only inpaints and scores what is missing;
 4. **results**: any other metric that can run here (network weights present) through
    :func:`devil_dataset.eval.evaluate.evaluate_slice`, every method in one pass per slice; slice values of the
    pixel metrics are rebuilt from the per-video values
@@ -39,7 +40,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -193,6 +194,7 @@ class Unit:
     slices: list[str] = field(default_factory=list)
     hole_bits: np.ndarray | None = field(default=None, repr=False)  # np.packbits of the bool hole [T, H, W]
     hole_shape: tuple[int, ...] = ()
+    hole_pixels: int = 0  # hole pixels over all frames (the work estimate of :func:`clip_work`)
 
     def hole(self) -> np.ndarray:
         """The bool hole mask [T, H, W] (True = hole)."""
@@ -220,7 +222,8 @@ def plan_units(dataset: str | os.PathLike, slices: Sequence[str]) -> tuple[dict[
             key = f"{row['clip_id']}-{fp}"
             if key not in units:
                 bits, shape = _pack(row["hole"])
-                units[key] = Unit(str(row["clip_id"]), fp, int(len(row["hole"])), [], bits, shape)
+                units[key] = Unit(str(row["clip_id"]), fp, int(len(row["hole"])), [], bits, shape,
+                                  int(np.count_nonzero(row["hole"])))
             unit = units[key]
             if unit.key in keys:
                 raise DevilError(f"{dataset}: clip {unit.clip_id} appears twice in slice {s}")
@@ -232,20 +235,37 @@ def plan_units(dataset: str | os.PathLike, slices: Sequence[str]) -> tuple[dict[
     return units, order
 
 
-def _iter_unit_rows(dataset, order: Mapping[str, list[str]], wanted: set[str], columns) -> Iterator[tuple[str, dict]]:
-    """Yield (unit key, row) for the first row of each wanted unit, reading slices in order."""
+# Work estimate of one (unit, method) relative to the clip's ground-truth preparation (DIS flow both ways per
+# pair): a frame costs FRAME_WORK, plus HOLE_WORK per frame fully covered by the hole (Telea and the SSIM windows
+# grow with the hole). Measured on the demo (issue 17): GT preparation ~9 s, an item 3-12 s per 45-frame clip.
+GT_FRAME_WORK = 1.3
+FRAME_WORK = 1.0
+HOLE_WORK = 4.0
+
+
+def clip_work(units: Sequence[Unit], items: int) -> float:
+    """Estimated work of one clip task: its ground-truth preparation and ``items`` (unit, method) pairs spread
+    over ``units`` (the order in which clips go to the workers, largest first; any positive measure would do).
+
+    >>> u = Unit("c", "f", 10, hole_shape=(10, 4, 5), hole_pixels=20)
+    >>> round(clip_work([u], 3), 2)
+    55.0
+    """
+    if not units:
+        return 0.0
+    frames = units[0].num_frames
+    per_item = sum(FRAME_WORK * u.num_frames + HOLE_WORK * u.hole_pixels / max(1, int(np.prod(u.hole_shape[1:])))
+                   for u in units) / len(units)
+    return GT_FRAME_WORK * frames + items * per_item
+
+
+def _clip_frames(dataset: Path, unit: Unit) -> np.ndarray:
+    """The decoded frames of ``unit``'s clip, read from the first slice that holds it (only that row decoded)."""
     from .data import iter_slice
 
-    pending = set(wanted)
-    for s, keys in order.items():
-        if not pending:
-            return
-        if not pending.intersection(keys):
-            continue
-        for key, row in zip(keys, iter_slice(dataset, s, columns=columns)):
-            if key in pending:
-                pending.discard(key)
-                yield key, row
+    for row in iter_slice(dataset, unit.slices[0], columns=["clip_id", "frames"], clip_ids={unit.clip_id}):
+        return row["frames"]
+    raise DevilError(f"{dataset}: clip {unit.clip_id} is missing from slice {unit.slices[0]}")
 
 
 # ------------------------------------------------------------------------------------------------------ stage 3
@@ -493,15 +513,18 @@ def inpaint_evaluate_stage(out: Path, dataset: Path, methods: Sequence[str], uni
                         say(f"  {s}: {len(order[s])} videos x {len(methods)} methods inpainted and scored, "
                             f"{time.perf_counter() - start:.1f} s")
 
+    # Clips go to the workers largest first (longest-processing-time order): the last tasks are the short ones, so
+    # no worker waits long at the end for the other to finish a big clip (issue 17: 28 s on one core before).
+    clip_units: dict[str, list[Unit]] = {}
+    for unit in units.values():
+        if unit.clip_id in todo:
+            clip_units.setdefault(unit.clip_id, []).append(unit)
+    schedule = sorted(todo, key=lambda c: (-clip_work(clip_units[c], len(todo[c])), c))
     pool = _Pool(jobs)
     try:
-        first_unit = {}  # clip id -> a unit key of it, to read the clip's frames once
-        for key, unit in units.items():
-            if unit.clip_id in todo:
-                first_unit.setdefault(unit.clip_id, key)
-        for key, row in _iter_unit_rows(dataset, order, set(first_unit.values()), ["clip_id", "frames"]):
-            clip = units[key].clip_id
-            finish(pool.submit(_clip_task, clip, row["frames"], todo[clip], pixel, options, tag=clip))
+        for clip in schedule:
+            frames = _clip_frames(dataset, clip_units[clip][0])
+            finish(pool.submit(_clip_task, clip, frames, todo[clip], pixel, options, tag=clip))
         finish(pool.drain())
     finally:
         pool.close()
