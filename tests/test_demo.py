@@ -253,3 +253,18 @@ def test_demo_quick_runs_fg_size_with_psnr_ssim(demo_tiny_dataset, tmp_path):
     doc = json.loads(result.results_files[("telea", "fg_size_high")].read_text())
     assert doc["metrics"] == ["psnr", "ssim"] and doc["skipped"] == {}
     assert result.findings[0].key == "fg_size" and result.findings[0].held is not None
+
+
+def test_clip_work_puts_big_clips_first():
+    """The scheduling estimate grows with the (unit, method) items, the frames and the hole area, so a clip with
+    many large holes is handed to a worker before a clip with one small hole."""
+    from devil_dataset.demo import Unit, clip_work
+
+    def unit(frames: int, hole_fraction: float) -> Unit:
+        return Unit("c", "f", frames, hole_shape=(frames, 10, 10), hole_pixels=int(frames * 100 * hole_fraction))
+
+    small = clip_work([unit(45, 0.05)], 3)
+    assert clip_work([unit(45, 0.05)] * 6, 18) > clip_work([unit(45, 0.05)] * 2, 6) > small
+    assert clip_work([unit(45, 0.4)], 3) > small
+    assert clip_work([unit(90, 0.05)], 3) > small
+    assert clip_work([], 0) == 0.0
