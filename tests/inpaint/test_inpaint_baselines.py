@@ -108,3 +108,38 @@ def test_fill_from_boundary_keeps_valid_and_interpolates():
     row = out[8, 4:12, 0]
     assert np.all(np.diff(row) >= 0) and 3 < row[0] < row[-1] < 12  # a ramp stays increasing
     assert np.array_equal(fill_from_boundary(values, np.zeros_like(valid)), np.zeros_like(values))
+
+
+def _sample_one_frame(frame, known, x, y):
+    """Flow-propagation's sampling as it was, one source frame per call (float32 known map), the reference."""
+    h, w = known.shape
+    x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
+    fx, fy = (x - x0)[:, None], (y - y0)[:, None]
+    colour = np.zeros((len(x), frame.shape[-1]), np.float32)
+    total = np.zeros((len(x), 1), np.float32)
+    for dy, dx, wt in ((0, 0, (1 - fx) * (1 - fy)), (0, 1, fx * (1 - fy)), (1, 0, (1 - fx) * fy), (1, 1, fx * fy)):
+        yy, xx = np.clip(y0 + dy, 0, h - 1), np.clip(x0 + dx, 0, w - 1)
+        wk = wt * known[yy, xx][:, None]
+        colour += wk * frame[yy, xx]
+        total += wk
+    return colour / np.maximum(total, 1e-12), total[:, 0]
+
+
+def test_flow_propagation_samples_many_frames_as_each_frame_alone():
+    """Sampling every source frame in one call gives, point for point, the floats of the former one-frame-per-call
+    sampling: borders, holes, sub-pixel positions."""
+    from devil_dataset.inpaint.flow_propagation import _sample
+
+    rng = np.random.default_rng(7)
+    frames = rng.integers(0, 256, (5, 12, 17, 3), dtype=np.uint8)
+    hole = rng.random((5, 12, 17)) < 0.3
+    n = 400
+    f = rng.integers(0, 5, n)
+    x = rng.uniform(-1.5, 17.5, n).astype(np.float32)
+    y = rng.uniform(-1.5, 12.5, n).astype(np.float32)
+    colour, weight = _sample(frames, hole, f, x, y)
+    for s in range(5):
+        pick = np.flatnonzero(f == s)
+        ref_c, ref_w = _sample_one_frame(frames[s], (~hole[s]).astype(np.float32), x[pick], y[pick])
+        assert np.array_equal(colour[pick], ref_c) and np.array_equal(weight[pick], ref_w)
+    assert (weight == 0).any() and (weight > 0.99).any()  # points fully in a hole and fully on known pixels
