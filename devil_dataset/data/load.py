@@ -244,7 +244,7 @@ def iter_slice(
             raise DevilError(f"{shard}: damaged parquet shard ({exc})") from None
         for g in range(num_groups):
             try:
-                if wanted is not None and columns is not None and columns != ["clip_id"]:
+                if wanted is not None and read != ["clip_id"]:
                     # the clip ids first: a row group without a wanted clip is not read any further
                     ids = pf.read_row_group(g, columns=["clip_id"]).column("clip_id").to_pylist()
                     if not wanted.intersection(str(i) for i in ids):

@@ -140,9 +140,8 @@ def _load_gt(inputs: Mapping, clip_ids: set[str]) -> dict[str, tuple[np.ndarray,
         from ..data import iter_slice
 
         for row in iter_slice(inputs["dataset"], inputs["config"], columns=["clip_id", "frames", "hole"],
-                              clip_ids=clip_ids):  # only the chosen clips are decoded
-            if str(row["clip_id"]) in clip_ids:
-                out[str(row["clip_id"])] = (np.asarray(row["frames"]), np.asarray(row["hole"], bool))
+                              clip_ids=clip_ids):  # only the chosen clips are read and decoded
+            out[str(row["clip_id"])] = (np.asarray(row["frames"]), np.asarray(row["hole"], bool))
     elif mode == "directory":
         from .composite import DirectorySource
 

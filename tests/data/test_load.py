@@ -142,6 +142,9 @@ def test_iter_slice_columns_and_errors(data_tiny_dataset, tmp_path):
     picked = list(iter_slice(data_tiny_dataset, "all", columns=["frames"], clip_ids=wanted))
     assert len(picked) == 1 and set(picked[0]) == {"frames"}  # filtered by clip id, which is not returned
     assert np.array_equal(picked[0]["frames"], everything[-1]["frames"])
+    whole = list(iter_slice(data_tiny_dataset, "all", clip_ids=wanted))  # every column, one clip
+    assert len(whole) == 1 and set(whole[0]) == set(everything[-1])
+    assert all(np.array_equal(whole[0][k], everything[-1][k]) for k in ("frames", "hole", "clip_id"))
     with pytest.raises(DevilError, match="unknown config"):
         next(iter_slice(data_tiny_dataset, "camera_motion_medium"))
     with pytest.raises(DevilError, match="no data/all"):
