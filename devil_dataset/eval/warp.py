@@ -97,8 +97,8 @@ def occlusion_mask(fw: np.ndarray, bw: np.ndarray, window: tuple[slice, slice] |
     rhs += OCC_FB_ABS
     mask = lhs > rhs
     nr, nc = min(wh, f0.shape[0] - 1), min(ww, f0.shape[1] - 1)  # rows / columns with a next one in the frame
-    grad = None  # sum over the two channels of du^2 + dv^2
-    for c in (f0, f1):
+
+    def squared_gradient(c: np.ndarray) -> np.ndarray:  # du^2 + dv^2 of one flow channel
         du = np.zeros((wh, ww))
         np.subtract(c[:wh, :nc], c[:wh, 1:nc + 1], out=du[:, :nc])
         dv = np.zeros((wh, ww))
@@ -106,7 +106,10 @@ def occlusion_mask(fw: np.ndarray, bw: np.ndarray, window: tuple[slice, slice] |
         du *= du
         dv *= dv
         du += dv
-        grad = du if grad is None else grad.__iadd__(du)
+        return du
+
+    grad = squared_gradient(f0)
+    grad += squared_gradient(f1)
     fmag *= OCC_GRAD_REL
     fmag += OCC_GRAD_ABS
     mask |= grad > fmag
