@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.builder.alignment import detect_features, resolve_detector, warp_valid_mask  # noqa: E402
+from devil_dataset.core.alignment import detect_features, resolve_detector, warp_valid_mask  # noqa: E402
 from devil_dataset.builder.camera_motion import SCORING_SIZE, camera_motion_score, resize_for_scoring, sample_indices  # noqa: E402
 
 

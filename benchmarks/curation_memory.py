@@ -43,7 +43,7 @@ print(json.dumps({{"clips": len(r.clips), "peak_mb": peak,
 def write_pan(path: Path, num_frames: int) -> None:
     import numpy as np
 
-    from devil_dataset.builder.video_io import write_video
+    from devil_dataset.core.video_io import write_video
 
     w, h = SIZE
     canvas = np.random.default_rng(0).integers(0, 256, (h, w + num_frames + 2, 3), dtype=np.uint8)
@@ -62,7 +62,7 @@ def main() -> int:
     ap.add_argument("--cache-mib", type=int, default=64)
     ap.add_argument("--decoders", nargs="+", default=None)
     args = ap.parse_args()
-    from devil_dataset.builder.video_io import decord_available
+    from devil_dataset.core.video_io import decord_available
 
     decoders = args.decoders or (["pyav", "decord", "auto"] if decord_available() else ["pyav", "auto"])
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from devil_dataset.eval.pixel import SSIM_DATA_RANGE, _ssim_frame, psnr_frames, ssim_frames, ssim_reference  # noqa: E402
 from devil_dataset.eval.warp import (GroundTruthFlow, hole_points_for, hole_warps_for, occlusion_mask,  # noqa: E402
                                      warp_backward, warp_hole_backward)
-from devil_dataset.png_encode import encode_rgb_png  # noqa: E402
+from devil_dataset.core.png_encode import encode_rgb_png  # noqa: E402
 
 
 def make_clip(frames: int, side: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

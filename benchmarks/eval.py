@@ -82,9 +82,9 @@ def bench_networks(video: VideoSample, device: str) -> None:
         import torch
 
         from devil_dataset.eval import metrics as M
-        from devil_dataset.eval.networks.i3d import load_i3d, random_i3d_state
-        from devil_dataset.eval.networks.inception import FIDInception, random_inception_state
-        from devil_dataset.eval.networks.lpips import LPIPSNetwork, random_alexnet_state
+        from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
+        from devil_dataset.core.networks.inception import FIDInception, random_inception_state
+        from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
     except ImportError as exc:
         print(f"network metrics: not installed ({exc}); skipped")
         return
@@ -102,7 +102,7 @@ def bench_networks(video: VideoSample, device: str) -> None:
         ("warp_dis", lambda: M.WarpErrorMetric(EvalOptions(device=device, flow="dis"))),
     ]
     try:
-        from devil_dataset.eval.networks.raft import RAFTFlow, random_raft_state
+        from devil_dataset.core.networks.raft import RAFTFlow, random_raft_state
 
         raft = RAFTFlow(device, random_raft_state())
         cases.append(("warp_raft", lambda: _RaftWarp(opts, raft)))

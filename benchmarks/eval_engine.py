@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.eval.evaluate import evaluate_dataset, evaluate_slice  # noqa: E402
 from devil_dataset.eval.protocol import EvalOptions  # noqa: E402
-from devil_dataset.release_format import write_frame_pngs  # noqa: E402
+from devil_dataset.core.release_format import write_frame_pngs  # noqa: E402
 
 
 def make_clip(seed: int, t: int, h: int, w: int):

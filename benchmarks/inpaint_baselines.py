@@ -15,8 +15,8 @@ import time
 import cv2
 import numpy as np
 
-from devil_dataset.builder.masks import mask_seed, render_mask
-from devil_dataset.cover_crop import cover_crop_mask
+from devil_dataset.core.masks import mask_seed, render_mask
+from devil_dataset.core.cover_crop import cover_crop_mask
 from devil_dataset.inpaint import get_inpainter
 
 METHODS = ("telea", "navier-stokes", "aligned-copy", "flow-propagation")
@@ -53,7 +53,7 @@ def panning_video(num_frames: int, pan: tuple[float, float]) -> np.ndarray:
 
 
 def real_video(directory: str, num_frames: int) -> np.ndarray:
-    from devil_dataset.release_format import read_frame_pngs
+    from devil_dataset.core.release_format import read_frame_pngs
 
     frames = read_frame_pngs(directory, "gt")
     frames = np.concatenate([frames, frames[::-1][1:-1]] * (num_frames // len(frames) + 1))[:num_frames]  # ping-pong

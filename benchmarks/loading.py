@@ -58,7 +58,7 @@ def synthetic_clip(i: int, num_frames: int) -> tuple[np.ndarray, np.ndarray]:
 def write_synthetic(out: Path, num_clips: int, num_frames: int) -> int:
     """A dataset folder with config ``all`` of ``num_clips`` rows; returns its bytes."""
     from devil_dataset.builder import dataset_writer as writer
-    from devil_dataset.data.features import encode_frames, encode_hole
+    from devil_dataset.core.dataset_schema import encode_frames, encode_hole
 
     cache: dict[int, tuple[list, list]] = {}
 
@@ -159,8 +159,8 @@ def peak_rss(directory: Path, mode: str) -> dict:
 
 def mask_rates(rounds: int, masks_per_setup: int) -> None:
     """Section 2: masks/s of both mask paths of the training dataset, same draws, interleaved rounds."""
-    from devil_dataset.builder.mask_stats import mask_stats
-    from devil_dataset.builder.masks import PRESETS
+    from devil_dataset.core.mask_stats import mask_stats
+    from devil_dataset.core.masks import PRESETS
     from devil_dataset.data import InpaintingTrainDataset
 
     setups = {  # (num_frames, reverse_prob, crop)

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.builder import dataset_writer as writer  # noqa: E402
-from devil_dataset.data.features import encode_frames, encode_hole  # noqa: E402
+from devil_dataset.core.dataset_schema import encode_frames, encode_hole  # noqa: E402
 
 WINDOW = 64
 MIN_CHUNK, MAX_CHUNK = 8 * 1024, 128 * 1024

@@ -34,7 +34,7 @@ from devil_dataset.builder import samples  # noqa: E402
 from devil_dataset.builder.camera_motion import camera_motion_score  # noqa: E402
 from devil_dataset.builder.release_rebuild import curate_release_sources  # noqa: E402
 from devil_dataset.builder.scene_motion import scene_motion_score  # noqa: E402
-from devil_dataset.builder.video_io import load_clip, write_video  # noqa: E402
+from devil_dataset.core.video_io import load_clip, write_video  # noqa: E402
 from devil_dataset.sources.catalog import load_catalog  # noqa: E402
 
 FULL_CLIPS = 1250  # the paper's clip count (devil-sources.json)
@@ -49,10 +49,10 @@ def timed(fn, *args, **kw):
 
 
 def main() -> None:
-    from devil_dataset.builder.mask_stats import mask_stats
-    from devil_dataset.builder.mask_store import stored_mask
-    from devil_dataset.cover_crop import cover_crop_frames
-    from devil_dataset.data.features import encode_frames, encode_hole
+    from devil_dataset.core.mask_stats import mask_stats
+    from devil_dataset.core.mask_store import stored_mask
+    from devil_dataset.core.cover_crop import cover_crop_frames
+    from devil_dataset.core.dataset_schema import encode_frames, encode_hole
 
     cat = load_catalog()
     tmp = Path(tempfile.mkdtemp(prefix="devil-cost-"))

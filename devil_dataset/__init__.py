@@ -9,12 +9,12 @@ Example:
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .core.version import __version__  # noqa: E402
 
-from .builder.mask_stats import MaskStats, mask_stats  # noqa: E402
-from .builder.mask_store import stored_mask, time_reverse  # noqa: E402
-from .builder.masks import PRESETS, mask_seed, render_mask  # noqa: E402
-from .slices import SLICES, SliceSpec  # noqa: E402
+from .core.mask_stats import MaskStats, mask_stats  # noqa: E402
+from .core.mask_store import stored_mask, time_reverse  # noqa: E402
+from .core.masks import PRESETS, mask_seed, render_mask  # noqa: E402
+from .core.slices import SLICES, SliceSpec  # noqa: E402
 
 __all__ = [
     "__version__", "PRESETS", "mask_seed", "render_mask", "stored_mask", "time_reverse",

@@ -44,9 +44,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
-from .errors import DevilError
-from .slices import SLICES
+from .core.atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
+from .core.errors import DevilError
+from .core.slices import SLICES
 
 # Issue 6: the three baselines of the demo: per-frame spatial, aligned-neighbour copy, flow propagation.
 DEFAULT_METHODS: tuple[str, ...] = ("telea", "aligned-copy", "flow-propagation")
@@ -150,7 +150,7 @@ class _Stage:
 
 
 def _bar(total: int | None, desc: str, enabled: bool, unit: str = "it"):
-    from .progress import progress_bar
+    from .core.progress import progress_bar
 
     return progress_bar(total=total, desc=desc, unit=unit, enabled=enabled)
 
@@ -328,7 +328,7 @@ class _Manifests:
 
 def _place_prediction(source: Path | None, pred: np.ndarray | None, target: Path) -> None:
     """Create ``target`` atomically: hard links to ``source``'s frames (copies if linking fails), or ``pred``."""
-    from .release_format import write_frame_pngs
+    from .core.release_format import write_frame_pngs
 
     with atomic_directory(target, overwrite=True) as tmp:
         if source is None:
@@ -412,7 +412,7 @@ def _clip_task(clip_id: str, gt: np.ndarray, items: list[_Item], metrics: list[s
     """
     from .eval.evaluate import build_metrics, prepare_clip, prepared_for_hole, update_metrics
     from .eval.protocol import VideoSample
-    from .release_format import read_frame_pngs
+    from .core.release_format import read_frame_pngs
 
     scored = [it for it in items if it.score and metrics]
     c = time.process_time()

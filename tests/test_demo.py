@@ -33,7 +33,7 @@ def _demo_fake_mask(preset: str, index: int) -> np.ndarray:
 def demo_tiny_dataset(tmp_path_factory):
     """A dataset built from 6 small textured, panning H.264 sources (2 rows per slice), fake scorers and masks."""
     from devil_dataset.builder.build import build
-    from devil_dataset.builder.video_io import write_video
+    from devil_dataset.core.video_io import write_video
 
     root = tmp_path_factory.mktemp("demo_tiny")
     rng = np.random.default_rng(0)

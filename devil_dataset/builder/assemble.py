@@ -38,10 +38,10 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ..builder.masks import mask_seed
-from ..cover_crop import cover_crop_frames
+from ..core.masks import mask_seed
+from ..core.cover_crop import cover_crop_frames
 from .labels import ranked_clip_ids, select_unique_source_first
-from ..slices import EVAL_SIZE, RELEASE_MASKS_PER_PRESET, RELEASE_VIDEOS_PER_SLICE, SLICES, VIDEO_SUBSETS, release_mask_ids
+from ..core.slices import EVAL_SIZE, RELEASE_MASKS_PER_PRESET, RELEASE_VIDEOS_PER_SLICE, SLICES, VIDEO_SUBSETS, release_mask_ids
 
 # SPEC section 3/4: each label is a 16% rank tail.
 TAIL_FRACTION = 0.16

@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Sequence
 
-from ..atomic import atomic_write_text
-from ..errors import DevilError
+from ..core.atomic import atomic_write_text
+from ..core.errors import DevilError
 from .labels import read_bg_labels_csv
 
 ANSWERS = ("high", "low", "unsure")

@@ -22,15 +22,15 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import __version__
-from ..atomic import atomic_write_bytes, atomic_write_text
-from ..cover_crop import cover_crop_frames
-from ..engines import Engine, get_engine
-from ..errors import DevilError
-from ..slices import EVAL_SIZE, SLICES
+from ..core.version import __version__
+from ..core.atomic import atomic_write_bytes, atomic_write_text
+from ..core.cover_crop import cover_crop_frames
+from ..core.engines import Engine, get_engine
+from ..core.errors import DevilError
+from ..core.slices import EVAL_SIZE, SLICES
 from . import dataset_writer as writer
 from .assemble import ClipInfo, Pair, SlicePlan, mask_frames_for_clip, plan_slices, plan_summary, preset_labels
-from .masks import RELEASE_NUM_FRAMES
+from ..core.masks import RELEASE_NUM_FRAMES
 
 Scorer = Callable[[np.ndarray], float]
 MaskLoader = Callable[[str, int], np.ndarray]  # (preset, index) -> bool [90, H, W] at the output size, unreversed
@@ -99,7 +99,7 @@ def _default_curate(sources, out_dir, *, progress: bool, **options):
 
 
 def _default_clip_loader(path: Path) -> np.ndarray:
-    from .video_io import load_clip
+    from ..core.video_io import load_clip
 
     return load_clip(path)
 
@@ -111,7 +111,7 @@ def _json_dump(obj) -> str:
 def _progress(iterable, *, total: int | None, desc: str, enabled: bool):
     if not enabled:
         return iterable
-    from ..progress import progress_bar
+    from ..core.progress import progress_bar
 
     return progress_bar(iterable, total=total, desc=desc)
 
@@ -134,7 +134,7 @@ def score_clips(
 
     The cache is rewritten atomically after every clip, so an interrupted run only recomputes the clips that were
     in flight. ``jobs`` worker processes score the clips (the scorers and loader must then be picklable: the
-    defaults are); the scores are the same with any number. ``engine`` (an :class:`devil_dataset.engines.Engine`)
+    defaults are); the scores are the same with any number. ``engine`` (an :class:`devil_dataset.core.engines.Engine`)
     replaces ``jobs``, e.g. to score the clips as Ray tasks.
     """
     cache: dict[str, dict] = {}
@@ -172,7 +172,7 @@ class _MaskCache:
     def _render(self, preset: str, index: int) -> np.ndarray:
         if self.loader is not None:
             return np.asarray(self.loader(preset, index), dtype=bool)
-        from .mask_store import stored_mask
+        from ..core.mask_store import stored_mask
 
         return stored_mask(preset, index, size=self.size, num_frames=RELEASE_NUM_FRAMES)
 
@@ -215,7 +215,7 @@ class _FrameCache:
             self._encode(clip_id)
 
     def _encode(self, clip_id: str) -> list[dict]:
-        from ..data.features import encode_frames
+        from ..core.dataset_schema import encode_frames
 
         frames = self.loader(self.clip_dir / self.paths[clip_id])
         if frames.shape[1:3] != (self.size[1], self.size[0]):
@@ -233,8 +233,8 @@ class _FrameCache:
 
 def encoded_hole(hole: np.ndarray, size: tuple[int, int]) -> tuple[list[dict], object]:
     """(stored form, measured statistics) of a hole mask: the parts of a row that depend on the mask only."""
-    from ..data.features import encode_hole
-    from .mask_stats import mask_stats
+    from ..core.dataset_schema import encode_hole
+    from ..core.mask_stats import mask_stats
 
     return encode_hole(hole), mask_stats(hole, size=size)
 
@@ -391,7 +391,7 @@ def build(
         >>> build([], "sample-dataset", sample=True).config_rows["all"]  # doctest: +SKIP
         4
     """
-    from ..data.features import FRAME_FORMATS
+    from ..core.dataset_schema import FRAME_FORMATS
 
     if frame_format not in FRAME_FORMATS:
         raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")
@@ -551,8 +551,8 @@ def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True
     Each source yields one clip of 45 frames, so the sample has 16 clips and 5 videos per slice.
     """
     from . import samples
-    from .curate import file_sha256
-    from .video_io import read_video, write_video
+    from ..core.atomic import file_sha256
+    from ..core.video_io import read_video, write_video
 
     root = Path(root)
     rendered = samples.write_sample_sources(root / "rendered", num_frames=SAMPLE_NUM_FRAMES, cut_sources=0,

@@ -1,7 +1,7 @@
 """Camera-motion score of a clip (SPEC sections 1-3): how much of each sampled frame other frames fail to cover.
 
 Ten frames are sampled; for every ordered pair (i, j) frame i is aligned to frame j with a similarity
-(:mod:`devil_dataset.builder.alignment`) and the pair score is the fraction of frame j that the warped frame i
+(:mod:`devil_dataset.core.alignment`) and the pair score is the fraction of frame j that the warped frame i
 does not cover (+inf when alignment fails). The clip score is the 96th percentile ("higher") of the 10x10 matrix
 with its zero diagonal. Higher = more camera motion; the range is [0, 1] or +inf.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .alignment import (
+from ..core.alignment import (
     Features,
     detect_features,
     match_features,

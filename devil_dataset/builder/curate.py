@@ -35,9 +35,9 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..atomic import atomic_write_text, remove_stale_temporaries
-from ..errors import DevilError
-from . import video_io
+from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
+from ..core.errors import DevilError
+from ..core import video_io
 from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector
 
 # SPEC section 1: consecutive non-overlapping chunks of 90 frames; a final chunk shorter than 45 frames is dropped.
@@ -248,13 +248,6 @@ def expand_sources(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return out
 
 
-def file_sha256(path: str | os.PathLike, *, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _size_reason(w: int, h: int, min_size: tuple[int, int], landscape_only: bool) -> str | None:
@@ -284,7 +277,7 @@ class _Progress:
         self.enabled = enabled
 
     def bar(self, **kwargs):
-        from ..progress import progress_bar
+        from ..core.progress import progress_bar
 
         return progress_bar(enabled=self.enabled, **kwargs)
 
@@ -309,7 +302,7 @@ def curate(
     Bad sources are skipped with a reason, never raised. Directories expand to their video files.
 
         >>> import numpy as np, tempfile, pathlib
-        >>> from devil_dataset.builder.video_io import write_video
+        >>> from devil_dataset.core.video_io import write_video
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> src = write_video(d / "src.mp4", np.zeros((100, 32, 48, 3), np.uint8), fps=25)
         >>> report = curate([src], d / "out", min_size=(48, 32), progress=False)

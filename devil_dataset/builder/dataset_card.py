@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 
 CARD_NAME = "README.md"
 LICENSE_NAME = "LICENSE.md"  # per-source licences, linked from the card when the licence field is `other`
@@ -135,7 +135,7 @@ def render_card(
     """
     from huggingface_hub import DatasetCard
 
-    from ..data.features import COLUMN_DOCS, FEATURES
+    from ..core.dataset_schema import COLUMN_DOCS, FEATURES
 
     path = Path(template) if template else TEMPLATE_DIR / CARD_NAME
     body = path.read_text(encoding="utf-8")

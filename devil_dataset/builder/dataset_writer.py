@@ -7,7 +7,7 @@ Layout (one file format, parquet, for every data file)::
       manifest.json                              sha256 + bytes of every published file, rows and bytes per config
       data/<config>/test-00000-of-0000N.parquet  one row per video-mask pair, one row per parquet row group
 
-Every shard is written to a temporary name and renamed when complete (:mod:`devil_dataset.atomic`), so an
+Every shard is written to a temporary name and renamed when complete (:mod:`devil_dataset.core.atomic`), so an
 interrupted build leaves only whole shards, and a re-run skips them. Output is deterministic: rows in plan order,
 Pillow's deterministic JPEG/PNG encoders, no timestamps in parquet metadata, sorted JSON.
 
@@ -24,8 +24,8 @@ import shutil
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..atomic import atomic_path, atomic_write_text, remove_stale_temporaries
-from ..errors import DevilError
+from ..core.atomic import atomic_path, atomic_write_text, file_sha256, remove_stale_temporaries
+from ..core.errors import DevilError
 from .dataset_card import (  # noqa: F401  (re-exported: the writer's public names before the card had a module)
     CARD_NAME, CITATION, DATA_DIR, LICENSE_NAME, PREVIEW_CONFIG, SPLIT, TEMPLATE_DIR, license_file, render_card,
     size_category,
@@ -105,7 +105,7 @@ def shard_path(out_dir: str | os.PathLike, config: str, index: int, count: int) 
 
 
 def _arrow_schema():
-    from ..data.features import FEATURES
+    from ..core.dataset_schema import FEATURES
 
     feats = FEATURES.get()
     meta = {"huggingface": json.dumps({"info": {"features": feats.to_dict()}}, sort_keys=True)}
@@ -118,7 +118,7 @@ def write_shard(
     *,
     content_defined_chunking: Mapping | None = PARQUET_CDC_OPTIONS,
 ) -> Path:
-    """Write rows (already encoded, see :mod:`devil_dataset.data.features`) as one parquet file, atomically.
+    """Write rows (already encoded, see :mod:`devil_dataset.core.dataset_schema`) as one parquet file, atomically.
 
     One row per row group; no statistics or dictionaries on the image columns; no compression (JPEG/PNG bytes do
     not compress); content-defined data pages and a page index (see :data:`PARQUET_CDC_OPTIONS`; ``None`` writes
@@ -162,7 +162,7 @@ def shard_is_intact(out_dir: str | os.PathLike, shard: str | os.PathLike) -> boo
     record = shard_record_path(out_dir, shard)
     if not shard.is_file() or not record.is_file():
         return False
-    return sha256_file(shard) == record.read_text(encoding="utf-8").strip()
+    return file_sha256(shard) == record.read_text(encoding="utf-8").strip()
 
 
 def write_config(
@@ -199,7 +199,7 @@ def write_config(
             write_shard(path, (make_row(r) for r in rng))
             record = shard_record_path(out_dir, path)
             record.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(record, sha256_file(path) + "\n")
+            atomic_write_text(record, file_sha256(path) + "\n")
         paths.append(path)
         if on_shard is not None:
             on_shard(path)
@@ -209,13 +209,6 @@ def write_config(
 # ----------------------------------------------------------------------------------------------- manifest
 
 
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def published_files(out_dir: str | os.PathLike) -> list[Path]:
@@ -241,7 +234,7 @@ def write_manifest(out_dir: str | os.PathLike, info: Mapping) -> Path:
     """Write ``manifest.json``: ``info`` plus sha256/bytes of every published file (the manifest itself excluded)."""
     out_dir = Path(out_dir)
     files = {
-        str(rel.as_posix()): {"sha256": sha256_file(out_dir / rel), "bytes": (out_dir / rel).stat().st_size}
+        str(rel.as_posix()): {"sha256": file_sha256(out_dir / rel), "bytes": (out_dir / rel).stat().st_size}
         for rel in published_files(out_dir)
         if rel.as_posix() != MANIFEST_NAME
     }
@@ -265,7 +258,7 @@ def verify_manifest(out_dir: str | os.PathLike) -> dict:
         p = out_dir / rel
         if not p.is_file():
             bad.append(f"{rel} (missing)")
-        elif p.stat().st_size != meta["bytes"] or sha256_file(p) != meta["sha256"]:
+        elif p.stat().st_size != meta["bytes"] or file_sha256(p) != meta["sha256"]:
             bad.append(f"{rel} (checksum mismatch)")
     if bad:
         raise DevilError(f"{out_dir}: files do not match {MANIFEST_NAME}: {', '.join(bad)}")

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..atomic import atomic_write_text
-from ..errors import DevilError
+from ..core.atomic import atomic_write_text
+from ..core.errors import DevilError
 
 # SPEC sections 3 and 4: each label is a 16% rank tail of the sorted scores.
 TAIL_FRACTION = 0.16

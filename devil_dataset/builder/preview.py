@@ -66,7 +66,7 @@ def write_preview(
 ) -> dict | None:
     """Write ``preview/`` from the first ``rows`` rows of ``config``; return ``{"rows", "bytes"}`` (None: no rows).
 
-    Deterministic (the encoder settings of :func:`devil_dataset.builder.video_io.write_video`, no timestamps in
+    Deterministic (the encoder settings of :func:`devil_dataset.core.video_io.write_video`, no timestamps in
     parquet) and atomic; an older preview is replaced.
     """
     import tempfile
@@ -74,9 +74,9 @@ def write_preview(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..atomic import atomic_path
-    from ..data.features import decode_frames, decode_hole
-    from .video_io import write_video
+    from ..core.atomic import atomic_path
+    from ..core.dataset_schema import decode_frames, decode_hole
+    from ..core.video_io import write_video
 
     out_dir = Path(out_dir)
     shards = sorted((out_dir / DATA_DIR / config).glob(f"{SPLIT}-*.parquet"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 from . import dataset_writer as writer
 from .dataset_card import card_problems
 

@@ -31,13 +31,13 @@ from typing import Callable, Sequence
 import numpy as np
 from PIL import Image
 
-from .. import __version__
-from ..atomic import atomic_write_text
-from ..errors import DevilError
-from ..slices import MASK_SUBSETS, SLICES, VIDEO_SUBSETS
+from ..core.version import __version__
+from ..core.atomic import atomic_write_text
+from ..core.errors import DevilError
+from ..core.slices import MASK_SUBSETS, SLICES, VIDEO_SUBSETS
 from . import dataset_writer as writer
 from .assemble import mask_frames_for_clip, preset_labels
-from .masks import PRESETS, mask_seed
+from ..core.masks import PRESETS, mask_seed
 
 _SPLIT_RE = re.compile(r"^(flickr|fvi)-([a-z-]+?)(?:\.tar(?:\.gz|\.bz2|\.xz)?|\.tgz)$")
 _FRAME_RE = {"gt": re.compile(r"^frame_(\d{4,})_gt\.png$"), "mask": re.compile(r"^frame_(\d{4,})_mask\.png$")}
@@ -188,8 +188,8 @@ def import_release(
     Example:
         >>> import_release(["flickr-all.tar", "fvi-fgd-h.tar"], "devil-release")  # doctest: +SKIP
     """
-    from ..data.features import FRAME_FORMATS, encode_frames, encode_hole
-    from .mask_stats import mask_stats
+    from ..core.dataset_schema import FRAME_FORMATS, encode_frames, encode_hole
+    from ..core.mask_stats import mask_stats
 
     if frame_format not in FRAME_FORMATS:
         raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")

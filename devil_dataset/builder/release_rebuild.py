@@ -36,11 +36,12 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from ..atomic import atomic_write_text, remove_stale_temporaries
-from ..errors import DevilError
-from . import video_io
+from ..core.atomic import atomic_write_text, remove_stale_temporaries
+from ..core.atomic import file_sha256
+from ..core.errors import DevilError
+from ..core import video_io
 from .curate import (CLIP_FRAMES, CLIPS_DIRNAME, MANIFEST_NAME, MIN_CLIP_FRAMES, STATE_DIRNAME, VIDEO_SUFFIXES,
-                     ClipRecord, CurationReport, SkippedSource, file_sha256, plan_chunks)
+                     ClipRecord, CurationReport, SkippedSource, plan_chunks)
 from .shot_cuts import CUT_THRESHOLD, CutDetector
 
 # SPEC section 1: the release stored clip frames as JPEG quality 95.
@@ -347,7 +348,7 @@ def rebuild_release(
         >>> report["clips"]["made"], report["clips"]["paper"]  # doctest: +SKIP
     """
     from ..sources.catalog import load_catalog
-    from .alignment import resolve_detector
+    from ..core.alignment import resolve_detector
     from .build import build
 
     holder: dict = {}
@@ -408,7 +409,7 @@ def _list_in_manifest(out: Path, rel: str) -> None:
 
     path = out / writer.MANIFEST_NAME
     doc = json.loads(path.read_text(encoding="utf-8"))
-    doc.setdefault("files", {})[rel] = {"sha256": writer.sha256_file(out / rel), "bytes": (out / rel).stat().st_size}
+    doc.setdefault("files", {})[rel] = {"sha256": file_sha256(out / rel), "bytes": (out / rel).stat().st_size}
     atomic_write_text(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 

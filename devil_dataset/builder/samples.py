@@ -30,9 +30,9 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from ..atomic import atomic_write_text, remove_stale_temporaries
-from ..engines import Engine, get_engine
-from ..errors import DevilError
+from ..core.atomic import atomic_write_text, remove_stale_temporaries
+from ..core.engines import Engine, get_engine
+from ..core.errors import DevilError
 
 # Reference frame size the magnitudes below are tuned at (the release's scoring size, SPEC section 1).
 REFERENCE_SIZE: tuple[int, int] = (854, 480)
@@ -439,7 +439,7 @@ def write_sample_sources(
     scenes with new seeds), plus ``cut_sources`` two-shot sources (scene A for ``2/3 * num_frames`` frames, a hard
     cut, scene B for ``num_frames + 10``). Existing files with the recorded checksum are kept (resume).
     ``jobs`` worker processes render the sources (the files are the same with any number; ``engine``, an
-    :class:`devil_dataset.engines.Engine`, replaces ``jobs``, e.g. to render them as Ray tasks). Returns the video
+    :class:`devil_dataset.core.engines.Engine`, replaces ``jobs``, e.g. to render them as Ray tasks). Returns the video
     paths in order.
 
         >>> import tempfile
@@ -448,8 +448,8 @@ def write_sample_sources(
         >>> [p.name for p in paths]
         ['scene-00-still_static.mp4']
     """
-    from ..progress import progress_bar
-    from .curate import file_sha256
+    from ..core.progress import progress_bar
+    from ..core.atomic import file_sha256
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -519,8 +519,8 @@ def write_sample_sources(
 
 def _render_source(job: tuple[Path, list[tuple[SceneSpec, int, int]], tuple[int, int]]) -> str:
     """Render one sample source (its segments one after the other) into its H.264 file; returns its sha256."""
-    from .curate import file_sha256
-    from .video_io import write_video
+    from ..core.atomic import file_sha256
+    from ..core.video_io import write_video
 
     path, segments, size = job
     frames = np.concatenate([render_scene(spec, size=size, num_frames=n, seed=s) for spec, n, s in segments])

@@ -31,7 +31,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from .alignment import (
+from ..core.alignment import (
     MASK_WARP_DTYPE,
     Features,
     detect_features,
@@ -149,12 +149,12 @@ def valid_flow_vectors(flow: np.ndarray, start_valid: np.ndarray, target_mask: n
 def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
     """The flow function for ``flow``: ``"dis"`` (OpenCV DIS, default) or ``"raft"`` (torchvision RAFT).
 
-    RAFT uses :mod:`devil_dataset.eval.networks.raft` with the weights cache of :mod:`devil_dataset.eval.weights`
+    RAFT uses :mod:`devil_dataset.core.networks.raft` with the weights cache of :mod:`devil_dataset.core.weights`
     (``devil weights`` fetches / imports them); without cached weights it raises
-    :class:`~devil_dataset.errors.WeightsMissingError` naming what to do. ``device`` defaults to CUDA when available.
+    :class:`~devil_dataset.core.errors.WeightsMissingError` naming what to do. ``device`` defaults to CUDA when available.
     """
-    from ..errors import UnknownNameError, WeightsMissingError
-    from ..flow import flow_estimator, resolve_flow_backend
+    from ..core.errors import UnknownNameError, WeightsMissingError
+    from ..core.flow import flow_estimator, resolve_flow_backend
 
     if flow not in FLOWS:
         raise UnknownNameError(f"unknown flow {flow!r}; valid: {', '.join(FLOWS)}")

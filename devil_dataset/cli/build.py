@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..builder.build import build
-    from ..errors import DevilError
+    from ..core.errors import DevilError
 
     if sum((bool(args.sources), args.sample, args.release_sources is not None)) != 1:
         raise DevilError("give SOURCE files/folders, --sample or --release-sources DIR (exactly one of them)")

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 from ._args import EXAMPLE_FORMATTER, existing_path, positive_int
 
 EPILOG = """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int
 
 EPILOG = """\

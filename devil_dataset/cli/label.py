@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 from ._args import EXAMPLE_FORMATTER, existing_path, resolution
 
 CAMERA_EPILOG = """\
@@ -161,7 +161,7 @@ def json_score(score: float | None) -> float | str | None:
 def _score_paths(paths: list[str], score_fn, desc: str, progress: bool) -> tuple[dict[str, float | None], list[str]]:
     from tqdm.auto import tqdm
 
-    from ..builder.video_io import load_clip
+    from ..core.video_io import load_clip
 
     scores: dict[str, float | None] = {}
     errors: list[str] = []
@@ -186,14 +186,14 @@ def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: l
         for p, s in mapping.items():
             print(f"{p:{width}s}  {'-' if s is None else (s if isinstance(s, str) else f'{s:.6f}')}")
     if args.out:
-        from ..atomic import atomic_write_text
+        from ..core.atomic import atomic_write_text
 
         atomic_write_text(args.out, json.dumps({**record, "scores": mapping}, indent=2) + "\n")
     return 2 if errors else 0
 
 
 def run_camera_motion(args: argparse.Namespace) -> int:
-    from ..builder.alignment import resolve_detector
+    from ..core.alignment import resolve_detector
     from ..builder.camera_motion import camera_motion_score
 
     try:
@@ -211,7 +211,7 @@ def run_camera_motion(args: argparse.Namespace) -> int:
 
 
 def run_scene_motion(args: argparse.Namespace) -> int:
-    from ..builder.alignment import resolve_detector
+    from ..core.alignment import resolve_detector
     from ..builder.scene_motion import resolve_flow, scene_motion_score
 
     try:

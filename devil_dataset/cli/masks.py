@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
 
 RENDER_EPILOG = """\
@@ -97,7 +97,7 @@ def _selection_args(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 
 def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
-    from ..builder.masks import PRESETS, SEED_TABLE_SIZE
+    from ..core.masks import PRESETS, SEED_TABLE_SIZE
 
     if args.preset == ALL:
         presets = list(PRESETS)
@@ -118,8 +118,8 @@ def _progress(total: int, disable: bool, desc: str):
 
 
 def run_render(args: argparse.Namespace) -> int:
-    from ..atomic import remove_stale_temporaries
-    from ..builder.mask_store import store_mask
+    from ..core.atomic import remove_stale_temporaries
+    from ..core.mask_store import store_mask
 
     jobs = _jobs(args)
     out: Path = args.out
@@ -156,8 +156,8 @@ def _clean(value):
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from ..builder.mask_stats import MaskStats, mask_stats, summarize
-    from ..builder.mask_store import read_stored, stored_mask
+    from ..core.mask_stats import MaskStats, mask_stats, summarize
+    from ..core.mask_store import read_stored, stored_mask
 
     records: list[dict] = []
     by_preset: dict[str, list[MaskStats]] = {}
@@ -178,7 +178,7 @@ def run_stats(args: argparse.Namespace) -> int:
             else:
                 preset, index = item
                 hole = stored_mask(preset, index, num_frames=args.num_frames)
-                from ..builder.masks import mask_seed
+                from ..core.masks import mask_seed
 
                 record = {"preset": preset, "index": index, "seed": mask_seed(index), "reversed": False}
             stats = mask_stats(hole)
@@ -196,7 +196,7 @@ def run_stats(args: argparse.Namespace) -> int:
 def run_presets(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from ..builder.masks import PRESETS
+    from ..core.masks import PRESETS
 
     print(json.dumps({name: asdict(p) for name, p in PRESETS.items()}, indent=1))
     return 0

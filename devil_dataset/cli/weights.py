@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ..eval.weights import KNOWN_WEIGHTS, available, cache_dir, weights_info
+    from ..core.weights import KNOWN_WEIGHTS, available, cache_dir, weights_info
 
     print(f"cache: {cache_dir()}")
     for name, e in sorted(KNOWN_WEIGHTS.items()):
@@ -70,7 +70,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from ..eval.weights import KNOWN_WEIGHTS, download, entry
+    from ..core.weights import KNOWN_WEIGHTS, download, entry
 
     names = sorted(KNOWN_WEIGHTS) if args.name == "all" else [entry(args.name).name]
     for name in names:
@@ -80,7 +80,7 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..eval.weights import KNOWN_WEIGHTS, import_weights, weights_info
+    from ..core.weights import KNOWN_WEIGHTS, import_weights, weights_info
 
     path = import_weights(args.path, args.name)
     name = next(n for n, e in KNOWN_WEIGHTS.items() if path.name == e.filename)

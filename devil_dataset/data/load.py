@@ -23,9 +23,10 @@ from typing import Any, Collection, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import DevilError
-from ..slices import SLICES
-from .features import decode_frames, decode_hole, to_numpy_frames, to_numpy_hole
+from ..core.atomic import file_sha256
+from ..core.errors import DevilError
+from ..core.slices import SLICES
+from ..core.dataset_schema import decode_frames, decode_hole, to_numpy_frames, to_numpy_hole
 
 SPLIT = "test"
 VIDEO_COLUMNS = ("frames", "hole")
@@ -110,11 +111,7 @@ def _sha256(path: Path) -> str:
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if key not in _VERIFIED:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            while block := f.read(1 << 20):
-                h.update(block)
-        _VERIFIED[key] = h.hexdigest()
+        _VERIFIED[key] = file_sha256(path)
     return _VERIFIED[key]
 
 

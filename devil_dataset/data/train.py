@@ -16,10 +16,10 @@ from typing import Callable, Sequence
 import numpy as np
 from torch.utils.data import Dataset
 
-from ..builder.masks import PRESETS, RELEASE_NUM_FRAMES, RELEASE_SIZE, mask_seed, render_mask, render_mask_scaled
-from ..cover_crop import cover_crop_mask
-from ..errors import DevilError
-from .features import decode_frames
+from ..core.masks import PRESETS, RELEASE_NUM_FRAMES, RELEASE_SIZE, mask_seed, render_mask, render_mask_scaled
+from ..core.cover_crop import cover_crop_mask
+from ..core.errors import DevilError
+from ..core.dataset_schema import decode_frames
 from .load import local_dataset_dir, local_shards, resolve_config
 
 # SPEC section 5: 1000 masks (seed indices) per preset.
@@ -65,7 +65,7 @@ class InpaintingTrainDataset(Dataset):
         samples_per_epoch: items per epoch (default: one per clip); item i uses clip i % num_clips.
         seed: base seed; change the epoch with :meth:`set_epoch` for fresh windows.
         masks: ``"scaled"`` (default): each mask drawn directly at the clip's size and crop window
-            (:func:`devil_dataset.builder.masks.render_mask_scaled`: the release's vertex paths, 9-22x faster, the
+            (:func:`devil_dataset.core.masks.render_mask_scaled`: the release's vertex paths, 9-22x faster, the
             preset statistics within a few per cent); ``"release"``: rendered at 1920x1080 and cover-cropped, the
             pixels of the benchmark's stored masks.
         mask_renderer: ``(preset, seed, num_frames) -> bool [T, 1080, 1920]``, replaces the generator (then

@@ -25,8 +25,8 @@ from typing import Iterator, Mapping
 import numpy as np
 from PIL import Image
 
-from ..errors import DevilError
-from ..release_format import list_frames, read_frame_pngs, read_mask_pngs
+from ..core.errors import DevilError
+from ..core.release_format import list_frames, read_frame_pngs, read_mask_pngs
 from .protocol import VideoSample
 
 # Video containers accepted for the one-file-per-clip prediction layout.
@@ -240,7 +240,7 @@ def validate_clips(gt: Mapping[str, ClipInfo], pred: Mapping[str, ClipInfo | Non
     >>> validate_clips({"a": a, "b": b}, {"a": ClipInfo("a", 2, (8, 8)), "b": None})
     Traceback (most recent call last):
     ...
-    devil_dataset.errors.DevilError: 2 of 2 clips cannot be evaluated:
+    devil_dataset.core.errors.DevilError: 2 of 2 clips cannot be evaluated:
       a: 2 predicted frames, expected 3
       b: prediction missing
     """

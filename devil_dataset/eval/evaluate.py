@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DevilError, UnknownNameError, WeightsMissingError
+from ..core.errors import DevilError, UnknownNameError, WeightsMissingError
 from .pixel import clip_psnr_values
 from .protocol import EvalOptions, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, metric_entry
@@ -220,7 +220,7 @@ def evaluate(
 
     Memory: only the current video (and whatever state the metrics keep, e.g. FID features) is held.
     """
-    from ..progress import progress_bar
+    from ..core.progress import progress_bar
 
     per_video: dict[str, dict[str, float]] = {}
     frames = 0
@@ -417,7 +417,7 @@ def evaluate_slice(
     is not ``cpu``; each part then declares one GPU). The dataset and predictions must be paths every node sees
     (or a Hub repo id); the documents are the same as the local engine's with the same number of parts.
     """
-    from ..engines import get_engine
+    from ..core.engines import get_engine
     from .composite import ClipInfo, PredictionStore, validate_clips
 
     eng = get_engine(engine, jobs=jobs, address=ray_address)
@@ -484,7 +484,7 @@ def _score_parallel(dataset, config, ids, rows, predictions, names, options, met
 
     num_gpus = 0
     if engine is not None and engine.name == "ray":
-        from ..engines import ray as ray_engine
+        from ..core.engines import ray as ray_engine
 
         ray_engine.ensure_initialized(engine.address)
         gpus = ray_engine.cluster_gpus() if options.device != "cpu" else 0

@@ -45,13 +45,13 @@ FLOW_ZERO_PX = 1e-6
 def flow_function(backend: str = "dis", device: str = "cpu") -> tuple[FlowFn, str]:
     """The flow estimator for ``EvalOptions.flow`` and the backend name actually used.
 
-    Dispatched by :func:`devil_dataset.flow.flow_estimator` (the one flow dispatcher): RAFT without cached
-    weights raises :class:`~devil_dataset.errors.WeightsMissingError` here, at construction, not mid-pass.
+    Dispatched by :func:`devil_dataset.core.flow.flow_estimator` (the one flow dispatcher): RAFT without cached
+    weights raises :class:`~devil_dataset.core.errors.WeightsMissingError` here, at construction, not mid-pass.
 
     >>> flow_function("dis")[1]
     'dis'
     """
-    from ..flow import flow_estimator
+    from ..core.flow import flow_estimator
 
     est = flow_estimator(backend, device)
     return est, est.name

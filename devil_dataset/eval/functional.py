@@ -4,7 +4,7 @@ Every function takes ``(pred, gt, hole)`` for one video: numpy arrays or torch t
 [0, 255] or float in [0, 1], laid out ``"THWC"`` (default) or ``"TCHW"`` (the training dataset's layout; an
 explicit argument, never guessed from the shape); ``hole`` is True (or 1) where the frame was missing, shaped
 [T, H, W] (or [T, 1, H, W] / [T, H, W, 1]). One validator (:func:`as_frames`, :func:`as_hole`) checks all of them
-and raises :class:`~devil_dataset.errors.InvalidInputError` naming the argument; nothing is rescaled silently.
+and raises :class:`~devil_dataset.core.errors.InvalidInputError` naming the argument; nothing is rescaled silently.
 Float frames are quantised to 8 bits (``round(255 x)``): the DEVIL metrics are defined on 8-bit frames (SPEC
 section 7). The values are those of the metric classes and of ``devil evaluate`` on the same frames.
 
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import DevilError, InvalidInputError, UnknownNameError
+from ..core.errors import DevilError, InvalidInputError, UnknownNameError
 from .protocol import EvalOptions, VideoSample
 
 # Layouts a caller may name (explicit argument; SPEC section 7 frames are [T, H, W, 3] uint8).
@@ -45,7 +45,7 @@ def as_frames(x: Any, name: str = "frames", layout: str = "THWC") -> np.ndarray:
     >>> as_frames(np.full((1, 2, 2, 3), 2.0), "pred")
     Traceback (most recent call last):
     ...
-    devil_dataset.errors.InvalidInputError: pred: float frames must lie in [0, 1] (got values in [2, 2]); pass uint8 for 0-255 frames
+    devil_dataset.core.errors.InvalidInputError: pred: float frames must lie in [0, 1] (got values in [2, 2]); pass uint8 for 0-255 frames
     """
     if layout not in LAYOUTS:
         raise UnknownNameError(f"layout: unknown layout {layout!r}; valid: {', '.join(LAYOUTS)}")

@@ -23,8 +23,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..atomic import atomic_path, atomic_write_text
-from ..errors import DevilError
+from ..core.atomic import atomic_path, atomic_write_text
+from ..core.errors import DevilError
 from .report import (KEY_INFO, KEY_TITLES, Table, _best, _keys, _methods, _ri_rows, _slices, fmt, score_table,
                      title, write_plots)
 
@@ -278,7 +278,7 @@ def write_html_report(
             per_method = {m: (by[(m, s)]["provenance"]["inputs"]["predictions"],
                               (by[(m, s)].get("videos") or {})) for m in methods if (m, s) in by}
             tasks.append(_SliceClips(s, chosen, first["provenance"]["inputs"], per_method, metric, str(out)))
-        from ..engines.local import map_ordered
+        from ..core.engines.local import map_ordered
 
         for s, groups in zip((t.slice for t in tasks), map_ordered(_write_slice_clips, tasks, jobs=jobs)):
             sections.append({"slice": s, "groups": groups})

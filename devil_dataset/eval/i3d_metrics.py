@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..errors import UnknownNameError
+from ..core.errors import UnknownNameError
 from .frechet import GaussianStats, frechet_of
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
-from .weights import weights_provenance
+from ..core.weights import weights_provenance
 
 PVCS_WINDOW = 10  # SPEC section 7: frames per window, stride 1, max(1, T - 9) windows
 PVCS_NORM_EPS = 1e-10  # SPEC section 7: unit-normalisation epsilon (LPIPS normalize_tensor)
@@ -25,8 +25,8 @@ PVCS_MODES: tuple[str, ...] = ("release", "corrected")
 
 def _shared_i3d(device: str):
     """One I3D per (device, weights file) per process, shared by PVCS and VFID."""
-    from .networks.i3d import load_i3d
-    from .weights import cached_network
+    from ..core.networks.i3d import load_i3d
+    from ..core.weights import cached_network
 
     return cached_network("i3d", device, lambda: load_i3d(device))
 
@@ -74,7 +74,7 @@ class I3DVideoPass:
     """
 
     def __init__(self, net, video: VideoSample, device: str, batch_pairs: int, pvcs_mode: str = "release") -> None:
-        from .networks.i3d import PVCS_ENDPOINTS
+        from ..core.networks.i3d import PVCS_ENDPOINTS
 
         self.net, self.device = net, torch.device(device)
         self.gt_u8 = torch.as_tensor(np.ascontiguousarray(video.gt)).to(self.device)
@@ -109,7 +109,7 @@ class I3DVideoPass:
     @torch.inference_mode()
     def _video_feature(self, frames: torch.Tensor) -> np.ndarray:
         x = frames.permute(3, 0, 1, 2).float().div_(255.0)[None]  # [1, 3, T, H, W]
-        from .networks.i3d import VFID_ENDPOINT
+        from ..core.networks.i3d import VFID_ENDPOINT
 
         act = self.net.endpoints(x, (VFID_ENDPOINT,))[0]
         return _mean_thw(act)[0].double().cpu().numpy()
@@ -175,7 +175,7 @@ class I3DMetric(Metric):
         return {k: out[k] for k in self.keys}
 
     def provenance(self) -> dict:
-        from .networks.i3d import PVCS_ENDPOINTS
+        from ..core.networks.i3d import PVCS_ENDPOINTS
 
         prov = {"network": "I3D (pytorch-i3d layout), input in [0, 1] not normalised",
                 "weights": weights_provenance(("i3d",), self._injected)}

@@ -1,6 +1,6 @@
 """LPIPS and FID (SPEC section 7): frame-level networks on the composite and the ground truth.
 
-``Metric(options)`` loads its network (:class:`~devil_dataset.errors.WeightsMissingError` when weights are not
+``Metric(options)`` loads its network (:class:`~devil_dataset.core.errors.WeightsMissingError` when weights are not
 cached); tests inject networks with random weights through ``network=``. Frames go through the networks in
 batches of ``EvalOptions.batch_size``; FID keeps streaming float64 sums (:class:`~devil_dataset.eval.frechet.
 GaussianStats`), never the per-frame features, and its state merges across workers.
@@ -11,7 +11,7 @@ import numpy as np
 
 from .frechet import GaussianStats, frechet_of
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
-from .weights import weights_provenance
+from ..core.weights import weights_provenance
 
 
 # ------------------------------------------------------------------------------------------------------- LPIPS
@@ -21,7 +21,7 @@ class LPIPSMetric(Metric):
     keys = ("lpips",)
 
     def __init__(self, options: EvalOptions, network=None) -> None:
-        from .networks.lpips import LPIPSNetwork
+        from ..core.networks.lpips import LPIPSNetwork
 
         super().__init__()
         self.options = options
@@ -42,8 +42,8 @@ class LPIPSMetric(Metric):
         return {"lpips": float(np.mean(self.values)) if self.values else float("nan")}
 
     def provenance(self) -> dict:
-        from .networks.lpips import LPIPS_NET, LPIPS_VERSION, lpips_heads_path
-        from .weights import file_sha256
+        from ..core.networks.lpips import LPIPS_NET, LPIPS_VERSION, lpips_heads_path
+        from ..core.atomic import file_sha256
 
         return {
             "network": f"lpips {LPIPS_NET} v{LPIPS_VERSION}", "input": "composite vs GT, full frame, (x/255)*2-1",
@@ -60,7 +60,7 @@ class FIDMetric(Metric):
     keys = ("fid",)
 
     def __init__(self, options: EvalOptions, network=None) -> None:
-        from .networks.inception import FIDInception
+        from ..core.networks.inception import FIDInception
 
         super().__init__()
         self.options = options

@@ -25,8 +25,8 @@ import numpy as np
 from scipy.ndimage import uniform_filter, uniform_filter1d
 from skimage.metrics import structural_similarity
 
-from ..errors import UnknownNameError
-from ..hole_box import hole_window
+from ..core.errors import UnknownNameError
+from ..core.hole_box import hole_window
 from .protocol import EvalOptions, Metric, VideoSample
 
 # SPEC section 7: PSNR data range for float frames in [0, 1].

@@ -21,7 +21,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..hole_box import paste_in_hole
+from ..core.hole_box import paste_in_hole
 
 
 def composite(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from ..errors import UnknownNameError
+from ..core.errors import UnknownNameError
 from .protocol import EvalOptions, VideoMetric
 
 

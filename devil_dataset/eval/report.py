@@ -18,9 +18,9 @@ import math
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from ..atomic import atomic_path, atomic_write_text
-from ..errors import DevilError
-from ..slices import ATTRIBUTES, SLICES
+from ..core.atomic import atomic_path, atomic_write_text
+from ..core.errors import DevilError
+from ..core.slices import ATTRIBUTES, SLICES
 from .registry import METRICS
 
 Table = dict[tuple[str, str], dict[str, float]]

@@ -30,8 +30,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..atomic import atomic_write_text
-from ..errors import DevilError
+from ..core.atomic import atomic_write_text
+from ..core.errors import DevilError
 from .protocol import EvalOptions
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,7 +83,7 @@ def build_results(
     skipped: dict[str, str],
 ) -> dict:
     """Assemble the results document from an :class:`~devil_dataset.eval.evaluate.Evaluation`."""
-    from .. import __version__
+    from ..core.version import __version__
 
     from .registry import METRICS
 

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..core.errors import UnknownNameError
 from .patch_masks import DEFAULT_PATCH_SIZE, DEFAULT_RATIO_RANGE, ReMask, clip_rng, re_inpainting_masks
 from .pixel import clip_psnr_values, mean_of, psnr_frames, ssim_frames
 from .protocol import EvalOptions, VideoSample
@@ -58,7 +58,7 @@ def make_submetric(name: str, options: EvalOptions | None = None) -> tuple[SubMe
 
     PSNR (data range 1) and SSIM (``options.ssim_mode``) are the release's pixel metrics
     (:mod:`devil_dataset.eval.pixel`); LPIPS is the release's AlexNet LPIPS
-    (:mod:`devil_dataset.eval.networks.lpips`), which raises :class:`~devil_dataset.errors.WeightsMissingError` when its weights are not cached.
+    (:mod:`devil_dataset.core.networks.lpips`), which raises :class:`~devil_dataset.core.errors.WeightsMissingError` when its weights are not cached.
 
     >>> fn, prov = make_submetric("psnr")
     >>> prov["name"], fn(np.zeros((1, 4, 4, 3), np.uint8), np.full((1, 4, 4, 3), 255, np.uint8)).tolist()
@@ -75,21 +75,21 @@ def make_submetric(name: str, options: EvalOptions | None = None) -> tuple[SubMe
 
 
 def lpips_submetric(options: EvalOptions | None = None, network=None) -> tuple[SubMetric, dict]:
-    """Per-frame LPIPS (AlexNet, v0.1; :class:`~devil_dataset.eval.networks.lpips.LPIPSNetwork`) as a sub-metric.
+    """Per-frame LPIPS (AlexNet, v0.1; :class:`~devil_dataset.core.networks.lpips.LPIPSNetwork`) as a sub-metric.
 
     ``network`` injects a ready network (e.g. random weights in tests); by default the cached AlexNet weights
-    are loaded and a missing file raises :class:`~devil_dataset.errors.WeightsMissingError` saying how to run
+    are loaded and a missing file raises :class:`~devil_dataset.core.errors.WeightsMissingError` saying how to run
     without them. Frames go through the network in chunks of ``options.batch_size``.
     """
     options = options or EvalOptions()
-    from ..errors import WeightsMissingError
+    from ..core.errors import WeightsMissingError
 
     if network is None:
         try:
-            from .weights import weights_path
+            from ..core.weights import weights_path
 
             weights_path("alexnet")  # fail fast, before importing torch
-            from .networks.lpips import LPIPSNetwork
+            from ..core.networks.lpips import LPIPSNetwork
 
             network = LPIPSNetwork(device=options.device)
         except WeightsMissingError as exc:

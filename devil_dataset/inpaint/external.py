@@ -40,8 +40,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import DevilError
-from ..release_format import list_frames, read_frame_pngs, write_frame_pngs, write_mask_pngs
+from ..core.errors import DevilError
+from ..core.release_format import list_frames, read_frame_pngs, write_frame_pngs, write_mask_pngs
 from . import Inpainter
 from .padding import crop_padding, divisor_safe, pad_to_multiple
 from .spatial import blank_hole

@@ -1,7 +1,7 @@
 """Temporal baseline "flow-propagation": carry known pixels into the hole along OpenCV DIS optical flow.
 
 1. Flow between consecutive frames (forward t -> t+1 and backward t -> t-1) is computed with DIS
-   (:func:`devil_dataset.flow.dis_flow`) at half resolution, after the hole has been pre-filled smoothly.
+   (:func:`devil_dataset.core.flow.dis_flow`) at half resolution, after the hole has been pre-filled smoothly.
 2. The flow is *completed*: inside the hole of either frame (grown by a margin) it is unreliable, so it is
    replaced by a smooth interpolation of the flow around it (push-pull diffusion from the hole boundary).
 3. Two passes follow each hole pixel along the completed flow, one towards later frames and one towards earlier
@@ -24,7 +24,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..flow import dis_flow
+from ..core.flow import dis_flow
 from .spatial import blank_hole, check_inputs, inpaint_frame
 
 # Flow is computed (and kept in memory) on frames resized by this factor (DIS MEDIUM: ~7 ms per 416x240 pair instead

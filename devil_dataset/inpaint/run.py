@@ -31,9 +31,9 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
-from ..errors import DevilError
-from ..release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
+from ..core.atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
+from ..core.errors import DevilError
+from ..core.release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
 
 
 # Hidden file in PRED_DIR recording the run and per-clip input fingerprints (not part of the release layout).
@@ -128,7 +128,7 @@ def run_inpainter(
     ``run_info`` (JSON-able, e.g. ``{"method": "telea", "config": "fg_size_high"}``) is stored in the manifest;
     a folder whose manifest holds a different ``run_info`` is refused with a :class:`DevilError`.
     """
-    from ..progress import progress_bar
+    from ..core.progress import progress_bar
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

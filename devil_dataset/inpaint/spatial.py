@@ -15,7 +15,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..hole_box import paste_in_hole
+from ..core.hole_box import paste_in_hole
 
 # Neighbourhood radius (pixels) of cv2.inpaint; 3 is OpenCV's documented example value.
 INPAINT_RADIUS = 3

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 
-from ..errors import DevilError
+from ..core.errors import DevilError
 
 CATALOG_RESOURCE = "devil-sources.json"  # a verbatim copy of /work/shared/release-sources/devil-sources.json
 # Provenance of the list (the JSON's `about`): where the release published it.

@@ -34,8 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from ..atomic import atomic_write_text
-from ..errors import DevilError
+from ..core.atomic import atomic_write_text
+from ..core.errors import DevilError
 from .catalog import RELEASE_RESOLUTION, SourceCatalog, load_catalog
 
 MANIFEST_NAME = "sources-manifest.json"
@@ -291,8 +291,8 @@ def _ytdlp_fetch(url: str, video_id: str, partial: Path, s: _Settings, *, force_
 
 
 def _probe(path: Path) -> dict:
-    from ..builder.curate import file_sha256
-    from ..builder.video_io import probe_video
+    from ..core.atomic import file_sha256
+    from ..core.video_io import probe_video
 
     info = probe_video(path)
     frames = info.frame_count or _count_frames(path)

@@ -10,8 +10,8 @@ from devil_dataset.builder.assemble import (
     ClipInfo, SliceSizes, mask_frames_for_clip, mask_list, materialize_pair, plan_slices, preset_labels, rank_tails, slice_sizes,
     video_lists,
 )
-from devil_dataset.builder.masks import mask_seed
-from devil_dataset.slices import SLICES, mask_presets_for, release_mask_ids
+from devil_dataset.core.masks import mask_seed
+from devil_dataset.core.slices import SLICES, mask_presets_for, release_mask_ids
 
 
 def test_slice_sizes_rule_reduces_to_release():

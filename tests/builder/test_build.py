@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from devil_dataset.builder.build import build
-from devil_dataset.errors import DevilError
-from devil_dataset.slices import SLICES
+from devil_dataset.core.errors import DevilError
+from devil_dataset.core.slices import SLICES
 
 BUILD_SIZE = (64, 48)
 
@@ -46,7 +46,7 @@ def build_fake_curate(sources, out_dir, *, progress=True, **options):
     """
     from types import SimpleNamespace
 
-    from devil_dataset.release_format import write_frame_pngs
+    from devil_dataset.core.release_format import write_frame_pngs
 
     clips = []
     for src in sources:
@@ -99,10 +99,10 @@ def test_layout_rows_and_bytes(build_once):
 
 
 def test_rows_follow_the_plan(build_once):
-    from devil_dataset.builder.video_io import load_clip
-    from devil_dataset.cover_crop import cover_crop_frames
+    from devil_dataset.core.video_io import load_clip
+    from devil_dataset.core.cover_crop import cover_crop_frames
     from devil_dataset.data import iter_slice
-    from devil_dataset.data.features import decode_frames, encode_frames
+    from devil_dataset.core.dataset_schema import decode_frames, encode_frames
 
     root, _, _ = build_once
     out = root / "a"
@@ -207,7 +207,7 @@ def test_score_clips_same_scores_with_worker_processes(tmp_path):
     from types import SimpleNamespace
 
     from devil_dataset.builder.build import _default_clip_loader, score_clips
-    from devil_dataset.builder.video_io import write_video
+    from devil_dataset.core.video_io import write_video
 
     rng = np.random.default_rng(0)
     clips = []

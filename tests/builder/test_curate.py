@@ -11,7 +11,7 @@ from devil_dataset.builder.curate import (
     MANIFEST_NAME, clip_id, curate, dropped_clips, load_curated_clip, plan_chunks, plan_clips, read_manifest,
     safe_stem, skipped_sources,
 )
-from devil_dataset.builder.video_io import read_video, write_video
+from devil_dataset.core.video_io import read_video, write_video
 from devil_dataset.cli import main
 
 SMALL = (160, 96)
@@ -279,7 +279,7 @@ def test_curation_peak_memory_does_not_grow_with_source_length(tmp_path):
     import subprocess
     import sys
 
-    from devil_dataset.builder.video_io import write_video
+    from devil_dataset.core.video_io import write_video
 
     child = (
         "import sys, tempfile\n"

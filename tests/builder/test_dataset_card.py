@@ -8,8 +8,8 @@ import pytest
 from huggingface_hub import DatasetCard
 
 from devil_dataset.builder import dataset_card as dc
-from devil_dataset.errors import DevilError
-from devil_dataset.slices import SLICES
+from devil_dataset.core.errors import DevilError
+from devil_dataset.core.slices import SLICES
 
 CONFIGS = {name: {"rows": 5, "bytes": 1000, "description": f"{s.videos} x {s.masks}"} for name, s in SLICES.items()}
 

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from devil_dataset.builder import dataset_writer as w
-from devil_dataset.data.features import decode_frames, decode_hole, encode_frames, encode_hole
-from devil_dataset.errors import DevilError
-from devil_dataset.slices import SLICES
+from devil_dataset.core.dataset_schema import decode_frames, decode_hole, encode_frames, encode_hole
+from devil_dataset.core.errors import DevilError
+from devil_dataset.core.slices import SLICES
 
 
 def _row(i: int) -> dict:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from devil_dataset.builder import labels as lb
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 
 INF = math.inf
 

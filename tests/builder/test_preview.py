@@ -7,7 +7,7 @@ import numpy as np
 
 from devil_dataset.builder import dataset_writer as w
 from devil_dataset.builder.preview import PREVIEW_FILE, tint_hole, write_preview
-from devil_dataset.data.features import encode_frames, encode_hole
+from devil_dataset.core.dataset_schema import encode_frames, encode_hole
 
 
 def _row(i: int) -> dict:

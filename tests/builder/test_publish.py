@@ -5,7 +5,7 @@ import pytest
 
 from devil_dataset.builder import dataset_writer as w
 from devil_dataset.builder.publish import publish, publish_plan
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 
 
 EXPECTED = ["README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
@@ -15,7 +15,7 @@ EXPECTED = ["README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-
 def _repo(tmp_path):
     import numpy as np
 
-    from devil_dataset.data.features import encode_frames, encode_hole
+    from devil_dataset.core.dataset_schema import encode_frames, encode_hole
 
     def row(i):
         return {"clip_id": f"c{i}", "mask_id": "m", "frames": encode_frames(np.zeros((1, 8, 8, 3), np.uint8)),

@@ -13,7 +13,7 @@ from PIL import Image
 
 from devil_dataset.builder.release_import import import_release, parse_split_name
 from devil_dataset.data import iter_slice
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 
 
 def _png(array) -> bytes:

@@ -190,7 +190,7 @@ def test_rebuild_interrupted_mid_source_resumes(rebuilt):
     first = (curated / "clips" / f"{USERS[0]}-{IDS[0]}-00000" / "00010.jpg").read_bytes()
     shutil.rmtree(clip)
     (curated / "clips" / f".tmp-{USERS[0]}-{IDS[0]}-00001").mkdir()
-    from devil_dataset.builder.curate import file_sha256
+    from devil_dataset.core.atomic import file_sha256
 
     (curated / ".state" / f"{file_sha256(src / f'{USERS[0]}-{IDS[0]}.mp4')}.json").unlink()
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and ".devil-build" not in p.parts}

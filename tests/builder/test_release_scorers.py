@@ -17,7 +17,7 @@ import pytest
 from devil_dataset.builder import camera_motion as cm
 from devil_dataset.builder import scene_motion as sm
 from devil_dataset.builder.samples import render_scene, scene
-from devil_dataset.flow import dis_flow
+from devil_dataset.core.flow import dis_flow
 
 SIZE = (256, 144)
 CLIPS = {"still": "still_static", "pan": "pan_static", "zoom": "zoom_static", "shaky": "handheld_static"}

@@ -14,7 +14,7 @@ from devil_dataset.builder.samples import (
     SAMPLE_SCENES, camera_path, packaged_footage, render_scene, sample_clip_labels, scene, true_camera_motion_score,
     true_label, write_sample_sources,
 )
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 
 SIZE = (160, 96)
 
@@ -169,7 +169,7 @@ def test_two_shot_sources_have_a_detectable_cut():
 
 def test_sample_sources_same_files_with_worker_processes(tmp_path):
     """Rendering in two worker processes writes byte-identical videos and labels."""
-    from devil_dataset.builder.curate import file_sha256
+    from devil_dataset.core.atomic import file_sha256
     from devil_dataset.builder.samples import write_sample_sources
 
     one = write_sample_sources(tmp_path / "one", size=(96, 64), num_frames=8, count=3, cut_sources=1, progress=False)

@@ -98,8 +98,8 @@ def test_no_segment_gives_nan_and_flow_choice_is_checked():
     assert math.isnan(sm.scene_motion_score(frames, detector="orb", scoring_size=None))
     with pytest.raises(ValueError, match="unknown flow"):
         sm.scene_motion_score(frames, flow="farneback")
-    from devil_dataset.errors import WeightsMissingError
-    from devil_dataset.flow import resolve_flow_backend
+    from devil_dataset.core.errors import WeightsMissingError
+    from devil_dataset.core.flow import resolve_flow_backend
 
     if resolve_flow_backend("auto") != "raft":
         with pytest.raises(WeightsMissingError, match="RAFT weights"):

@@ -63,7 +63,7 @@ def test_pr_auc_on_a_handful_of_rendered_clips():
 
 
 def test_surf_is_skipped_with_a_reason_when_missing():
-    from devil_dataset.builder.alignment import surf_available
+    from devil_dataset.core.alignment import surf_available
 
     if surf_available():
         pytest.skip("this OpenCV has SURF")

@@ -77,7 +77,7 @@ def test_build_sample_end_to_end_and_byte_identical(tmp_path, capsys):
     """Slow (about 1-3 minutes per build on 2 cores): the real sample build twice, loaded through `datasets`."""
     import datasets
 
-    from devil_dataset.slices import SLICES
+    from devil_dataset.core.slices import SLICES
 
     for name in ("a", "b"):
         assert main(["build", "--sample", "--out", str(tmp_path / name), "--quiet"]) == 0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.cli import main
-from devil_dataset.release_format import write_frame_pngs, write_mask_pngs
+from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
 
 DEVKIT = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "release-devkit"
 
@@ -200,7 +200,7 @@ def test_palette_and_grey_predictions_are_read_exactly(tmp_path, capsys):
 
 def test_float_rows_with_nan_are_refused(tmp_path):
     """Item 9: float frames (NaN among them) were cast to uint8 and scored as black; now refused by clip."""
-    from devil_dataset.errors import DevilError
+    from devil_dataset.core.errors import DevilError
     from devil_dataset.eval.evaluate import evaluate_dataset
 
     gt, pred = _write_clips(tmp_path, n=1)

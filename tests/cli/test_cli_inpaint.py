@@ -7,7 +7,7 @@ import pytest
 import devil_dataset.data
 from devil_dataset.cli import main
 from devil_dataset.inpaint import get_inpainter
-from devil_dataset.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
+from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
 
 
 def _rows():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.builder.samples import render_scene, scene
-from devil_dataset.builder.video_io import write_video
+from devil_dataset.core.video_io import write_video
 from devil_dataset.cli import build_parser, main
 
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from devil_dataset.builder.mask_store import read_stored, stored_mask
+from devil_dataset.core.mask_store import read_stored, stored_mask
 from devil_dataset.cli import main
 
 PRESET = "fgs-l_fgm-l_fgd-h"

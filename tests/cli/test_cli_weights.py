@@ -6,7 +6,8 @@ import urllib.error
 import pytest
 
 from devil_dataset.cli import main
-from devil_dataset.eval import weights as W
+from devil_dataset.core import weights as W
+from devil_dataset.core.atomic import file_sha256
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def test_import_then_list_with_hash(cli_weights_cache, tmp_path, capsys, monkeyp
     assert "toy:" in capsys.readouterr().out
     assert main(["weights", "list", "--hash"]) == 0
     out = capsys.readouterr().out
-    assert "cached" in out and W.file_sha256(src) in out and "(recorded)" in out
+    assert "cached" in out and file_sha256(src) in out and "(recorded)" in out
 
 
 def test_import_malicious_pickle_as_i3d_exits_2_and_runs_nothing(cli_weights_cache, tmp_path, capsys):

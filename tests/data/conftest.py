@@ -26,7 +26,7 @@ def data_fake_mask(preset: str, index: int) -> np.ndarray:
 
 def data_write_sources(directory, count: int = 6, size=(80, 48)) -> list:
     """``count`` small H.264 sources of 45-50 frames (textured, shifting), different lengths."""
-    from devil_dataset.builder.video_io import write_video
+    from devil_dataset.core.video_io import write_video
 
     directory.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)

@@ -6,8 +6,8 @@ import torch
 import pytest
 
 from devil_dataset.data import as_torch, collate_videos, iter_slice, load_slice, row_arrays
-from devil_dataset.errors import DevilError
-from devil_dataset.slices import SLICES
+from devil_dataset.core.errors import DevilError
+from devil_dataset.core.slices import SLICES
 
 
 def test_load_dataset_every_config_map_and_streaming(data_tiny_dataset, data_hf_cache):
@@ -34,7 +34,7 @@ def test_row_contents_and_types(data_tiny_dataset, data_hf_cache):
     assert hole.dtype == bool and hole.shape == frames.shape[:3] and hole.any()
     assert row["preset"].startswith("fgs-h_") and row["fg_size_label"] == "high"
     assert row["mask_id"] == f"devil_{row['preset']}_{row['mask_index']:05d}"
-    from devil_dataset.builder.masks import mask_seed
+    from devil_dataset.core.masks import mask_seed
 
     assert row["mask_seed"] == mask_seed(row["mask_index"])
     assert row["fps"] == 25.0 and isinstance(row["reversed"], bool)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from devil_dataset.data import InpaintingTrainDataset, worker_init_fn
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 
 
 def _renderer(calls=None):
@@ -64,7 +64,7 @@ def test_masks_rendered_on_the_fly_and_reversed(data_tiny_dataset):
     item = ds[0]
     assert item["reversed"] and calls[-1][2] == 90  # a reversed mask needs all 90 frames
     full = _renderer()(item["preset"], calls[-1][1], 90)[::-1][:6]
-    from devil_dataset.cover_crop import cover_crop_mask
+    from devil_dataset.core.cover_crop import cover_crop_mask
 
     assert np.array_equal(item["hole"][:, 0].numpy(), cover_crop_mask(full, (64, 48)))
 
@@ -129,8 +129,8 @@ def _plain_renderer(preset, seed, num_frames):  # picklable (module level)
 
 def test_default_masks_are_drawn_at_the_clip_size_and_release_mode_is_the_benchmark_path(data_tiny_dataset):
     """Issue 14: the default (scaled) masks, and masks="release" (1080p render + cover crop), give the same windows."""
-    from devil_dataset.builder.masks import mask_seed, render_mask, render_mask_scaled
-    from devil_dataset.cover_crop import cover_crop_mask
+    from devil_dataset.core.masks import mask_seed, render_mask, render_mask_scaled
+    from devil_dataset.core.cover_crop import cover_crop_mask
 
     kw = dict(num_frames=4, samples_per_epoch=6, reverse_prob=0.5, seed=3)
     fast = InpaintingTrainDataset(data_tiny_dataset, **kw)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.eval.protocol import VideoSample
-from devil_dataset.release_format import write_frame_pngs, write_mask_pngs
+from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
 
 DEVKIT = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "release-devkit"
 

@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 from devil_dataset.eval.composite import (
     ClipInfo,
     DirectorySource,
@@ -16,7 +16,7 @@ from devil_dataset.eval.composite import (
     validate_clips,
 )
 from devil_dataset.eval.protocol import VideoSample
-from devil_dataset.release_format import write_frame_pngs
+from devil_dataset.core.release_format import write_frame_pngs
 
 
 def test_composite_takes_known_pixels_from_gt(eval_make_video):
@@ -69,7 +69,7 @@ def test_directory_validation_names_all_problems(eval_release_dirs):
 
 def test_single_folder_layout(tmp_path, eval_make_video):
     gt, pred, hole = eval_make_video(1, t=2)
-    from devil_dataset.release_format import write_mask_pngs
+    from devil_dataset.core.release_format import write_mask_pngs
 
     write_frame_pngs(gt, tmp_path / "inputs", "gt")
     write_mask_pngs(hole, tmp_path / "inputs")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from devil_dataset.errors import DevilError, WeightsMissingError
+from devil_dataset.core.errors import DevilError, WeightsMissingError
 from devil_dataset.eval import evaluate as ev_mod
 from devil_dataset.eval import registry
 from devil_dataset.eval.evaluate import build_metrics, evaluate, evaluate_dataset, evaluate_directory
@@ -122,7 +122,7 @@ def test_devkit_sample_scores(eval_devkit):
 
 
 def test_devkit_prediction_equal_to_gt(eval_devkit, tmp_path):
-    from devil_dataset.release_format import read_frame_pngs, write_frame_pngs
+    from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs
 
     inputs = eval_devkit / "sample-inpainting-inputs"
     write_frame_pngs(read_frame_pngs(inputs, "gt"), tmp_path / "perfect", "pred")
@@ -139,7 +139,7 @@ def _rows(samples):
 
 
 def test_dataset_mode_end_to_end_tiny_slice(eval_samples, tmp_path):
-    from devil_dataset.release_format import write_frame_pngs
+    from devil_dataset.core.release_format import write_frame_pngs
 
     for s in eval_samples:
         write_frame_pngs(s.pred, tmp_path / "mymethod" / s.clip_id, "pred")
@@ -151,7 +151,7 @@ def test_dataset_mode_end_to_end_tiny_slice(eval_samples, tmp_path):
 
 
 def test_dataset_mode_validation_lists_all_clips(eval_samples, tmp_path):
-    from devil_dataset.release_format import write_frame_pngs
+    from devil_dataset.core.release_format import write_frame_pngs
 
     write_frame_pngs(eval_samples[0].pred[:2], tmp_path / "m" / "clip0", "pred")
     write_frame_pngs(eval_samples[1].pred, tmp_path / "m" / "clip1", "pred")
@@ -164,7 +164,7 @@ def test_dataset_mode_validation_lists_all_clips(eval_samples, tmp_path):
 def _write_tiny_dataset(root, config, samples):
     """A dataset folder as `devil build` lays it out (data/<config>/test-*.parquet), PNG frames (lossless)."""
     from devil_dataset.builder.dataset_writer import shard_path, write_shard
-    from devil_dataset.data.features import encode_frames, encode_hole
+    from devil_dataset.core.dataset_schema import encode_frames, encode_hole
 
     rows = [{"clip_id": s.clip_id, "mask_id": f"m{i}", "frames": encode_frames(s.gt, "png"), "hole": encode_hole(s.hole),
              "num_frames": s.num_frames, "height": s.gt.shape[1], "width": s.gt.shape[2]}
@@ -175,7 +175,7 @@ def _write_tiny_dataset(root, config, samples):
 
 def test_dataset_mode_reads_a_built_dataset_folder(eval_samples, tmp_path, capsys):
     from devil_dataset.cli import main
-    from devil_dataset.release_format import write_frame_pngs
+    from devil_dataset.core.release_format import write_frame_pngs
 
     ds = _write_tiny_dataset(tmp_path / "ds", "camera_motion_high", eval_samples)
     for s in eval_samples:
@@ -212,9 +212,9 @@ def test_all_devil_metrics_in_one_pass_with_random_networks(eval_make_video):
     import warnings
 
     from devil_dataset.eval import metrics as M
-    from devil_dataset.eval.networks.i3d import load_i3d, random_i3d_state
-    from devil_dataset.eval.networks.inception import FIDInception, random_inception_state
-    from devil_dataset.eval.networks.lpips import LPIPSNetwork, random_alexnet_state
+    from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
+    from devil_dataset.core.networks.inception import FIDInception, random_inception_state
+    from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
 
     opts = EvalOptions(device="cpu", flow="dis")
     metrics, _ = build_metrics(PIXEL, opts)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 from devil_dataset.eval.evaluate import evaluate_dataset, evaluate_slice
 from devil_dataset.eval.protocol import EvalOptions
-from devil_dataset.release_format import write_frame_pngs
+from devil_dataset.core.release_format import write_frame_pngs
 
 METRICS = ["psnr", "ssim", "pcons", "warp_error"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import devil_dataset.flow as flow_module
-from devil_dataset.errors import WeightsMissingError
+import devil_dataset.core.flow as flow_module
+from devil_dataset.core.errors import WeightsMissingError
 from devil_dataset.eval import fidelity
 from devil_dataset.eval.fidelity import (
     FFAlphaMetric,
@@ -170,8 +170,8 @@ def test_flow_backend_selection(monkeypatch, tmp_path):
     assert flow_function("dis")[1] == "dis"
     with pytest.raises(WeightsMissingError):
         flow_function("raft")  # fails at construction, not mid-pass
-    # one dispatcher (devil_dataset.flow.flow_estimator): an unknown backend is an UnknownNameError
-    from devil_dataset.errors import UnknownNameError
+    # one dispatcher (devil_dataset.core.flow.flow_estimator): an unknown backend is an UnknownNameError
+    from devil_dataset.core.errors import UnknownNameError
 
     with pytest.raises(UnknownNameError, match="unknown flow backend 'custom'"):
         flow_function("custom", "cuda")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from devil_dataset.errors import DevilError, InvalidInputError, UnknownNameError
+from devil_dataset.core.errors import DevilError, InvalidInputError, UnknownNameError
 from devil_dataset.eval import Evaluator, pcons, psnr, ssim, warp_error
 from devil_dataset.eval.evaluate import build_metrics, evaluate
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
@@ -31,7 +31,7 @@ def test_functional_equals_class_path(video):
 
 def test_functional_equals_cli(video, tmp_path, capsys):
     from devil_dataset.cli import main
-    from devil_dataset.release_format import write_frame_pngs, write_mask_pngs
+    from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
 
     gt, pred, hole = video
     write_frame_pngs(gt, tmp_path / "gt" / "v", "gt")
@@ -80,7 +80,7 @@ def test_bad_hole_and_layout(video):
 
 def test_unknown_names_are_one_error_type():
     from devil_dataset.inpaint import get_inpainter
-    from devil_dataset.slices import slice_for
+    from devil_dataset.core.slices import slice_for
 
     for call in (lambda: Evaluator(["nope"]), lambda: get_inpainter("nope"), lambda: slice_for("nope"),
                  lambda: ssim(np.zeros((1, 8, 8, 3), np.uint8), np.zeros((1, 8, 8, 3), np.uint8),

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 import torch
 
-from devil_dataset.errors import WeightsMissingError
+from devil_dataset.core.errors import WeightsMissingError
 from devil_dataset.eval import frechet, i3d_metrics, metrics as M
 from devil_dataset.eval.metrics import (
     FIDMetric, LPIPSMetric, PVCSMetric, VFIDMetric, WarpErrorMetric, occlusion_mask, warp_backward, warp_error_pair,
 )
-from devil_dataset.eval.networks.i3d import load_i3d, random_i3d_state
+from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.flow import dis_flow
+from devil_dataset.core.flow import dis_flow
 
 
 @pytest.fixture(scope="module")
@@ -260,7 +260,7 @@ def test_metrics_load_i3d_from_cache_and_report_hash(tmp_path, monkeypatch):
 
 
 def test_auto_flow_backend_is_raft_when_weights_are_cached(tmp_path, monkeypatch):
-    from devil_dataset.flow import resolve_flow_backend
+    from devil_dataset.core.flow import resolve_flow_backend
 
     monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path))
     assert resolve_flow_backend("auto") == "dis"
@@ -273,7 +273,7 @@ def test_auto_flow_backend_is_raft_when_weights_are_cached(tmp_path, monkeypatch
 @pytest.mark.slow
 def test_warp_error_with_raft_backend_records_weights(tmp_path, monkeypatch):
     """Slow: RAFT-large with random weights on 128x128 inputs (about a minute on 2 busy cores)."""
-    from devil_dataset.eval.networks.raft import random_raft_state
+    from devil_dataset.core.networks.raft import random_raft_state
 
     monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path))
     torch.save(random_raft_state(seed=0), tmp_path / "raft_large_C_T_SKHT_V2-ff5fadd5.pth")

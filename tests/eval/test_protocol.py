@@ -102,7 +102,7 @@ def test_merge_rejects_other_classes_and_unknown_state():
 
 @pytest.fixture(scope="module")
 def protocol_i3d():
-    from devil_dataset.eval.networks.i3d import load_i3d, random_i3d_state
+    from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
 
     return load_i3d(state=random_i3d_state(seed=1))
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 from devil_dataset.eval.report import (
     relative_improvement,
     relative_improvement_markdown,

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from devil_dataset.errors import WeightsMissingError
+from devil_dataset.core.errors import WeightsMissingError
 from devil_dataset.eval.evaluate import build_metrics, evaluate
 from devil_dataset.eval.patch_masks import clip_rng
 from devil_dataset.eval.pixel import psnr_frames
@@ -131,7 +131,7 @@ def test_lpips_submetric_without_weights_raises_clearly(monkeypatch, tmp_path):
 
 def test_lpips_submetric_with_injected_random_network():
     pytest.importorskip("lpips")
-    from devil_dataset.eval.networks.lpips import LPIPSNetwork, random_alexnet_state
+    from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
     from devil_dataset.eval.self_consistency import lpips_submetric
 
     fn, prov = lpips_submetric(EvalOptions(batch_size=2), network=LPIPSNetwork(backbone_state=random_alexnet_state(0)))
@@ -215,7 +215,7 @@ def test_validation_run_ranks_synthesized_bad_inpaintings_worse():
 
 def test_validation_reads_a_dataset_slice_through_iter_slice(monkeypatch):
     import devil_dataset.data as data
-    from devil_dataset.errors import DevilError
+    from devil_dataset.core.errors import DevilError
     from devil_dataset.eval.validate_reference_free import _dataset_clips
 
     rows = [{"clip_id": f"c{i}", "frames": _video(frames=2, seed=i).gt, "hole": _video(frames=2).hole} for i in range(3)]

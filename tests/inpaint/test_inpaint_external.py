@@ -5,7 +5,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 from devil_dataset.inpaint.external import callable_inpainter, command_inpainter, fill_template, load_callable
 
 # A tiny "method": fills hole pixels with the mean known colour of each frame, after checking its inputs.

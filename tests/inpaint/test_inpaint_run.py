@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from devil_dataset.errors import DevilError
+from devil_dataset.core.errors import DevilError
 from devil_dataset.inpaint import get_inpainter
 from devil_dataset.inpaint.run import MANIFEST_NAME, clip_complete, hole_fingerprint, iter_release_inputs, run_inpainter
-from devil_dataset.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
+from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
 
 
 def _rows(n=3, t=4, h=24, w=32):

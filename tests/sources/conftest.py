@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from devil_dataset.builder.video_io import write_video
+from devil_dataset.core.video_io import write_video
 from devil_dataset.sources.catalog import load_catalog
 
 USER = "122995322@N02"  # one of the release's whitelisted users

@@ -1,0 +1,141 @@
+"""Atomic file and directory writes: a reader never sees a half-written output.
+
+Every writer in the package goes through these helpers, so an interrupted run leaves either the old
+state or the complete new file, never a partial one (temporary names start with ``.tmp-``).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+TMP_PREFIX = ".tmp-"
+
+
+def _default_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give (0666 minus the umask); mkstemp would give 0600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = atomic_write_bytes(pathlib.Path(tempfile.mkdtemp()) / "x.bin", b"abc")
+        >>> p.read_bytes()
+        b'abc'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX + path.name + ".", dir=path.parent)
+    try:
+        os.fchmod(fd, _default_file_mode())
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write UTF-8 text atomically (see :func:`atomic_write_bytes`)."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; on success it is renamed onto ``path``.
+
+    Use it for writers that want a filename (``np.savez``, ``pyarrow.parquet.write_table``, PIL):
+
+        >>> import tempfile, pathlib
+        >>> target = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
+        >>> with atomic_path(target) as tmp:
+        ...     _ = tmp.write_text("ok")
+        >>> target.read_text()
+        'ok'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f"{TMP_PREFIX}{os.getpid()}-{path.name}"
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary directory that becomes ``path`` once the block succeeds.
+
+    With ``overwrite=False`` an existing ``path`` raises ``FileExistsError`` before anything is written.
+
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp()) / "clip"
+        >>> with atomic_directory(d) as tmp:
+        ...     _ = (tmp / "a.txt").write_text("1")
+        >>> sorted(p.name for p in d.iterdir())
+        ['a.txt']
+    """
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path}: already exists")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + path.name + ".", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            old = path.parent / f"{TMP_PREFIX}old-{os.getpid()}-{path.name}"
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
+    """Delete leftovers of interrupted atomic writes (``.tmp-*``) in ``directory``; return what was removed."""
+    directory = Path(directory)
+    removed: list[Path] = []
+    if not directory.is_dir():
+        return removed
+    for p in directory.glob(TMP_PREFIX + "*"):
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+        removed.append(p)
+    return removed
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x"; _ = p.write_bytes(b"abc")
+    >>> file_sha256(p)[:16]
+    'ba7816bf8f01cfea'
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

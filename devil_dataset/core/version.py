@@ -1,0 +1,3 @@
+"""The package version, named once (``setup.cfg`` carries the same number for pip)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,120 @@
+"""Features, exact cross-checked matching, similarity RANSAC and the mask warp (SPEC section 2)."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from devil_dataset.core import alignment as al
+
+
+def _texture(seed: int = 0, size: tuple[int, int] = (320, 240)) -> np.ndarray:
+    """A smooth random texture (blurred noise at two scales): many SIFT/ORB features."""
+    w, h = size
+    rng = np.random.default_rng(seed)
+    coarse = cv2.resize(rng.random((h // 8, w // 8, 3), dtype=np.float32), (w, h), interpolation=cv2.INTER_CUBIC)
+    fine = cv2.GaussianBlur(rng.random((h, w, 3), dtype=np.float32), (0, 0), 1.2)
+    img = 0.6 * coarse + 0.8 * fine
+    return np.clip((img - img.min()) / (img.max() - img.min()) * 255, 0, 255).astype(np.uint8)
+
+
+def _cv2_matches(source: al.Features, target: al.Features) -> np.ndarray:
+    norm = cv2.NORM_HAMMING if source.detector == "orb" else cv2.NORM_L2
+    ms = cv2.BFMatcher(norm, crossCheck=True).match(target.descriptors, source.descriptors)
+    return np.array([(m.trainIdx, m.queryIdx) for m in ms], np.int64).reshape(-1, 2)
+
+
+@pytest.mark.parametrize("detector", ["sift", "orb"])
+def test_recovers_known_similarity(detector):
+    img = _texture(1, (400, 300))
+    truth = cv2.getRotationMatrix2D((200, 150), 4.0, 1.05)
+    truth[:, 2] += (7.0, -5.0)
+    moved = cv2.warpAffine(img, truth, (400, 300), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    m = al.estimate_similarity(al.detect_features(img, detector), al.detect_features(moved, detector))
+    assert m is not None
+    assert np.allclose(m[:, :2], truth[:, :2], atol=0.01)
+    assert np.allclose(m[:, 2], truth[:, 2], atol=1.5)
+
+
+@pytest.mark.parametrize("detector", ["sift", "orb"])
+def test_exact_matching_equals_opencv_bfmatcher(detector):
+    a = _texture(2)
+    b = np.roll(cv2.GaussianBlur(a, (3, 3), 0), (3, -4), axis=(0, 1))
+    fa, fb = al.detect_features(a, detector), al.detect_features(b, detector)
+    assert len(fa) > 50 and len(fb) > 50
+    for s, t in ((fa, fb), (fb, fa), (fa, fa)):
+        assert np.array_equal(al.match_features(s, t), _cv2_matches(s, t))
+    # the reversed pair's matches are the same rows in OpenCV's order for the other direction
+    assert np.array_equal(al.reverse_matches(al.match_features(fa, fb)), _cv2_matches(fb, fa))
+
+
+def test_exact_matching_tie_breaks_like_opencv():
+    """Duplicate descriptors (exact ties both ways): OpenCV keeps the first minimum on each side."""
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 60, (40, 128)).astype(np.float32)
+    train = np.concatenate([base, base[:10], base[5:15]])  # duplicated rows -> exact distance ties
+    query = np.concatenate([base[::-1], base[:7]]) + (rng.random((47, 128)) < 0.02)
+    s = al.Features(np.zeros((len(train), 2), np.float32), train, "sift")
+    t = al.Features(np.zeros((len(query), 2), np.float32), query.astype(np.float32), "sift")
+    assert np.array_equal(al.match_features(s, t), _cv2_matches(s, t))
+    bits = rng.integers(0, 256, (30, 32)).astype(np.uint8)
+    sb = al.Features(np.zeros((60, 2), np.float32), np.concatenate([bits, bits]), "orb")
+    tb = al.Features(np.zeros((35, 2), np.float32), np.concatenate([bits[::-1], bits[:5] ^ 1]), "orb")
+    assert np.array_equal(al.match_features(sb, tb), _cv2_matches(sb, tb))
+
+
+def test_non_integer_descriptors_fall_back_to_opencv():
+    rng = np.random.default_rng(4)
+    s = al.Features(np.zeros((50, 2), np.float32), rng.random((50, 64), dtype=np.float32), "sift")
+    t = al.Features(np.zeros((40, 2), np.float32), rng.random((40, 64), dtype=np.float32), "sift")
+    assert al._exact_cross_check(t.descriptors, s.descriptors, binary=False) is None
+    assert np.array_equal(al.match_features(s, t), _cv2_matches(s, t))
+
+
+def test_featureless_frame_fails_alignment():
+    flat = np.full((120, 160, 3), 128, np.uint8)
+    f = al.detect_features(flat, "sift")
+    assert len(f) == 0 and f.descriptors is None
+    assert al.estimate_similarity(f, al.detect_features(_texture(), "sift")) is None
+    assert al.match_features(f, f).shape == (0, 2)
+
+
+def test_fewer_than_two_matches_fails():
+    one = al.Features(np.array([[5.0, 5.0]], np.float32), np.ones((1, 128), np.float32), "sift")
+    assert al.similarity_from_matches(one, one, np.array([[0, 0]])) is None
+
+
+def test_mask_keeps_keypoints_on_background_only():
+    img = _texture(5)
+    keep = np.zeros(img.shape[:2], bool)
+    keep[:, :160] = True
+    f = al.detect_features(img, "sift", mask=keep)
+    assert len(f) > 10 and (f.points[:, 0] < 160).all()
+
+
+def test_warp_valid_mask():
+    assert al.warp_valid_mask(np.eye(2, 3), (64, 48)).all()
+    shift = np.array([[1.0, 0.0, 10.0], [0.0, 1.0, 0.0]])
+    valid = al.warp_valid_mask(shift, (64, 48))
+    assert not valid[:, :10].any() and valid[:, 10:].all()
+    # sub-pixel shift: the bilinear edge column is < 1 and therefore invalid
+    valid = al.warp_valid_mask(np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.0]]), (64, 48))
+    assert not valid[:, 0].any() and valid[:, 1:].all()
+
+
+def test_warp_frame_translates():
+    img = _texture(6, (64, 48))
+    out = al.warp_frame(img, np.array([[1.0, 0.0, 3.0], [0.0, 1.0, 2.0]]))
+    assert np.array_equal(out[2:, 3:], img[:-2, :-3]) and not out[:2].any()
+
+
+def test_detector_resolution():
+    assert al.resolve_detector("orb") == "orb"
+    assert al.default_detector() == ("surf" if al.surf_available() else "sift")
+    with pytest.raises(ValueError, match="unknown detector"):
+        al.resolve_detector("akaze")
+    if not al.surf_available():
+        with pytest.raises(ValueError, match="OPENCV_ENABLE_NONFREE"):
+            al.resolve_detector("surf")
+    with pytest.raises(ValueError, match="uint8 RGB"):
+        al.detect_features(np.zeros((10, 10), np.uint8), "sift")
