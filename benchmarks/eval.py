@@ -59,11 +59,11 @@ def bench_pixel(video: VideoSample, loop_pairs: int) -> None:
     comp, gt, hole = video.composite, video.gt, video.hole
     n = video.num_frames
     print(f"pixel metrics on CPU, {W}x{H}, {n} frames")
-    for name, fn in (("psnr", lambda: psnr_frames(gt, comp)), ("ssim", lambda: ssim_frames(gt, comp)),
+    for name, fn in (("psnr", lambda: psnr_frames(comp, gt)), ("ssim", lambda: ssim_frames(comp, gt)),
                      ("pcons", lambda: pcons_psnr_mask_pairs(comp, hole))):
         s, _ = timed(fn, repeat=2)
         print(f"  {name:<6} {n / s:8.1f} frames/s")
-    s, _ = timed(lambda: (psnr_frames(gt, comp), ssim_frames(gt, comp), pcons_psnr_mask_pairs(comp, hole)))
+    s, _ = timed(lambda: (psnr_frames(comp, gt), ssim_frames(comp, gt), pcons_psnr_mask_pairs(comp, hole)))
     print(f"  all 3  {n / s:8.1f} frames/s")
     sub, sub_hole = comp[: loop_pairs + 1], hole[: loop_pairs + 1]
     t_vec, vec = timed(lambda: pcons_psnr_mask_pairs(sub, sub_hole), repeat=3)
@@ -81,10 +81,10 @@ def bench_networks(video: VideoSample, device: str) -> None:
     try:
         import torch
 
-        from devil_dataset.eval import metrics as M
         from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
         from devil_dataset.core.networks.inception import FIDInception, random_inception_state
         from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
+        from devil_dataset.eval import metrics as M
     except ImportError as exc:
         print(f"network metrics: not installed ({exc}); skipped")
         return

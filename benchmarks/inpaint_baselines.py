@@ -5,7 +5,8 @@ release's input layout (``--inputs``, e.g. the devkit sample, resized to 832x480
 at 1920x1080 and cover-cropped to 832x480 (SPEC section 6), small/large and low/high displacement.
 
     python benchmarks/inpaint_baselines.py --quick
-    python benchmarks/inpaint_baselines.py --frames 45 --inputs /work/shared/fixtures/release-devkit/sample-inpainting-inputs
+    python benchmarks/inpaint_baselines.py --frames 45 \
+        --inputs /work/shared/fixtures/release-devkit/sample-inpainting-inputs
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import time
 import cv2
 import numpy as np
 
-from devil_dataset.core.masks import mask_seed, render_mask
 from devil_dataset.core.cover_crop import cover_crop_mask
+from devil_dataset.core.masks import mask_seed, render_mask
 from devil_dataset.inpaint import get_inpainter
 
 METHODS = ("telea", "navier-stokes", "aligned-copy", "flow-propagation")
@@ -76,7 +77,8 @@ def main() -> None:
     scenes = {"static": panning_video(num_frames, (0, 0)), "pan": panning_video(num_frames, (2.0, 0.5))}
     if args.inputs and not args.quick:
         scenes["real"] = real_video(args.inputs, num_frames)
-    masks = {p: cover_crop_mask(render_mask(p, mask_seed(i), num_frames=num_frames), SIZE) for i, p in enumerate(presets)}
+    masks = {p: cover_crop_mask(render_mask(p, mask_seed(i), num_frames=num_frames), SIZE)
+             for i, p in enumerate(presets)}
     seconds = {m: 0.0 for m in METHODS}
     cpu = {m: 0.0 for m in METHODS}
     frames_done = 0

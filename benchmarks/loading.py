@@ -42,7 +42,7 @@ def synthetic_clip(i: int, num_frames: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(i)
     base = np.zeros((H, W + 2 * num_frames, 3), np.float32)
     for c in range(3):
-        for k in range(4):
+        for _ in range(4):
             fx, fy, ph = rng.uniform(0.005, 0.05), rng.uniform(0.005, 0.05), rng.uniform(0, 6.3)
             base[..., c] += np.sin(xx * fx + yy * fy + ph) * 30
     base += rng.normal(0, 6, base.shape).astype(np.float32)  # fine texture, as in natural footage
@@ -197,7 +197,8 @@ def mask_rates(rounds: int, masks_per_setup: int) -> None:
             stats = {}
             for mode in ("release", "scaled"):
                 ds = InpaintingTrainDataset(tmp, num_frames=30, masks=mode)
-                stats[mode] = [mask_stats(ds.window_mask(preset, i, False, (W, H))) for i in range(masks_per_setup // 2)]
+                stats[mode] = [mask_stats(ds.window_mask(preset, i, False, (W, H)))
+                               for i in range(masks_per_setup // 2)]
             diffs = []
             for key in ("mean_area", "centroid_speed", "pose_motion"):
                 a = np.nanmean([getattr(s, key) for s in stats["release"]])

@@ -27,11 +27,15 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from devil_dataset.core.cover_crop import cover_crop_geometry  # noqa: E402
 from devil_dataset.core.mask_store import output_path, read_stored, store_mask  # noqa: E402
 from devil_dataset.core.masks import (  # noqa: E402
-    PRESETS, iter_mask_images, mask_seed, render_mask, render_mask_packed,
+    PRESETS,
+    iter_mask_images,
+    mask_seed,
+    render_mask,
+    render_mask_packed,
 )
-from devil_dataset.core.cover_crop import cover_crop_geometry  # noqa: E402
 from devil_dataset.core.release_format import MASK_PATTERN, read_mask_pngs  # noqa: E402
 from devil_dataset.core.slices import EVAL_SIZE  # noqa: E402
 

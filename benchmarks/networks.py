@@ -25,10 +25,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.eval import metrics as M  # noqa: E402
 from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state  # noqa: E402
 from devil_dataset.core.networks.inception import FIDInception, random_inception_state  # noqa: E402
 from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state  # noqa: E402
+from devil_dataset.eval import metrics as M  # noqa: E402
 from devil_dataset.eval.protocol import VideoSample  # noqa: E402
 
 W, H = 832, 480  # SPEC section 7: evaluation size

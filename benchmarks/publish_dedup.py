@@ -101,7 +101,8 @@ def make_rows(clips: list[np.ndarray]) -> list[dict]:
         hole = np.zeros((t, h, w), bool)
         hole[:, h // 3: h // 2, w // 3: w // 2] = True
         rows.append({
-            "clip_id": f"clip-{i:03d}", "mask_id": f"mask-{i:03d}", "frames": encode_frames(clip), "hole": encode_hole(hole),
+            "clip_id": f"clip-{i:03d}", "mask_id": f"mask-{i:03d}", "frames": encode_frames(clip),
+            "hole": encode_hole(hole),
             "num_frames": t, "height": h, "width": w, "fps": 25.0, "preset": "", "mask_index": i, "mask_seed": 0,
             "reversed": False, "source": f"s{i}.mp4", "source_first_frame": 0, "attribution": "", "license": "",
             "camera_motion_score": 0.0, "camera_motion_label": "", "bg_scene_motion_score": 0.0,
@@ -138,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     changed[k] = make_rows([edited])[0] | {"clip_id": rows[k]["clip_id"], "mask_id": rows[k]["mask_id"],
                                             "mask_index": k, "source": rows[k]["source"]}
     print(f"{args.clips} clips x {args.frames} frames at {w}x{h}; configs all + 2 slices sharing its clips; "
-          f"clip {k} changed in frame {args.frames // 2} for the rebuild (data prepared in {time.perf_counter() - t0:.0f} s)")
+          f"clip {k} changed in frame {args.frames // 2} for the rebuild "
+          f"(data prepared in {time.perf_counter() - t0:.0f} s)")
     results = {}
     with tempfile.TemporaryDirectory(prefix="devil-dedup-") as tmp:
         for label, cdc in (("fixed-size pages (before)", None), ("content-defined pages", writer.PARQUET_CDC_OPTIONS)):

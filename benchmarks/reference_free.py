@@ -12,12 +12,12 @@ import argparse
 import time
 
 import numpy as np
+from reference_free_validation import moving_blob_hole, panning_scene  # the sibling script
 
-from devil_dataset.eval.fidelity import FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric, _GT_FLOWS
+from devil_dataset.eval.fidelity import _GT_FLOWS, FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
 from devil_dataset.eval.pixel import PSNRMetric
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.self_consistency import SelfConsistencyMetric
-from devil_dataset.eval.validate_reference_free import moving_blob_hole, panning_scene
 
 
 def _time(metric, video: VideoSample, repeat: int) -> float:
@@ -32,7 +32,8 @@ def _time(metric, video: VideoSample, repeat: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="5 frames at 416x240, K=2 (default: 10 frames at 832x480, K=10)")
+    parser.add_argument("--quick", action="store_true",
+                        help="5 frames at 416x240, K=2 (default: 10 frames at 832x480, K=10)")
     args = parser.parse_args()
     size, frames, k = ((416, 240), 5, 2) if args.quick else ((832, 480), 10, 10)
     rng = np.random.default_rng(0)

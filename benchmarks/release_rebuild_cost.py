@@ -49,10 +49,10 @@ def timed(fn, *args, **kw):
 
 
 def main() -> None:
-    from devil_dataset.core.mask_stats import mask_stats
-    from devil_dataset.core.mask_store import stored_mask
     from devil_dataset.core.cover_crop import cover_crop_frames
     from devil_dataset.core.dataset_schema import encode_frames, encode_hole
+    from devil_dataset.core.mask_stats import mask_stats
+    from devil_dataset.core.mask_store import stored_mask
 
     cat = load_catalog()
     tmp = Path(tempfile.mkdtemp(prefix="devil-cost-"))

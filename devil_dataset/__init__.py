@@ -9,12 +9,11 @@ Example:
 """
 from __future__ import annotations
 
-from .core.version import __version__  # noqa: E402
-
-from .core.mask_stats import MaskStats, mask_stats  # noqa: E402
-from .core.mask_store import stored_mask, time_reverse  # noqa: E402
-from .core.masks import PRESETS, mask_seed, render_mask  # noqa: E402
-from .core.slices import SLICES, SliceSpec  # noqa: E402
+from .core.mask_stats import MaskStats, mask_stats
+from .core.mask_store import stored_mask, time_reverse
+from .core.masks import PRESETS, mask_seed, render_mask
+from .core.slices import SLICES, SliceSpec
+from .core.version import __version__
 
 __all__ = [
     "__version__", "PRESETS", "mask_seed", "render_mask", "stored_mask", "time_reverse",

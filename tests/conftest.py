@@ -1,7 +1,10 @@
 """Tiny generated videos shared by the core and builder tests (fixtures prefixed ``curate_``)."""
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -63,3 +66,25 @@ def curate_cut_frames() -> np.ndarray:
 @pytest.fixture
 def curate_cut_video(curate_make_video, curate_cut_frames) -> Path:
     return curate_make_video("two_shots.mp4", curate_cut_frames)
+
+
+# The experiment scripts of ``benchmarks/`` are not a package (each runs as ``python benchmarks/<name>.py``): tests
+# load one by path, ``load_benchmark("camera_motion_validation")`` (``from ..conftest import load_benchmark``).
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as the module ``name`` (loaded once; registered in ``sys.modules`` like a script's
+    sibling import, which dataclasses and doctest need)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None, f"{BENCHMARKS / name}.py: not a loadable script"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module

@@ -1,11 +1,13 @@
-"""Tests of devil_dataset/demo.py and `devil demo` (issue 6): the pipeline on a tiny built dataset, resuming,
-parity of the shared-cache evaluation with `devil evaluate`, and the findings check."""
+"""Tests of devil_dataset/demo.py and `devil demo` (issue 6): the whole run on a tiny built dataset, resuming,
+refusing another run's predictions, parity of the per-clip scoring with `devil evaluate`, and `devil report
+--findings` on the demo's results. The pieces have their own tests: tests/eval/test_inpaint_and_score.py,
+test_clip_scoring.py, test_findings.py, test_results.py, test_registry.py; tests/inpaint/test_inpaint_run.py."""
 from __future__ import annotations
 
 import json
-import re
 import math
 import os
+import re
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -33,6 +35,7 @@ def _demo_fake_mask(preset: str, index: int) -> np.ndarray:
 def demo_tiny_dataset(tmp_path_factory):
     """A dataset built from 6 small textured, panning H.264 sources (2 rows per slice), fake scorers and masks."""
     from devil_dataset.builder.build import build
+    from devil_dataset.builder.build_options import BuildHooks, BuildOptions
     from devil_dataset.core.video_io import write_video
 
     root = tmp_path_factory.mktemp("demo_tiny")
@@ -45,10 +48,10 @@ def demo_tiny_dataset(tmp_path_factory):
         n = 45 + i % 3
         frames = np.stack([base[:, (k * i) // 2 % 60 : (k * i) // 2 % 60 + w] for k in range(n)])
         sources.append(write_video(root / "src" / f"src{i}.mp4", frames, fps=25))
-    build(sources, root / "ds", size=DEMO_SIZE, curate_options={"min_size": DEMO_SIZE},
-          camera_scorer=lambda f: float(f[:, :, :, 0].mean()) / 255.0,
-          scene_scorer=lambda f: float(np.abs(np.diff(f[:5].astype(int), axis=0)).mean()),
-          mask_loader=_demo_fake_mask, progress=False)
+    build(sources, root / "ds", BuildOptions(size=DEMO_SIZE, curate_options={"min_size": DEMO_SIZE}, progress=False),
+          hooks=BuildHooks(camera_scorer=lambda f: float(f[:, :, :, 0].mean()) / 255.0,
+                           scene_scorer=lambda f: float(np.abs(np.diff(f[:5].astype(int), axis=0)).mean()),
+                           mask_loader=_demo_fake_mask))
     return root / "ds"
 
 
@@ -94,7 +97,8 @@ def test_demo_writes_predictions_results_report(demo_tiny_run, demo_tiny_dataset
             doc = json.loads(result.results_files[(m, s)].read_text())
             assert doc["method"] == m and doc["slice"] == s and doc["num_videos"] == 2
             assert set(doc["metrics"]) == {"psnr", "ssim", "pcons", "warp_error"}
-            assert all(isinstance(doc["summary"][k], float) for k in ("psnr", "ssim", "pcons_psnr_mask", "warp_error_mask"))
+            assert all(isinstance(doc["summary"][k], float)
+                       for k in ("psnr", "ssim", "pcons_psnr_mask", "warp_error_mask"))
             assert doc["summary"]["lpips"] is None  # weights absent: skipped, key present as null
             assert "lpips" in doc["skipped"]
     table = (out / "table1.md").read_text()
@@ -130,7 +134,8 @@ def test_demo_results_equal_devil_evaluate(demo_tiny_run, demo_tiny_dataset):
 
 def test_demo_resume_reuses_predictions_and_scores(demo_tiny_run, demo_tiny_dataset, monkeypatch):
     import devil_dataset.demo as demo
-    import devil_dataset.inpaint as inpaint
+    import devil_dataset.eval.inpaint_and_score as pipeline
+    import devil_dataset.inpaint.run as inpaint_run
 
     result, _ = demo_tiny_run
     pred = next((result.out_dir / "predictions" / "telea" / "fg_size_low").glob("*/frame_0000_pred.png"))
@@ -140,13 +145,42 @@ def test_demo_resume_reuses_predictions_and_scores(demo_tiny_run, demo_tiny_data
     def boom(*a, **k):
         raise AssertionError("recomputed on resume")
 
-    monkeypatch.setattr(inpaint, "get_inpainter", boom)
-    monkeypatch.setattr(demo, "_clip_task", boom)
+    monkeypatch.setattr(inpaint_run, "inpaint_clip", boom)
+    monkeypatch.setattr(pipeline, "clip_task", boom)
     again = demo.run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=1,
                           progress=False, echo=None)
     assert pred.stat().st_mtime_ns == before
     assert (result.out_dir / "table1.md").read_text() == tables
     assert _finite(again.table) == _finite(result.table)
+
+
+def test_demo_refuses_another_runs_predictions(demo_tiny_run, demo_tiny_dataset, tmp_path):
+    """A prediction folder made for another dataset is refused, as `devil inpaint` refuses it, and kept."""
+    import shutil
+
+    from devil_dataset.core.errors import DevilError
+    from devil_dataset.demo import run_demo
+
+    result, _ = demo_tiny_run
+    other = shutil.copytree(demo_tiny_dataset, tmp_path / "other-dataset", copy_function=os.link)
+    manifest = result.out_dir / "predictions" / "telea" / "fg_size_low" / ".devil-inpaint.json"
+    before = manifest.read_text()
+    with pytest.raises(DevilError, match=r"predictions/telea/fg_size_low: holds predictions of another run"):
+        run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=other, jobs=1, progress=False,
+                 echo=None)
+    assert manifest.read_text() == before and any(manifest.parent.glob("*/frame_0000_pred.png"))
+
+
+def test_devil_report_findings_equal_the_demos(demo_tiny_run, tmp_path, capsys):
+    """`devil report --findings` checks the findings on any results: on the demo's, it writes the demo's files."""
+    from devil_dataset.cli import main
+
+    result, _ = demo_tiny_run
+    paths = [str(result.results_files[(m, s)]) for s in SLICES_2 for m in METHODS_2]
+    assert main(["report", *paths, "--findings", "--out", str(tmp_path), "--no-plots"]) == 0
+    for name in ("findings.md", "findings.json"):
+        assert (tmp_path / name).read_bytes() == (result.out_dir / name).read_bytes()
+    assert (result.out_dir / "findings.md").read_text() in capsys.readouterr().out
 
 
 def test_demo_redoes_a_missing_prediction(demo_tiny_run, demo_tiny_dataset):
@@ -155,49 +189,13 @@ def test_demo_redoes_a_missing_prediction(demo_tiny_run, demo_tiny_dataset):
     from devil_dataset.demo import run_demo
 
     result, _ = demo_tiny_run
-    clip_dir = next(p for p in (result.out_dir / "predictions" / "aligned-copy" / "fg_size_high").iterdir() if p.is_dir())
+    folder = result.out_dir / "predictions" / "aligned-copy" / "fg_size_high"
+    clip_dir = next(p for p in folder.iterdir() if p.is_dir())
     shutil.rmtree(clip_dir)
     again = run_demo(result.out_dir, methods=METHODS_2, slices=SLICES_2, dataset=demo_tiny_dataset, jobs=1,
                      progress=False, echo=None)
     assert len(list(clip_dir.glob("frame_*_pred.png"))) > 0
     assert _finite(again.table) == _finite(result.table)
-
-
-def _table(values: dict[str, dict[str, tuple[float, float]]], attr: str, key: str = "psnr") -> dict:
-    t = {}
-    for m, (lo, hi) in values.items():
-        t[(m, f"{attr}_low")] = {key: lo}
-        t[(m, f"{attr}_high")] = {key: hi}
-    return t
-
-
-def test_check_findings_held_and_not_held():
-    from devil_dataset.demo import check_findings
-
-    t = {}
-    t.update(_table({"telea": (30.0, 25.0), "aligned-copy": (40.0, 35.0)}, "fg_size"))
-    t.update(_table({"telea": (30.0, 30.0), "aligned-copy": (30.0, 33.0)}, "fg_displacement"))  # +0% vs +10%
-    t.update(_table({"telea": (30.0, 27.0), "aligned-copy": (30.0, 24.0)}, "camera_motion"))  # -10% vs -20%
-    f = {x.key: x for x in check_findings(t, {"fg_size_low": 5, "fg_size_high": 5})}
-    assert f["fg_size"].held is True and "fg_size_low: 5 videos" in f["fg_size"].explanation
-    assert f["fg_size"].numbers["telea"]["psnr"] == {"low": 30.0, "high": 25.0}
-    assert f["fg_displacement"].held is True
-    assert math.isclose(f["fg_displacement"].numbers["relative_improvement"]["aligned-copy"]["psnr"], 0.1)
-    assert f["camera_motion"].held is False and "aligned-copy psnr" in f["camera_motion"].explanation
-
-
-def test_check_findings_lower_is_better_and_missing():
-    from devil_dataset.demo import check_findings
-
-    # LPIPS: lower is better, so fg_size_high with a larger LPIPS is harder; SSIM equal -> not harder
-    t = {("telea", "fg_size_low"): {"lpips": 0.05, "ssim": 0.9}, ("telea", "fg_size_high"): {"lpips": 0.08, "ssim": 0.9}}
-    f = check_findings(t)
-    assert f[0].held is False and "telea ssim" in f[0].explanation
-    assert f[1].held is None and f[2].held is None  # nothing to compare
-    # NaN (skipped metric) columns are ignored
-    t = {("telea", "fg_size_low"): {"psnr": 30.0, "lpips": float("nan")},
-         ("telea", "fg_size_high"): {"psnr": 20.0, "lpips": float("nan")}}
-    assert check_findings(t)[0].held is True and "lpips" not in check_findings(t)[0].claim
 
 
 def test_cli_demo_rejects_bad_input(tmp_path, capsys):
@@ -253,18 +251,3 @@ def test_demo_quick_runs_fg_size_with_psnr_ssim(demo_tiny_dataset, tmp_path):
     doc = json.loads(result.results_files[("telea", "fg_size_high")].read_text())
     assert doc["metrics"] == ["psnr", "ssim"] and doc["skipped"] == {}
     assert result.findings[0].key == "fg_size" and result.findings[0].held is not None
-
-
-def test_clip_work_puts_big_clips_first():
-    """The scheduling estimate grows with the (unit, method) items, the frames and the hole area, so a clip with
-    many large holes is handed to a worker before a clip with one small hole."""
-    from devil_dataset.demo import Unit, clip_work
-
-    def unit(frames: int, hole_fraction: float) -> Unit:
-        return Unit("c", "f", frames, hole_shape=(frames, 10, 10), hole_pixels=int(frames * 100 * hole_fraction))
-
-    small = clip_work([unit(45, 0.05)], 3)
-    assert clip_work([unit(45, 0.05)] * 6, 18) > clip_work([unit(45, 0.05)] * 2, 6) > small
-    assert clip_work([unit(45, 0.4)], 3) > small
-    assert clip_work([unit(90, 0.05)], 3) > small
-    assert clip_work([], 0) == 0.0

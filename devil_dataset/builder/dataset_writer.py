@@ -16,7 +16,6 @@ Pillow's deterministic JPEG/PNG encoders, no timestamps in parquet metadata, sor
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -27,7 +26,15 @@ from typing import Callable, Iterable, Mapping, Sequence
 from ..core.atomic import atomic_path, atomic_write_text, file_sha256, remove_stale_temporaries
 from ..core.errors import DevilError
 from .dataset_card import (  # noqa: F401  (re-exported: the writer's public names before the card had a module)
-    CARD_NAME, CITATION, DATA_DIR, LICENSE_NAME, PREVIEW_CONFIG, SPLIT, TEMPLATE_DIR, license_file, render_card,
+    CARD_NAME,
+    CITATION,
+    DATA_DIR,
+    LICENSE_NAME,
+    PREVIEW_CONFIG,
+    SPLIT,
+    TEMPLATE_DIR,
+    license_file,
+    render_card,
     size_category,
 )
 from .preview import PREVIEW_ROWS, write_preview

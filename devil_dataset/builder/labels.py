@@ -68,7 +68,7 @@ def ranked_clip_ids(scores: Mapping[str, float | None], mode: str = "release") -
     """
     if mode not in RANK_MODES:
         raise ValueError(f"unknown ranking mode {mode!r}; valid: {', '.join(RANK_MODES)}")
-    scored = sorted((float(s), str(cid)) for cid, s in scores.items() if not _is_missing(s))
+    scored = sorted((float(s), str(cid)) for cid, s in scores.items() if s is not None and not _is_missing(s))
     order = [cid for _, cid in scored]
     if mode == "release":
         order += sorted(str(cid) for cid, s in scores.items() if _is_missing(s))
@@ -154,7 +154,8 @@ def read_bg_labels_csv(path: str | os.PathLike) -> dict[str, str]:
         if lineno == 1 and [c.lower() for c in cells[:2]] == ["clip_id", "label"]:
             continue
         if len(cells) != 2:
-            raise DevilError(f"{path}:{lineno}: expected 2 columns 'clip_id,label', got {len(cells)}: {','.join(row)!r}")
+            raise DevilError(f"{path}:{lineno}: expected 2 columns 'clip_id,label', got {len(cells)}: "
+                             f"{','.join(row)!r}")
         clip_id, label = cells[0], cells[1].lower()
         if not clip_id:
             raise DevilError(f"{path}:{lineno}: empty clip_id")
@@ -189,7 +190,8 @@ def load_labels_file(path: str | os.PathLike) -> dict[str, str]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DevilError(f"{path}: not a readable labels file ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != LABELS_FILE_FORMAT or not isinstance(data.get("labels"), dict):
+    if (not isinstance(data, dict) or data.get("format") != LABELS_FILE_FORMAT
+            or not isinstance(data.get("labels"), dict)):
         raise DevilError(f"{path}: not a labels file (expected a JSON object with format {LABELS_FILE_FORMAT!r})")
     labels = data["labels"]
     bad = [cid for cid, label in labels.items() if label not in LABEL_VALUES]

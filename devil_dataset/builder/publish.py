@@ -16,6 +16,7 @@ from ..core.errors import DevilError
 from . import dataset_writer as writer
 from .dataset_card import card_problems
 
+
 def publish_plan(dataset_dir: str | os.PathLike) -> list[tuple[str, int]]:
     """The files that would be uploaded, ``(relative path, bytes)``, after verifying the manifest checksums.
 
@@ -95,8 +96,9 @@ def publish(
             commit_message=commit_message or "Upload DEVIL dataset built with devil-dataset",
         )
     except Exception as exc:  # huggingface_hub raises many types (HTTP, connection, offline mode, auth)
-        raise DevilError(f"upload of {dataset_dir} to https://huggingface.co/datasets/{repo_id} failed ({_reason(exc)}); "
-                         "check the network connection and `huggingface-cli login` (or HF_TOKEN)") from None
+        raise DevilError(f"upload of {dataset_dir} to https://huggingface.co/datasets/{repo_id} failed "
+                         f"({_reason(exc)}); check the network connection and `huggingface-cli login` (or HF_TOKEN)"
+                         ) from None
     return files
 
 

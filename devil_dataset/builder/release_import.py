@@ -31,13 +31,13 @@ from typing import Callable, Sequence
 import numpy as np
 from PIL import Image
 
-from ..core.version import __version__
 from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
+from ..core.masks import PRESETS, mask_seed
 from ..core.slices import MASK_SUBSETS, SLICES, VIDEO_SUBSETS
+from ..core.version import __version__
 from . import dataset_writer as writer
 from .assemble import mask_frames_for_clip, preset_labels
-from ..core.masks import PRESETS, mask_seed
 
 _SPLIT_RE = re.compile(r"^(flickr|fvi)-([a-z-]+?)(?:\.tar(?:\.gz|\.bz2|\.xz)?|\.tgz)$")
 _FRAME_RE = {"gt": re.compile(r"^frame_(\d{4,})_gt\.png$"), "mask": re.compile(r"^frame_(\d{4,})_mask\.png$")}
@@ -105,7 +105,9 @@ class SplitArchive:
                 im.load()
             return im
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-            raise DevilError(f"{self.path}: {info.name}: refused, image too large (a decompression bomb?): {exc}") from None
+            raise DevilError(
+                f"{self.path}: {info.name}: refused, image too large (a decompression bomb?): {exc}"
+            ) from None
         except OSError as exc:
             raise DevilError(f"{self.path}: {info.name}: unreadable PNG ({exc})") from None
 
@@ -258,7 +260,9 @@ def import_release(
                                  f"video {video} ({frames.shape[2]}x{frames.shape[1]})")
             preset, index = _mask_identity(mask_name)
             labels = preset_labels(preset) if preset else {
-                "fg_displacement_label": "", "fg_motion_label": "", "fg_size_label": "", **_fg_labels_from_subset(spec.masks)}
+                "fg_displacement_label": "", "fg_motion_label": "", "fg_size_label": "",
+                **_fg_labels_from_subset(spec.masks),
+            }
             src = _CLIP_INDEX_RE.match(video)
             stats = mask_stats(hole, size=(frames.shape[2], frames.shape[1]))
             vl = video_labels.get(video, {})

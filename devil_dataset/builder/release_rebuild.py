@@ -29,20 +29,35 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import numpy as np
 
-from ..core.atomic import atomic_write_text, remove_stale_temporaries
-from ..core.atomic import file_sha256
-from ..core.errors import DevilError
 from ..core import video_io
-from .curate import (CLIP_FRAMES, CLIPS_DIRNAME, MANIFEST_NAME, MIN_CLIP_FRAMES, STATE_DIRNAME, VIDEO_SUFFIXES,
-                     ClipRecord, CurationReport, SkippedSource, plan_chunks)
+from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
+from ..core.errors import DevilError
+from ..core.progress import progress_bar
+from .build_options import BuildHooks, BuildOptions
+from .curate import (
+    CLIP_FRAMES,
+    CLIPS_DIRNAME,
+    MANIFEST_NAME,
+    MIN_CLIP_FRAMES,
+    STATE_DIRNAME,
+    VIDEO_SUFFIXES,
+    ClipRecord,
+    CurationReport,
+    SkippedSource,
+    plan_chunks,
+    with_source,
+)
 from .shot_cuts import CUT_THRESHOLD, CutDetector
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .build import BuildResult
 
 # SPEC section 1: the release stored clip frames as JPEG quality 95.
 RELEASE_JPEG_QUALITY = 95
@@ -163,16 +178,14 @@ def curate_release_sources(
         report.found[vid] = path.name
         todo.append((path, user, vid))
 
-    infos = {}
-    for path, user, vid in todo:
+    infos: dict[str, video_io.VideoInfo | DevilError] = {}
+    for path, _, vid in todo:
         try:
             infos[vid] = video_io.probe_video(path)
         except DevilError as exc:
             infos[vid] = exc
     total = sum(i.frame_count for i in infos.values() if not isinstance(i, Exception))
-    from tqdm.auto import tqdm
-
-    with tqdm(total=total or None, desc="rebuild: cut clips", unit="frame", disable=None if progress else True) as bar:
+    with progress_bar(total=total or None, desc="rebuild: cut clips", unit="frame", enabled=progress) as bar:
         for path, user, vid in todo:
             info = infos[vid]
             if isinstance(info, Exception):
@@ -204,7 +217,7 @@ def _cut_source(path: Path, prefix: str, info, out: Path, report: ReleaseCuratio
     if state and state.get("complete") and state.get("prefix") == prefix:
         clips = [ClipRecord.from_json(c) for c in state["clips"]]
         if all((out / c.path).is_dir() and len(list((out / c.path).glob("*.jpg"))) == c.frame_count for c in clips):
-            report.clips += [_with_source(c, str(path)) for c in clips]
+            report.clips += [with_source(c, str(path)) for c in clips]
             report.reused += len(clips)
             report.suspicious += [(c.clip_id, c.cut_score) for c in clips if c.cut_score >= cut_threshold]
             bar.update(info.frame_count)
@@ -238,6 +251,7 @@ def _cut_source(path: Path, prefix: str, info, out: Path, report: ReleaseCuratio
         report.skipped.append(SkippedSource(str(path), sha, f"corrupt: {exc}"))
         return
     if tmp is not None:
+        assert current is not None  # set with tmp
         if n - current * CLIP_FRAMES >= MIN_CLIP_FRAMES:
             _finish_clip(tmp, clip_root / f"{prefix}-{current:05d}")
         else:
@@ -255,7 +269,8 @@ def _cut_source(path: Path, prefix: str, info, out: Path, report: ReleaseCuratio
             raise DevilError(f"{d}: incomplete clip folder from an earlier run was removed; run the rebuild again")
         clips.append(ClipRecord(
             clip_id=f"{prefix}-{index:05d}", path=rel, source=str(path), source_sha256=sha, shot_index=0,
-            first_frame=start, frame_count=end - start, fps=float(fps), fps_fraction=f"{fps.numerator}/{fps.denominator}",
+            first_frame=start, frame_count=end - start, fps=float(fps),
+            fps_fraction=f"{fps.numerator}/{fps.denominator}",
             width=info.width, height=info.height, cut_score=round(cuts.max_score(start, end), 6),
             sha256=_dir_sha256(d),
         ))
@@ -274,12 +289,6 @@ def _finish_clip(tmp: Path, final: Path) -> None:
     os.replace(tmp, final)  # the folder appears complete or not at all
 
 
-def _with_source(rec: ClipRecord, source: str) -> ClipRecord:
-    from dataclasses import replace
-
-    return rec if rec.source == source else replace(rec, source=source)
-
-
 def _write_curation_manifest(out: Path, report: ReleaseCurationReport, cut_threshold: float) -> None:
     settings = {"kind": "settings", "format": RELEASE_FORMAT, "clip_frames": CLIP_FRAMES,
                 "min_clip_frames": MIN_CLIP_FRAMES, "jpeg_quality": RELEASE_JPEG_QUALITY,
@@ -289,8 +298,8 @@ def _write_curation_manifest(out: Path, report: ReleaseCurationReport, cut_thres
     atomic_write_text(out / MANIFEST_NAME, "".join(json.dumps(r) + "\n" for r in lines))
 
 
-def _deviations(curation: ReleaseCurationReport, result, *, detector: str, scene_mode: str, bg_manual: int,
-                flow: str) -> list[dict]:
+def _deviations(curation: ReleaseCurationReport, result, *, detector: str, scene_mode: str, rank_mode: str,
+                bg_manual: int, flow: str) -> list[dict]:
     out = []
     missing = curation.listed - len(curation.found)
     if missing:
@@ -313,6 +322,10 @@ def _deviations(curation: ReleaseCurationReport, result, *, detector: str, scene
         out.append({"deviation": f"background-scene-motion labels from the automatic score (mode '{scene_mode}', "
                                  f"flow '{flow}') instead of the release's hand labels",
                     "cause": "the release's hand labels are not public; pass --bg-labels to use your own"})
+    if rank_mode != "release":
+        out.append({"deviation": f"rank mode '{rank_mode}': clips without a score are left out of the rank tails "
+                                 "instead of ranking last (into the high tails)",
+                    "cause": "chosen (--parity corrected or --rank-mode); the release's pandas sort puts NaN last"})
     if detector != "surf":
         out.append({"deviation": f"feature detector '{detector}' instead of SURF (hessianThreshold 750)",
                     "cause": "pip builds of OpenCV lack the non-free SURF detector"})
@@ -332,39 +345,41 @@ PAPER_CLIP_COUNT = 1250  # devil-sources.json `paper_clip_count` (paper, section
 def rebuild_release(
     sources_dir: str | os.PathLike,
     out_dir: str | os.PathLike,
+    options: BuildOptions | None = None,
     *,
-    bg_labels: Mapping[str, str] | None = None,
-    scene_mode: str = "release",
-    detector: str | None = None,
-    progress: bool = True,
-    **build_options,
-) -> tuple[object, dict]:
+    hooks: BuildHooks | None = None,
+) -> tuple[BuildResult, dict]:
     """Rebuild the DEVIL benchmark from downloaded release sources; returns (BuildResult, rebuild report).
 
-    ``build_options`` go to :func:`devil_dataset.builder.build.build` (tests pass scorers and a mask loader).
+    ``options`` and ``hooks`` go to :func:`devil_dataset.builder.build.build` (tests pass scorers and a mask
+    loader); the rebuild puts the release's curation in place of ``hooks.curate`` and adds the Flickr credits
+    (``options.attributions`` win), its card notes and the manifest's ``release_rebuild`` entry.
 
     Example:
         >>> result, report = rebuild_release("devil-sources", "devil")  # doctest: +SKIP
         >>> report["clips"]["made"], report["clips"]["paper"]  # doctest: +SKIP
     """
-    from ..sources.catalog import load_catalog
     from ..core.alignment import resolve_detector
+    from ..sources.catalog import load_catalog
     from .build import build
 
+    options = options if options is not None else BuildOptions()
+    hooks = hooks if hooks is not None else BuildHooks()
     holder: dict = {}
     entries, _ = find_release_sources(sources_dir)
     credits = {p.name: {"attribution": f"Flickr video {vid} by {user or 'an unrecorded user'} "
                                        f"(https://www.flickr.com/photos/{user or '-'}/{vid}/)", "license": ""}
                for p, user, vid in entries}
-    credits.update(build_options.pop("attributions", None) or {})
+    credits.update({name: dict(credit) for name, credit in options.attributions.items()})
 
     def curate_fn(sources, work_dir, *, progress: bool, **_):
         holder["report"] = curate_release_sources(sources, work_dir, progress=progress)
         return holder["report"]
 
-    bg = dict(bg_labels or {})
-    custom_scorers = "camera_scorer" in build_options or "scene_scorer" in build_options
-    det = "custom" if custom_scorers else resolve_detector(detector)
+    bg = dict(options.bg_labels)
+    scene_mode, rank_mode = options.modes()["scene_mode"], options.modes()["rank_mode"]
+    custom_scorers = hooks.camera_scorer is not None or hooks.scene_scorer is not None
+    det = "custom" if custom_scorers else resolve_detector(options.detector)
     flow = "custom" if custom_scorers else "dis"
     bg_mode = "hand labels (--bg-labels)" if bg else f"automatic score, mode '{scene_mode}'"
     notes = ("### Release rebuild\n\nRebuilt from the DEVIL release's source list "
@@ -372,12 +387,13 @@ def rebuild_release(
              "frame 0 (tails under 45 frames dropped), JPEG q95 clips named `<user>-<video>-<index>`, no shot-cut "
              f"filtering. Background-scene-motion labels: {bg_mode}. What could not be rebuilt: "
              f"`{REPORT_NAME}` beside this card.")
-    result = build([str(sources_dir)], out_dir, curate_fn=curate_fn, bg_labels=bg, scene_mode=scene_mode,
-                   detector=detector, progress=progress, card_notes=notes,
-                   info_extra={"release_rebuild": {"source_list": load_catalog().provenance,
-                                                   "bg_scene_motion_labels": bg_mode,
-                                                   "scene_mode": scene_mode}},
-                   attributions=credits, **build_options)
+    rebuild_options = replace(
+        options, attributions=credits,
+        card_notes=notes + (f"\n\n{options.card_notes.strip()}" if options.card_notes.strip() else ""),
+        info_extra={**options.info_extra, "release_rebuild": {"source_list": load_catalog().provenance,
+                                                              "bg_scene_motion_labels": bg_mode,
+                                                              "scene_mode": scene_mode}})
+    result = build([str(sources_dir)], out_dir, rebuild_options, hooks=replace(hooks, curate=curate_fn))
     curation: ReleaseCurationReport = holder["report"]
     labelled = set(bg) & {c.clip_id for c in curation.clips}
     slices = {name: {"rows": rows, "complete": rows >= PAPER_VIDEOS_PER_SLICE}
@@ -395,8 +411,8 @@ def rebuild_release(
         "slices": slices,
         "videos_per_slice": result.per_slice,
         "bg_scene_motion_labels": {"source": bg_mode, "hand_labelled_clips": len(labelled)},
-        "deviations": _deviations(curation, result, detector=det, scene_mode=scene_mode, bg_manual=len(labelled),
-                                  flow=flow),
+        "deviations": _deviations(curation, result, detector=det, scene_mode=scene_mode,
+                                  rank_mode=rank_mode, bg_manual=len(labelled), flow=flow),
     }
     atomic_write_text(Path(out_dir) / REPORT_NAME, json.dumps(report, indent=1, sort_keys=True) + "\n")
     _list_in_manifest(Path(out_dir), REPORT_NAME)

@@ -31,8 +31,9 @@ import cv2
 import numpy as np
 
 from ..core.atomic import atomic_write_text, remove_stale_temporaries
-from ..core.engines import Engine, get_engine
+from ..core.engines import Engine
 from ..core.errors import DevilError
+from .camera_motion import NUM_SAMPLED_FRAMES, SCORE_PERCENTILE, sample_indices
 
 # Reference frame size the magnitudes below are tuned at (the release's scoring size, SPEC section 1).
 REFERENCE_SIZE: tuple[int, int] = (854, 480)
@@ -43,9 +44,6 @@ DEFAULT_NUM_FRAMES = 90  # one full-length clip (SPEC section 1) per rendered so
 SAMPLE_MIN_SIZE: tuple[int, int] = (640, 272)
 LABELS_NAME = "sample_labels.json"
 LABELS_FORMAT = "devil-sample-labels/1"
-# SPEC section 3: 10 sampled frames, all ordered pairs, 96th percentile ("higher") including the zero diagonal.
-CAMERA_SAMPLES = 10
-CAMERA_PERCENTILE = 96
 # Ground-truth label thresholds on the true camera-motion score: every built-in scene is designed to land far from
 # them (low scenes below 0.05, high scenes above 0.25).
 TRUE_LOW_MAX = 0.05
@@ -221,7 +219,7 @@ def _make_world(spec: SceneSpec, size: tuple[int, int], seed: int) -> _World:
     water_w = np.zeros((1, 1), np.float32)
     foliage_w = np.zeros((1, 1), np.float32)
     water_tex = np.zeros((1, 1, 3), np.uint8)
-    shore = np.full(wc, np.inf, np.float32)
+    shore: np.ndarray = np.full(wc, np.inf, np.float32)
     if spec.water > 0:
         shore = _ridge(rng, wc, 0.06, 0.04, max(16, w // 8)) * h + cy
         water_w = np.ascontiguousarray(np.clip((rows - shore[None, :]) / 3.0, 0, 1), np.float32)
@@ -275,7 +273,7 @@ def camera_path(
         y = y + 0.6 * spec.drift * h * _smooth_walk(rng, n, 0.7)
         roll = roll + np.deg2rad(1.0) * _smooth_walk(rng, n, 0.9)
     if spec.jitter:
-        jit = rng.normal(0.0, 1.0, (n, 3))
+        jit: np.ndarray = rng.normal(0.0, 1.0, (n, 3))
         jit = cv2.GaussianBlur(jit.astype(np.float64), (1, 5), 0.8)  # smooth along time
         x = x + spec.jitter * ref * jit[:, 0]
         y = y + spec.jitter * ref * jit[:, 1]
@@ -365,44 +363,37 @@ def render_scene(
 # ------------------------------------------------------------------------------------------------- ground truth
 
 
-def sample_indices(n: int) -> list[int]:
-    """SPEC section 3: 10 indices spaced floor((n - 1) / 9) apart from 0.
-
-    >>> sample_indices(90)[-1], sample_indices(45)[-1]
-    (81, 36)
-    """
-    spacing = (n - 1) // (CAMERA_SAMPLES - 1)
-    return [k * spacing for k in range(CAMERA_SAMPLES)]
-
-
 def true_camera_motion_score(mats: np.ndarray, size: tuple[int, int], *, grid_step: int | None = None) -> float:
     """The SPEC section 3 camera-motion score computed from KNOWN world->frame transforms ``[T, 2, 3]``.
 
     Pair (i, j): fraction of frame j not covered by frame i mapped onto it (evaluated on a pixel grid every
     ``grid_step`` pixels, default about 120 samples across the short side; a pixel is covered when its centre
-    maps inside the other frame's pixel area); clip score: 96th percentile ("higher") of the 10x10 matrix with its zero diagonal.
+    maps inside the other frame's pixel area); clip score: 96th percentile ("higher") of the 10x10 matrix with its
+    zero diagonal.
 
     >>> still = camera_path(scene("still_static"), size=(160, 96), num_frames=90)
     >>> true_camera_motion_score(still, (160, 96))
     0.0
     """
     w, h = size
-    idx = sample_indices(len(mats))
+    # A segment shorter than the 10 samples (a short shot of a cut source) has spacing floor((n - 1) / 9) = 0: all
+    # ten samples are frame 0, so every pair compares a frame with itself (score 0).
+    idx = sample_indices(len(mats)) if len(mats) >= NUM_SAMPLED_FRAMES else [0] * NUM_SAMPLED_FRAMES
     step = grid_step or max(1, min(w, h) // 120)
     uu, vv = np.meshgrid(np.arange(0, w, step, dtype=np.float64) + (step - 1) / 2,
                          np.arange(0, h, step, dtype=np.float64) + (step - 1) / 2)
     pts = np.stack([uu.ravel(), vv.ravel(), np.ones(uu.size)])
     full = [np.vstack([mats[k], [0, 0, 1]]) for k in idx]
     matrix = np.zeros((len(idx), len(idx)))
-    for a, i in enumerate(idx):
-        for b, j in enumerate(idx):
+    for a, _i in enumerate(idx):
+        for b, _j in enumerate(idx):
             if a == b:
                 continue
             # pixel p of frame j comes from frame i at A_i A_j^-1 p; covered if that lies inside frame i
             q = (full[a] @ np.linalg.inv(full[b]) @ pts)[:2]
             inside = (q[0] >= -0.5) & (q[0] <= w - 0.5) & (q[1] >= -0.5) & (q[1] <= h - 0.5)
             matrix[a, b] = 1.0 - inside.mean()
-    return float(np.percentile(matrix, CAMERA_PERCENTILE, method="higher"))
+    return float(np.percentile(matrix, SCORE_PERCENTILE, method="higher"))
 
 
 def true_label(score: float) -> str | None:
@@ -430,26 +421,25 @@ def write_sample_sources(
     cut_sources: int = len(CUT_SOURCES),
     seed: int = 0,
     progress: bool = True,
-    jobs: int = 1,
-    engine: Engine | None = None,
+    engine: Engine,
 ) -> list[Path]:
     """Render the sample scenes into H.264 files in ``out_dir`` plus ``sample_labels.json`` (their ground truth).
 
     ``count`` rendered single-shot sources (default: one per :data:`SAMPLE_SCENES` entry; more cycle through the
     scenes with new seeds), plus ``cut_sources`` two-shot sources (scene A for ``2/3 * num_frames`` frames, a hard
     cut, scene B for ``num_frames + 10``). Existing files with the recorded checksum are kept (resume).
-    ``jobs`` worker processes render the sources (the files are the same with any number; ``engine``, an
-    :class:`devil_dataset.core.engines.Engine`, replaces ``jobs``, e.g. to render them as Ray tasks). Returns the video
-    paths in order.
+    ``engine`` (:func:`devil_dataset.core.engines.get_engine`) renders the sources, one task each (the files are
+    the same on every engine and worker count). Returns the video paths in order.
 
         >>> import tempfile
+        >>> from devil_dataset.core.engines import get_engine
         >>> paths = write_sample_sources(tempfile.mkdtemp(), size=(160, 96), num_frames=50, count=1, cut_sources=0,
-        ...                              progress=False)
+        ...                              progress=False, engine=get_engine("local"))
         >>> [p.name for p in paths]
         ['scene-00-still_static.mp4']
     """
-    from ..core.progress import progress_bar
     from ..core.atomic import file_sha256
+    from ..core.progress import progress_bar
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -504,11 +494,10 @@ def write_sample_sources(
             to_render.append((path, segments, size))
         sources[path.name] = record
         paths.append(path)
-    # each source is rendered and encoded on its own (in worker processes when jobs > 1; same files either way)
+    # each source is rendered and encoded on its own (a task of the engine; the same files on every engine)
     bar = progress_bar(total=len(to_render), desc="render sample sources", unit="video", enabled=progress)
-    eng = engine or get_engine("local", jobs=jobs)
-    for (path, _, _), sha in zip(to_render, eng.map_ordered(_render_source, to_render,
-                                                            on_result=lambda _: bar.update(1))):
+    for (path, _, _), sha in zip(to_render, engine.map_ordered(_render_source, to_render,
+                                                               on_result=lambda _: bar.update(1))):
         sources[path.name]["sha256"] = sha
     bar.close()
     doc = {"format": LABELS_FORMAT, "size": list(size), "fps": SAMPLE_FPS, "thresholds":

@@ -92,7 +92,8 @@ def affine_score(target: np.ndarray, warped: np.ndarray, valid: np.ndarray, mode
     return float(diff.sum(axis=2)[valid].mean())
 
 
-def pair_affine_score(source: np.ndarray, target: np.ndarray, matrix: np.ndarray | None, mode: str = "release") -> float:
+def pair_affine_score(source: np.ndarray, target: np.ndarray, matrix: np.ndarray | None,
+                      mode: str = "release") -> float:
     """AffineScore of ``source`` aligned onto ``target`` with ``matrix``; +inf when alignment failed."""
     if matrix is None:
         return math.inf
@@ -142,7 +143,8 @@ def valid_flow_vectors(flow: np.ndarray, start_valid: np.ndarray, target_mask: n
     xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
     map_x = xs + flow[..., 0].astype(np.float32)
     map_y = ys + flow[..., 1].astype(np.float32)
-    at_end = cv2.remap(np.asarray(target_mask, MASK_WARP_DTYPE), map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    at_end = cv2.remap(np.asarray(target_mask, MASK_WARP_DTYPE), map_x, map_y, cv2.INTER_LINEAR,
+                       borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     return start_valid & (at_end >= TARGET_MASK_MIN)
 
 
@@ -151,7 +153,8 @@ def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
 
     RAFT uses :mod:`devil_dataset.core.networks.raft` with the weights cache of :mod:`devil_dataset.core.weights`
     (``devil weights`` fetches / imports them); without cached weights it raises
-    :class:`~devil_dataset.core.errors.WeightsMissingError` naming what to do. ``device`` defaults to CUDA when available.
+    :class:`~devil_dataset.core.errors.WeightsMissingError` naming what to do. ``device`` defaults to CUDA when
+    available.
     """
     from ..core.errors import UnknownNameError, WeightsMissingError
     from ..core.flow import flow_estimator, resolve_flow_backend
@@ -169,7 +172,8 @@ def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
     return flow_estimator(flow, device or "cpu")  # the one flow dispatcher
 
 
-def segment_flow_stats(frames: np.ndarray, start: int, end: int, features: list[Features], flow_fn: FlowFn) -> tuple[float, int]:
+def segment_flow_stats(frames: np.ndarray, start: int, end: int, features: list[Features],
+                       flow_fn: FlowFn) -> tuple[float, int]:
     """Sum of valid flow magnitudes and their count over consecutive pairs k -> k+1 in [start, end)."""
     total, count = 0.0, 0
     size = (frames.shape[2], frames.shape[1])

@@ -16,7 +16,8 @@ def resolution(text: str) -> tuple[int, int]:
     """
     m = _RESOLUTION.match(text.strip())
     if not m or int(m.group(1)) <= 0 or int(m.group(2)) <= 0:
-        raise argparse.ArgumentTypeError(f"malformed resolution {text!r}: expected WxH with positive integers, e.g. 832x480")
+        raise argparse.ArgumentTypeError(f"malformed resolution {text!r}: expected WxH with positive integers, "
+                                         "e.g. 832x480")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -53,6 +54,21 @@ def existing_path(text: str) -> Path:
     if not path.exists():
         raise argparse.ArgumentTypeError(f"{path}: no such file or directory")
     return path
+
+
+def add_parity_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup, sets: str) -> None:
+    """``--parity release|corrected`` (default release), the one switch of a command's release-versus-corrected
+    modes (:mod:`devil_dataset.core.parity`); ``sets`` says which mode flags it sets and to what.
+
+    >>> p = argparse.ArgumentParser(); add_parity_argument(p, "--mode (release | corrected)")
+    >>> p.parse_args(["--parity", "corrected"]).parity
+    'corrected'
+    """
+    from ..core.parity import PARITIES
+
+    parser.add_argument("--parity", choices=PARITIES, default="release",
+                        help=f"release (default) reproduces the release, corrected uses the fixed definitions: sets "
+                        f"{sets}; an explicit mode flag wins, and the outputs record the resolved modes")
 
 
 EXAMPLE_FORMATTER = argparse.RawDescriptionHelpFormatter

@@ -3,8 +3,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
+from ._args import (
+    EXAMPLE_FORMATTER,
+    add_parity_argument,
+    existing_path,
+    non_negative_int,
+    output_directory,
+    positive_int,
+    resolution,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..builder.build_options import BuildOptions
 
 EPILOG = """\
 examples:
@@ -14,6 +26,9 @@ examples:
 
   # your own landscape videos (files or folders), with hand-made background-scene-motion labels
   devil build videos/ --out devil-data --bg-labels bg_labels.csv --license cc-by-4.0
+
+  # the corrected labelling protocol (true-difference scene-motion score; unscored clips left out of the tails)
+  devil build videos/ --out devil-data --parity corrected
 
   # choose the decoder of the curation step, as `devil curate --decoder` does
   devil build videos/ --out devil-data --decoder pyav
@@ -46,8 +61,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="rebuild the DEVIL benchmark the release's way from `devil sources download` output "
                    "(1920x1080 check, 90-frame chunks from frame 0, JPEG q95 clips, no cut filtering, "
                    "rebuild-report.json)")
-    p.add_argument("--scene-mode", choices=("release", "corrected"), default="release",
-                   help="automatic background-scene-motion score mode when no --bg-labels (default: release)")
+    add_parity_argument(p, "--scene-mode and --rank-mode to release or to corrected (manifest.json's `modes`)")
+    p.add_argument("--scene-mode", choices=("release", "corrected"), default=None,
+                   help="automatic background-scene-motion score mode when no --bg-labels: release (uint8 "
+                   "wrap-around AffineScore) or corrected (true difference) (default: the one --parity sets)")
+    p.add_argument("--rank-mode", choices=("release", "corrected"), default=None,
+                   help="clips without a score in the rank tails: release ranks them last, into the high tails; "
+                   "corrected leaves them out (default: the one --parity sets)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="shuffle seed (default 0 = the release)")
     p.add_argument("--resolution", type=resolution, default=(832, 480), metavar="WxH",
                    help="output size (default 832x480, the release's)")
@@ -71,32 +91,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..builder.build import build
-    from ..core.errors import DevilError
+def options_from_args(args: argparse.Namespace) -> BuildOptions:
+    """The :class:`~devil_dataset.builder.build_options.BuildOptions` of ``devil build``'s flags (hand labels read
+    from ``--bg-labels``; ``--engine``, ``--jobs`` and ``--ray-address`` make the one engine)."""
+    from ..builder.build_options import BuildOptions
+    from ..core.engines import get_engine
 
-    if sum((bool(args.sources), args.sample, args.release_sources is not None)) != 1:
-        raise DevilError("give SOURCE files/folders, --sample or --release-sources DIR (exactly one of them)")
-    bg = None
+    bg: dict[str, str] = {}
     if args.bg_labels is not None:
         from ..builder.labels import read_bg_labels_csv
 
         bg = read_bg_labels_csv(args.bg_labels)
+    return BuildOptions(sample=args.sample, seed=args.seed, size=args.resolution, frame_format=args.frame_format,
+                        license=args.license, detector=args.detector, parity=args.parity, scene_mode=args.scene_mode,
+                        rank_mode=args.rank_mode, bg_labels=bg, progress=not args.quiet,
+                        engine=get_engine(args.engine, jobs=args.jobs, address=args.ray_address),
+                        curate_options={"backend": args.decoder})
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..core.errors import DevilError
+
+    if sum((bool(args.sources), args.sample, args.release_sources is not None)) != 1:
+        raise DevilError("give SOURCE files/folders, --sample or --release-sources DIR (exactly one of them)")
+    options = options_from_args(args)
     if args.release_sources is not None:
         from ..builder.release_rebuild import rebuild_release, report_summary
 
-        result, report = rebuild_release(args.release_sources, args.out, bg_labels=bg, scene_mode=args.scene_mode,
-                                         detector=args.detector, seed=args.seed, size=args.resolution,
-                                         frame_format=args.frame_format, license=args.license,
-                                         progress=not args.quiet, jobs=args.jobs, engine=args.engine,
-                                         ray_address=args.ray_address)
+        result, report = rebuild_release(args.release_sources, args.out, options)
         print(result.summary())
         print(report_summary(report))
         return 0
-    result = build([Path(s) for s in args.sources], args.out, sample=args.sample, seed=args.seed,
-                   size=args.resolution, frame_format=args.frame_format, license=args.license,
-                   detector=args.detector, scene_mode=args.scene_mode, bg_labels=bg, progress=not args.quiet,
-                   jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
-                   curate_options={"backend": args.decoder})
+    from ..builder.build import build
+
+    result = build([Path(s) for s in args.sources], args.out, options)
     print(result.summary())
     return 0

@@ -105,9 +105,11 @@ def run_curate(args: argparse.Namespace) -> int:
 
 def run_samples(args: argparse.Namespace) -> int:
     from ..builder.samples import LABELS_NAME, write_sample_sources
+    from ..core.engines import get_engine
 
     paths = write_sample_sources(args.out, size=args.resolution, num_frames=args.frames, count=args.count,
-                                 cut_sources=args.cut_sources, seed=args.seed, progress=not args.no_progress)
+                                 cut_sources=args.cut_sources, seed=args.seed, progress=not args.no_progress,
+                                 engine=get_engine("local"))
     for p in paths:
         print(p)
     print(f"labels: {args.out / LABELS_NAME}")

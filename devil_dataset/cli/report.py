@@ -13,6 +13,8 @@ example:
   #    slice_difficulty_<metric>.png, sensitivity_<attribute>.png
   devil report results/*/*.json --html report-html/ --clip-metric lpips
   # -> report-html/index.html (open from disk): sortable Table 1, plots, worst/best clips as synced players
+  devil report demo-out/results/*/*.json --findings --out report/
+  # -> also report/findings.md, findings.json: the paper's slice trends checked (held / not held / not checked)
 """
 
 
@@ -31,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=output_directory, metavar="DIR", help="write tables and plots here")
     p.add_argument("--metrics", nargs="+", metavar="KEY", help="result keys to include (default: all present)")
     p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.add_argument("--findings", action="store_true",
+                   help="check the paper's robust slice trends (section 6) on the results: printed after the tables, "
+                   "and written to findings.md/.json with --out")
     p.add_argument("--html", type=output_directory, metavar="DIR",
                    help="also write a self-contained HTML diagnosis report (DIR/index.html, plots, clip videos)")
     p.add_argument("--clip-metric", metavar="KEY", help="result key that ranks the worst/best clips (default psnr)")
@@ -45,21 +50,33 @@ def run(args: argparse.Namespace) -> int:
     from ..eval.report import relative_improvement_markdown, score_table, table1_markdown, write_report
     from ..eval.results import read_results
 
-    table = score_table(read_results(p) for p in args.results)
+    docs = [read_results(p) for p in args.results]
+    table = score_table(docs)
     keys = [k.strip() for item in args.metrics for k in item.split(",") if k.strip()] if args.metrics else None
     sys.stdout.write(table1_markdown(table, keys))
     ri = relative_improvement_markdown(table, keys)
     if ri.count("\n") > 2:
         sys.stdout.write("\nRelative improvement (low -> high):\n\n" + ri)
+    findings = None
+    if args.findings:
+        from ..eval.findings import check_findings, findings_markdown, slice_counts
+
+        findings = check_findings(table, slice_counts(docs))
+        sys.stdout.write("\nFindings (paper section 6):\n\n" + findings_markdown(findings))
     if args.out is not None:
         written = write_report(table, args.out, keys, plots=not args.no_plots)
+        if findings is not None:
+            from ..eval.findings import write_findings
+
+            written += write_findings(findings, args.out)
         print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
     if args.html is not None:
+        from ..core.engines import get_engine
         from ..eval.html_report import write_html_report
 
-        index = write_html_report([read_results(p) for p in args.results], args.html, keys,
+        index = write_html_report(docs, args.html, keys,
                                   clip_metric=args.clip_metric, per_end=max(0, args.clips_per_end),
                                   clips=args.clips_per_end > 0, plots=not args.no_plots,
-                                  jobs=max(1, args.jobs))
+                                  engine=get_engine("local", jobs=args.jobs))
         print(f"wrote the HTML report {index}", file=sys.stderr)
     return 0

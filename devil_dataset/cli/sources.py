@@ -74,7 +74,8 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"# {len(rows)} source videos of {len(cat.users)} Flickr users ({', '.join(cat.users)}); "
           f"list: {cat.provenance}")
     for r in rows:
-        print(f"{r['video_id']:12s} {(r['user'] or '?'):16s} {r['status']}" + (f" ({r['reason']})" if r["reason"] else ""))
+        print(f"{r['video_id']:12s} {(r['user'] or '?'):16s} {r['status']}"
+              + (f" ({r['reason']})" if r["reason"] else ""))
     return 0
 
 

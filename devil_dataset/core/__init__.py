@@ -3,5 +3,6 @@
 Errors, atomic writes and the one file hash, progress and stage timing, the engines (local, Ray), the slices
 table, cover-crop, the hole box, alignment, optical flow, the mask generator with its presets, the mask store and
 statistics, the release's file formats, PNG encoding, video I/O, the dataset schema shared by the writer and the
-reader, and the network weights cache with the networks. ``tests/test_layers.py`` holds the import rules.
+reader, the network weights cache with the networks, and the one release-versus-corrected switch (``parity``).
+``tests/test_layers.py`` holds the import rules.
 """

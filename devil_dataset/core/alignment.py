@@ -39,7 +39,7 @@ MASK_WARP_DTYPE = np.float64
 def surf_available() -> bool:
     """True when this OpenCV build includes the non-free SURF detector (pip wheels do not)."""
     try:
-        cv2.xfeatures2d.SURF_create(SURF_HESSIAN_THRESHOLD)
+        cv2.xfeatures2d.SURF_create(SURF_HESSIAN_THRESHOLD)  # type: ignore[attr-defined]  # contrib-only module
         return True
     except (AttributeError, cv2.error):
         return False
@@ -56,16 +56,17 @@ def resolve_detector(detector: str | None) -> str:
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r}; valid: {', '.join(DETECTORS)}")
     if detector == "surf" and not surf_available():
-        raise ValueError("detector 'surf' needs an OpenCV build with OPENCV_ENABLE_NONFREE (pip wheels lack it); use 'sift' or 'orb'")
+        raise ValueError("detector 'surf' needs an OpenCV build with OPENCV_ENABLE_NONFREE (pip wheels lack it); "
+                         "use 'sift' or 'orb'")
     return detector
 
 
 def _create(detector: str):
     if detector == "surf":
-        return cv2.xfeatures2d.SURF_create(SURF_HESSIAN_THRESHOLD)
+        return cv2.xfeatures2d.SURF_create(SURF_HESSIAN_THRESHOLD)  # type: ignore[attr-defined]  # contrib-only
     if detector == "sift":
-        return cv2.SIFT_create()
-    return cv2.ORB_create(nfeatures=2000)
+        return cv2.SIFT.create()  # = cv2.SIFT_create(), the name OpenCV's type stubs declare
+    return cv2.ORB.create(nfeatures=2000)
 
 
 @dataclass(frozen=True)
@@ -106,13 +107,14 @@ def match_features(source: Features, target: Features) -> np.ndarray:
     matrix-product form that gives exactly the matches of ``cv2.BFMatcher(norm, crossCheck=True)``; other
     descriptors (SURF) go through OpenCV's matcher.
     """
-    if len(source) == 0 or len(target) == 0:
+    query, train = target.descriptors, source.descriptors
+    if query is None or train is None or len(source) == 0 or len(target) == 0:
         return np.zeros((0, 2), np.int64)
-    fast = _exact_cross_check(target.descriptors, source.descriptors, binary=source.detector == "orb")
+    fast = _exact_cross_check(query, train, binary=source.detector == "orb")
     if fast is not None:
         return fast
     norm = cv2.NORM_HAMMING if source.detector == "orb" else cv2.NORM_L2
-    matches = cv2.BFMatcher(norm, crossCheck=True).match(target.descriptors, source.descriptors)
+    matches = cv2.BFMatcher(norm, crossCheck=True).match(query, train)
     return np.array([(m.trainIdx, m.queryIdx) for m in matches], np.int64).reshape(-1, 2)
 
 
@@ -136,7 +138,8 @@ def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) ->
         q = np.unpackbits(query, axis=1).astype(np.float32)
         t = np.unpackbits(train, axis=1).astype(np.float32)
     else:
-        if query.dtype != np.float32 or not (np.array_equal(query, np.round(query)) and np.array_equal(train, np.round(train))):
+        if query.dtype != np.float32 or not (np.array_equal(query, np.round(query))
+                                             and np.array_equal(train, np.round(train))):
             return None
         q, t = query, train
     nq = np.einsum("ij,ij->i", q, q, dtype=np.float64)

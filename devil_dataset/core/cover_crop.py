@@ -17,7 +17,8 @@ from PIL import Image
 from .slices import EVAL_SIZE
 
 
-def cover_crop_geometry(src_size: tuple[int, int], dst_size: tuple[int, int] = EVAL_SIZE) -> tuple[tuple[int, int], tuple[int, int]]:
+def cover_crop_geometry(src_size: tuple[int, int],
+                        dst_size: tuple[int, int] = EVAL_SIZE) -> tuple[tuple[int, int], tuple[int, int]]:
     """Return ``((resized_w, resized_h), (left, top))`` for cover-cropping ``src_size`` (W, H) to ``dst_size``.
 
     The axis that limits the scale gets the target length exactly; the other is rounded up (exact integer

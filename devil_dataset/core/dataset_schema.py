@@ -26,7 +26,8 @@ FRAME_FORMATS: tuple[str, ...] = ("jpeg", "png")
 
 
 def _features():
-    from datasets import Features, Image as HFImage, List, Value
+    from datasets import Features, List, Value
+    from datasets import Image as HFImage
 
     return Features(
         {
@@ -110,7 +111,8 @@ COLUMN_DOCS: dict[str, str] = {
     "fg_motion_label": "`low`/`high` from the mask preset (fgm, pose motion); empty when unknown",
     "fg_size_label": "`low`/`high` from the mask preset (fgs); empty when unknown",
     "mask_mean_area": "measured on this row's mask: mean hole fraction per frame (checks fg_size)",
-    "mask_centroid_speed": "measured: mean per-frame hole-centroid displacement / frame diagonal (checks fg_displacement)",
+    "mask_centroid_speed": "measured: mean per-frame hole-centroid displacement / frame diagonal "
+                           "(checks fg_displacement)",
     "mask_pose_motion": "measured: mean 1 - IoU of consecutive frames after aligning centroids (checks fg_motion)",
     "mask_union_coverage": "measured: fraction of pixels that are a hole in at least one frame",
     "release_index": "row i of the slice is the release's folder `{i:05d}` (SPEC section 6, Pairing); -1 when unknown",

@@ -24,21 +24,24 @@ def _gray(frame: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) if frame.ndim == 3 else frame
 
 
-# OpenCV 5.0's DIS raises on frames under 12 px and can crash on frames 12-15 px high: smaller frames are
-# edge-padded to this many pixels per side before DIS and the flow is cropped back.
+# OpenCV 5.0's DIS raises on frames under 12 px and can crash on frames 12-15 px high or wide (with a long other
+# side): smaller frames are edge-padded to this many pixels per side before DIS and the flow is cropped back (the
+# one guard: every DIS caller goes through dis_flow).
 DIS_MIN_SIDE = 32
 
 
 def dis_flow(frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
-    """Flow [H, W, 2] (dx, dy) from uint8 RGB ``frame0`` to ``frame1`` with OpenCV DIS: frame0(p) ~ frame1(p + flow(p))."""
+    """Flow [H, W, 2] (dx, dy) from uint8 RGB ``frame0`` to ``frame1`` with OpenCV DIS:
+    frame0(p) ~ frame1(p + flow(p))."""
     g0, g1 = _gray(frame0), _gray(frame1)
     h, w = g0.shape
     pad_h, pad_w = max(0, DIS_MIN_SIDE - h), max(0, DIS_MIN_SIDE - w)
     if pad_h or pad_w:
         g0 = np.pad(g0, ((0, pad_h), (0, pad_w)), mode="edge")
         g1 = np.pad(g1, ((0, pad_h), (0, pad_w)), mode="edge")
-    dis = cv2.DISOpticalFlow_create(DIS_PRESET)
-    return np.ascontiguousarray(dis.calc(g0, g1, None)[:h, :w])
+    dis = cv2.DISOpticalFlow.create(DIS_PRESET)  # = cv2.DISOpticalFlow_create(), the name OpenCV's type stubs declare
+    flow = dis.calc(g0, g1, None)  # type: ignore[call-overload]  # None: OpenCV allocates the output (the stubs omit it)
+    return np.ascontiguousarray(flow[:h, :w])
 
 
 # Flow backends for estimate_flow: "auto" = RAFT when its weights are cached, else DIS (issue 5, SPEC section 7).

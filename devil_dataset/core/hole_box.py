@@ -32,7 +32,7 @@ def paste_in_hole(frame: np.ndarray, source: np.ndarray | int, hole: np.ndarray)
     window = hole_window(hole)
     if window is None:
         return
-    part = source if np.isscalar(source) else source[window]
+    part = source[window] if isinstance(source, np.ndarray) else source
     np.copyto(frame[window], part, where=hole[window][..., None])
 
 

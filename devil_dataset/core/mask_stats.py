@@ -139,8 +139,8 @@ def mask_stats(hole: np.ndarray, *, size: tuple[int, int] = EVAL_SIZE) -> MaskSt
         inter = np.count_nonzero(a & b)
         ious.append(inter / (areas[k] + areas[k + 1] - inter))
         dx, dy = (int(v) for v in np.round(-offset))  # move frame k+1 onto frame k
-        inter = shifted_intersection(a, b, dx, dy)
-        pose.append(1.0 - inter / (areas[k] + areas[k + 1] - inter))
+        aligned = shifted_intersection(a, b, dx, dy)
+        pose.append(1.0 - aligned / (areas[k] + areas[k + 1] - aligned))
     nan = float("nan")
     return MaskStats(
         num_frames=t, width=w, height=h,

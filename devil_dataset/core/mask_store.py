@@ -34,10 +34,10 @@ from PIL import Image
 from .atomic import atomic_directory, atomic_write_bytes, atomic_write_text
 from .cover_crop import cover_crop_geometry
 from .errors import DevilError
-from .release_format import read_mask_pngs, write_mask_pngs
-from .slices import EVAL_SIZE
 from .mask_stats import MaskStats, mask_stats
 from .masks import RELEASE_NUM_FRAMES, RELEASE_SIZE, get_preset, iter_mask_images, mask_seed
+from .release_format import read_mask_pngs, write_mask_pngs
+from .slices import EVAL_SIZE
 
 FORMATS: tuple[str, ...] = ("release-png", "npz")
 META_FILE = "mask.json"  # metadata beside the PNGs of a release-png mask folder
@@ -63,14 +63,15 @@ def check_render_budget(sizes: list[tuple[int, int]], num_frames: int, *, label:
     side exceeds :data:`MAX_RENDER_SIDE`, before anything is allocated.
 
         >>> check_render_budget([(832, 480)], 90)
-        >>> check_render_budget([(100000, 480)], 1)
+        >>> check_render_budget([(100000, 480)], 1)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        devil_dataset.core.errors.DevilError: mask: size 100000x480 is above the limit of 8192 pixels per side (--resolution)
+        devil_dataset.core.errors.DevilError: mask: size 100000x480 is above the limit of 8192 pixels per side ...
     """
     for w, h in sizes:
         if max(w, h) > MAX_RENDER_SIDE:
-            raise DevilError(f"{label}: size {w}x{h} is above the limit of {MAX_RENDER_SIDE} pixels per side (--resolution)")
+            raise DevilError(f"{label}: size {w}x{h} is above the limit of {MAX_RENDER_SIDE} pixels per side "
+                             "(--resolution)")
     need = 2 * int(num_frames) * (sum(w * h for w, h in sizes) + RELEASE_SIZE[0] * RELEASE_SIZE[1] // 8)
     if need > MAX_RENDER_BYTES:
         shown = ", ".join(f"{w}x{h}" for w, h in sizes)
@@ -89,10 +90,10 @@ def render_masks_at(preset: str, index: int, sizes: list[tuple[int, int]], *,
 
         >>> [m.shape for m in render_masks_at("fgs-l_fgm-l_fgd-l", 0, [(832, 480), (1920, 1080)], num_frames=1)]
         [(1, 480, 832), (1, 1080, 1920)]
-        >>> render_masks_at("fgs-l_fgm-l_fgd-l", 0, [(832, 480)], num_frames=10**6)
+        >>> render_masks_at("fgs-l_fgm-l_fgd-l", 0, [(832, 480)], num_frames=10**6)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        devil_dataset.core.errors.DevilError: mask fgs-l_fgm-l_fgd-l #0: 1000000 frames at 832x480 need 1226.7 GiB of memory, above the limit of 4 GiB; ask for fewer frames (--num-frames) or a smaller size (--resolution)
+        devil_dataset.core.errors.DevilError: mask fgs-l_fgm-l_fgd-l #0: 1000000 frames at 832x480 need 1226.7 GiB ...
     """
     get_preset(preset)
     check_render_budget(sizes, num_frames, label=f"mask {preset} #{index}")
@@ -102,7 +103,7 @@ def render_masks_at(preset: str, index: int, sizes: list[tuple[int, int]], *,
         for out, size, geo in zip(outs, sizes, geometry):
             if geo is not None:
                 # Pillow's NEAREST resize + crop: the release's own operation, and equal to cover_crop_mask
-                # (tests/test_cover_crop.py); on the mode '1' image it is ~7x faster than indexing a NumPy copy.
+                # (tests/core/test_cover_crop.py); on the mode '1' image it is ~7x faster than indexing a NumPy copy.
                 (rw, rh), (left, top) = geo
                 image_out = image.resize((rw, rh), Image.Resampling.NEAREST)
                 image_out = image_out.crop((left, top, left + size[0], top + size[1]))

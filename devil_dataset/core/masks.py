@@ -15,10 +15,10 @@ on a mode '1' image with unrounded float coordinates).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
-import math
-from typing import Iterator
+from typing import Any, Iterator, Literal, overload
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -64,7 +64,7 @@ class MaskPreset:
 
 def _presets() -> dict[str, MaskPreset]:
     # SPEC section 5 preset table: one row per (size, pose motion); fgd-l / fgd-h differ in the two FGD columns.
-    rows = {
+    rows: dict[str, dict[str, Any]] = {
         "fgs-l_fgm-l": dict(vertices=(10, 22), head_speed=(10, 35), head_accel=(0, 50), brush_width=(75, 150),
                             point_accel_ratio=0.05, max_point_accel=0.05, init_border_gap=400,
                             init_speed={"l": (0, 3), "h": (5, 8)}, centroid=(300, 1)),
@@ -115,11 +115,67 @@ def get_preset(name: str) -> MaskPreset:
 # --- physics (SPEC section 5). Every float operation below mirrors the release's expression and operand types,
 # --- because bit parity of the rendered masks depends on the exact float values of the vertices.
 
-def _add_polar(mag1, angle1, mag2, angle2):
-    """Add two polar vectors in Cartesian space; the result angle is normalised to [0, 2*pi)."""
-    x = mag1 * np.cos(angle1) + mag2 * np.cos(angle2)
-    y = mag1 * np.sin(angle1) + mag2 * np.sin(angle2)
-    return np.sqrt(x**2 + y**2), (np.arctan2(y, x) + 2 * np.pi) % (2 * np.pi)
+def _physics(cos, sin, sqrt, atan2, mean):
+    """The later-frame physics, written once, over one numeric backend: ``(add_polar, move)``.
+
+    Two backends are built below from this one body: the release's NumPy scalar ufuncs on arrays (:func:`_move`,
+    what :func:`render_mask` runs) and :mod:`math` on Python lists (:func:`_move_float`, the fast path of
+    :func:`render_mask_scaled`; the same IEEE operations without NumPy's per-scalar overhead, so equal vertices
+    wherever the C library's sin/cos/atan2 equal NumPy's, as a test checks). ``**2`` is the C library's ``pow`` on
+    both backends (NumPy's float64 scalars and Python floats both call it), as the release wrote it. The backend's
+    functions are bound as closure variables, so neither path pays for the sharing.
+    """
+    two_pi = 2 * math.pi  # == 2 * np.pi (a Python float either way)
+
+    def add_polar(mag1, angle1, mag2, angle2):
+        """Add two polar vectors in Cartesian space; the result angle is normalised to [0, 2*pi)."""
+        x = mag1 * cos(angle1) + mag2 * cos(angle2)
+        y = mag1 * sin(angle1) + mag2 * sin(angle2)
+        return sqrt(x**2 + y**2), (atan2(y, x) + two_pi) % two_pi
+
+    def move(p: MaskPreset, rng, xs, ys, vel, width: int, height: int) -> None:
+        """One later frame (SPEC section 5): move, reflect, random accelerations, centroid pull. Updates in place."""
+        for i in range(len(xs)):
+            speed, angle = vel[i]
+            xs[i], flip_x = _reflect(xs[i] + int(speed * cos(angle)), 0, width)
+            ys[i], flip_y = _reflect(ys[i] + int(speed * sin(angle)), 0, height)
+            if flip_x:
+                angle = math.pi - angle
+            if flip_y:
+                angle = -angle
+            if rng.uniform() < p.point_accel_ratio:
+                accel_mag = rng.uniform(0, p.max_point_accel)
+                accel_angle = rng.uniform(-math.pi, math.pi)
+                speed, angle = add_polar(speed, angle, accel_mag, accel_angle)
+            vel[i] = (speed, angle)
+        if rng.uniform() < GLOBAL_ACCEL_RATIO:
+            accel_mag = rng.uniform(*p.global_accel)
+            accel_angle = rng.uniform(-math.pi, math.pi)
+            for i in range(len(vel)):
+                vel[i] = add_polar(vel[i][0], vel[i][1], accel_mag, accel_angle)
+        if p.centroid is not None:
+            distance, slope = p.centroid
+            # The centroid is the NumPy mean of the moved positions (the release recomputes the same value per
+            # vertex).
+            cx, cy = mean(xs), mean(ys)
+            for i in range(len(vel)):
+                dx = xs[i] - cx
+                dy = ys[i] - cy
+                dist = sqrt(dx**2 + dy**2)
+                toward = -(math.pi - atan2(dy, dx))
+                # A zero pull still goes through the polar -> Cartesian -> polar round trip (it renormalises the
+                # angle).
+                vel[i] = add_polar(vel[i][0], vel[i][1], max(0, slope * (dist - distance)), toward)
+
+    return add_polar, move
+
+
+# The release's arithmetic: NumPy float64 scalars from arrays (xs, ys: float64 [N]; vel: float64 [N, 2]) and
+# ``RandomState.uniform``.
+_add_polar, _move = _physics(np.cos, np.sin, np.sqrt, np.arctan2, np.mean)
+# The same arithmetic on Python floats (xs, ys: lists; vel: list of (speed, angle)) and a :class:`_UniformStream`;
+# the centroid keeps NumPy's summation order.
+_add_polar_float, _move_float = _physics(math.cos, math.sin, math.sqrt, math.atan2, lambda v: float(np.mean(v)))
 
 
 def _reflect(value, lower, upper):
@@ -160,54 +216,13 @@ def _initial_stroke(p: MaskPreset, rng: np.random.RandomState, width: int, heigh
     return np.array(xs, dtype=np.float64), np.array(ys, dtype=np.float64), velocities
 
 
-def _move(p: MaskPreset, rng: np.random.RandomState, xs: np.ndarray, ys: np.ndarray, vel: np.ndarray,
-          width: int, height: int) -> None:
-    """One later frame (SPEC section 5): move, reflect, random accelerations, centroid pull. Updates in place."""
-    for i in range(len(xs)):
-        speed, angle = vel[i]
-        xs[i], flip_x = _reflect(xs[i] + int(speed * np.cos(angle)), 0, width)
-        ys[i], flip_y = _reflect(ys[i] + int(speed * np.sin(angle)), 0, height)
-        if flip_x:
-            angle = np.pi - angle
-        if flip_y:
-            angle = -angle
-        if rng.uniform() < p.point_accel_ratio:
-            accel_mag = rng.uniform(0, p.max_point_accel)
-            accel_angle = rng.uniform(-np.pi, np.pi)
-            speed, angle = _add_polar(speed, angle, accel_mag, accel_angle)
-        vel[i] = speed, angle
-    if rng.uniform() < GLOBAL_ACCEL_RATIO:
-        accel_mag = rng.uniform(*p.global_accel)
-        accel_angle = rng.uniform(-np.pi, np.pi)
-        for i in range(len(vel)):
-            vel[i] = _add_polar(vel[i][0], vel[i][1], accel_mag, accel_angle)
-    if p.centroid is not None:
-        distance, slope = p.centroid
-        # The centroid is the NumPy mean of the moved positions (the release recomputes the same value per vertex).
-        cx, cy = xs.mean(), ys.mean()
-        for i in range(len(vel)):
-            dx = xs[i] - cx
-            dy = ys[i] - cy
-            dist = np.sqrt(dx**2 + dy**2)
-            toward = -(np.pi - np.arctan2(dy, dx))
-            # A zero pull still goes through the polar -> Cartesian -> polar round trip (it renormalises the angle).
-            vel[i] = _add_polar(vel[i][0], vel[i][1], max(0, slope * (dist - distance)), toward)
-
-
-def _add_polar_float(mag1: float, angle1: float, mag2: float, angle2: float) -> tuple[float, float]:
-    """:func:`_add_polar` on Python floats with :mod:`math` (the same IEEE operations, without NumPy's per-scalar
-    overhead; equal results wherever the C library's sin/cos/atan2 equal NumPy's, as a test checks)."""
-    x = mag1 * math.cos(angle1) + mag2 * math.cos(angle2)
-    y = mag1 * math.sin(angle1) + mag2 * math.sin(angle2)
-    return math.sqrt(x * x + y * y), (math.atan2(y, x) + 2 * math.pi) % (2 * math.pi)
-
-
 class _UniformStream:
     """``rng.uniform(low, high)`` served from chunks of ``rng.random_sample(n)``: the same doubles in the same order
     (the legacy RandomState spends one double per uniform and computes ``low + (high - low) * u``), ~8x cheaper."""
 
     def __init__(self, rng: np.random.RandomState, chunk: int = 256) -> None:
-        self.rng, self.chunk, self.buf, self.i = rng, chunk, [], 0
+        self.rng, self.chunk, self.i = rng, chunk, 0
+        self.buf: list[float] = []
 
     def uniform(self, low: float = 0.0, high: float = 1.0) -> float:
         if self.i == len(self.buf):
@@ -215,38 +230,6 @@ class _UniformStream:
         u = self.buf[self.i]
         self.i += 1
         return low + (high - low) * u
-
-
-def _move_float(p: MaskPreset, rng: _UniformStream, xs: list, ys: list, vel: list,
-                width: int, height: int) -> None:
-    """:func:`_move` on Python lists (see :func:`_add_polar_float`): the fast path of :func:`render_mask_scaled`."""
-    for i in range(len(xs)):
-        speed, angle = vel[i]
-        xs[i], flip_x = _reflect(xs[i] + int(speed * math.cos(angle)), 0, width)
-        ys[i], flip_y = _reflect(ys[i] + int(speed * math.sin(angle)), 0, height)
-        if flip_x:
-            angle = math.pi - angle
-        if flip_y:
-            angle = -angle
-        if rng.uniform() < p.point_accel_ratio:
-            accel_mag = rng.uniform(0, p.max_point_accel)
-            accel_angle = rng.uniform(-math.pi, math.pi)
-            speed, angle = _add_polar_float(speed, angle, accel_mag, accel_angle)
-        vel[i] = (speed, angle)
-    if rng.uniform() < GLOBAL_ACCEL_RATIO:
-        accel_mag = rng.uniform(*p.global_accel)
-        accel_angle = rng.uniform(-math.pi, math.pi)
-        for i in range(len(vel)):
-            vel[i] = _add_polar_float(vel[i][0], vel[i][1], accel_mag, accel_angle)
-    if p.centroid is not None:
-        distance, slope = p.centroid
-        cx, cy = float(np.mean(xs)), float(np.mean(ys))  # NumPy's summation order, as in _move
-        for i in range(len(vel)):
-            dx = xs[i] - cx
-            dy = ys[i] - cy
-            dist = math.sqrt(dx * dx + dy * dy)
-            toward = -(math.pi - math.atan2(dy, dx))
-            vel[i] = _add_polar_float(vel[i][0], vel[i][1], max(0, slope * (dist - distance)), toward)
 
 
 def _draw(xs: np.ndarray, ys: np.ndarray, brush_width: int, size: tuple[int, int],
@@ -259,7 +242,7 @@ def _draw(xs: np.ndarray, ys: np.ndarray, brush_width: int, size: tuple[int, int
         image = Image.new("1", size, 1)
     else:
         image = canvas
-        image.paste(1, (0, 0) + tuple(size))
+        image.paste(1, (0, 0, *size))
     draw = ImageDraw.Draw(image)
     radius = brush_width // 2 - 1
     xs_l, ys_l = xs.tolist(), ys.tolist()  # Python floats: the same values Pillow receives from float64 scalars
@@ -289,6 +272,16 @@ def border_gaps(preset: str | MaskPreset, size: tuple[int, int]) -> tuple[int, i
     return min(gap, (width - 1) // 2), min(gap, (height - 1) // 2)
 
 
+@overload
+def _vertex_states(preset: str, seed: int, size: tuple[int, int], num_frames: int, *,
+                   python_floats: Literal[False] = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]: ...
+
+
+@overload
+def _vertex_states(preset: str, seed: int, size: tuple[int, int], num_frames: int, *,
+                   python_floats: Literal[True]) -> Iterator[tuple[int, list[float], list[float]]]: ...
+
+
 def _vertex_states(preset: str, seed: int, size: tuple[int, int], num_frames: int, *, python_floats: bool = False
                    ) -> Iterator[tuple[int, np.ndarray | list, np.ndarray | list]]:
     """The generator's state per frame: ``(brush_width, xs, ys)``, updated in place between frames; arrays as the
@@ -300,6 +293,7 @@ def _vertex_states(preset: str, seed: int, size: tuple[int, int], num_frames: in
         raise ValueError(f"num_frames must be >= 1, got {num_frames}")
     if not 0 <= int(seed) < 2**32:
         raise ValueError(f"seed must be in [0, 2**32), got {seed}")
+    rng: np.random.RandomState | _UniformStream  # a _UniformStream for the later frames with python_floats
     rng = np.random.RandomState(int(seed))
     brush_width = rng.randint(p.brush_width[0], p.brush_width[1] + 1)  # == random_integers(lo, hi)
     xs, ys, vel = _initial_stroke(p, rng, width, height)
@@ -342,7 +336,7 @@ def render_mask_scaled(preset: str, seed: int, size: tuple[int, int], *, frames:
     polygon is then drawn already cover-cropped to ``size`` (W, H): coordinates, brush width and vertex discs scaled
     by the cover scale (:func:`devil_dataset.core.cover_crop.cover_crop_geometry`). This skips the 1080p raster and the
     crop, so it is several times faster than ``cover_crop_mask(render_mask(...), size)``, whose masks it follows
-    within a few per cent in area, displacement and pose motion (``tests/builder/test_masks.py`` checks 10 %); the
+    within a few per cent in area, displacement and pose motion (``tests/core/test_masks.py`` checks 10 %); the
     edge pixels differ. Meant for training loaders; the benchmark's masks use :func:`render_mask`.
 
     ``num_frames`` is the mask's length (the release's video length); ``frames`` the frame indices to draw (default:

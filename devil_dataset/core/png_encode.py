@@ -16,10 +16,12 @@ level 1 (OpenCV's and Pillow's encoders) at the same size (measured on 832x480 d
 from __future__ import annotations
 
 import struct
+import types
 import zlib
 
 import numpy as np
 
+_deflate: types.ModuleType  # isal.isal_zlib, else zlib: the same compress() interface
 try:  # ISA-L's zlib-compatible deflate (optional speed-up; same decoded pixels)
     from isal import isal_zlib as _deflate
 

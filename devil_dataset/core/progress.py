@@ -15,12 +15,19 @@ work starts, one at every tenth of it (at most one a second) and one when it end
     ...     pass
     >>> print(log.getvalue().splitlines()[0])
     score: 0/3 clips
+
+A long command made of stages records each stage's wall and CPU seconds with :class:`StageTimer`
+(:class:`StageTiming`; :func:`timings_text` prints them as a table).
 """
 from __future__ import annotations
 
+import os
+import resource
 import sys
 import time
-from typing import IO, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Callable, Iterable, Iterator, Sequence
 
 # A log line at every tenth of the work (and the first and last), never more often than once a second.
 LOG_STEPS = 10
@@ -106,4 +113,87 @@ def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, 
     return LineProgress(iterable, total=total, desc=desc, unit=unit, file=stream, min_interval_s=min_interval_s)
 
 
-__all__ = ["LineProgress", "progress_bar"]
+@dataclass
+class StageTiming:
+    """Wall and CPU seconds of one stage (CPU: this process and its worker processes, :func:`cpu_seconds`)."""
+
+    stage: str
+    wall_s: float
+    cpu_s: float
+    note: str = ""
+
+
+def _live_children_cpu_seconds() -> float:
+    """CPU seconds of this process's running child processes (e.g. a worker pool kept for the whole command),
+    read from ``/proc`` (Linux); 0 where there is no ``/proc``."""
+    proc, me, total = Path("/proc"), str(os.getpid()), 0
+    if not proc.is_dir():
+        return 0.0
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # exited meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+        if fields[1] == me:
+            total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its child processes, finished or running.
+
+    >>> cpu_seconds() > 0
+    True
+    """
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + _live_children_cpu_seconds()
+
+
+class StageTimer:
+    """Context manager appending a :class:`StageTiming` of its block to ``timings``.
+
+    ``say`` (if given) gets ``[number] name ...`` when the stage starts and, when it ends without an exception,
+    ``[number] name done in W s wall, C s CPU (note)``; ``note`` may be set inside the block.
+
+    >>> timings, lines = [], []
+    >>> with StageTimer("plan", timings, say=lines.append, number="2/5") as stage:
+    ...     stage.note = "reused"
+    >>> lines[0], lines[1].startswith("[2/5] plan done in "), lines[1].endswith("(reused)"), timings[0].note
+    ('[2/5] plan ...', True, True, 'reused')
+    """
+
+    def __init__(self, name: str, timings: list[StageTiming], note: str = "",
+                 say: Callable[[str], None] | None = None, number: str = ""):
+        self.name, self.timings, self.note, self.say, self.number = name, timings, note, say, number
+
+    def __enter__(self) -> "StageTimer":
+        self.wall, self.cpu = time.perf_counter(), cpu_seconds()
+        if self.say:
+            self.say(f"[{self.number}] {self.name} ...")
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        timing = StageTiming(self.name, time.perf_counter() - self.wall, cpu_seconds() - self.cpu, self.note)
+        self.timings.append(timing)
+        if self.say and exc_type is None:
+            note = f" ({self.note})" if self.note else ""
+            self.say(f"[{self.number}] {self.name} done in {timing.wall_s:.1f} s wall, {timing.cpu_s:.1f} s CPU{note}")
+
+
+def timings_text(timings: Sequence[StageTiming]) -> str:
+    """The stage timings as an indented plain-text table (one line per stage).
+
+    >>> print(timings_text([StageTiming("build", 1.25, 2.5, "reused")]))
+      stage        wall s    CPU s
+      build           1.2      2.5  reused
+    """
+    lines = [f"  {'stage':10s} {'wall s':>8s} {'CPU s':>8s}"]
+    for t in timings:
+        lines.append(f"  {t.stage:10s} {t.wall_s:8.1f} {t.cpu_s:8.1f}  {t.note}".rstrip())
+    return "\n".join(lines)
+
+
+__all__ = ["LineProgress", "StageTimer", "StageTiming", "cpu_seconds", "progress_bar", "timings_text"]

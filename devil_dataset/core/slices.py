@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .masks import PRESETS
 from .errors import UnknownNameError
+from .masks import PRESETS
 
 # SPEC section 6: video subsets, from the camera-motion (cm) and background-scene-motion (bsm) labels.
 VIDEO_SUBSETS: tuple[str, ...] = ("all", "cm-l", "cm-h", "bsm-l", "bsm-h")

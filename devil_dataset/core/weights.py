@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .atomic import atomic_path, atomic_write_text, file_sha256
+from .atomic import atomic_path, atomic_write_text
 from .errors import DevilError, WeightsCorruptError, WeightsMissingError
 
 # Environment variable that moves the cache (issue 5: "a cache directory (environment variable to move it)").
@@ -421,7 +421,7 @@ def import_weights(path: str | os.PathLike, name: str | None = None) -> Path:
         >>> import_weights(src)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        devil_dataset.core.errors.DevilError: ...rgb_imagenet.pt: git blob id ... does not match 73a4fd1d87eb3dbd97f33a9779fa1caa3d28111a, ...
+        devil_dataset.core.errors.DevilError: ...rgb_imagenet.pt: git blob id ... does not match 73a4fd1d87eb3dbd97f3...
         >>> del os.environ["DEVIL_WEIGHTS_DIR"]
     """
     src = Path(path)

@@ -6,10 +6,19 @@
 """
 from __future__ import annotations
 
-from .load import (as_torch, check_local_slice, collate_videos, fetch_slice, iter_slice, load_slice, local_dataset_dir,
-                   row_arrays)
+from .load import (
+    as_torch,
+    check_local_slice,
+    collate_videos,
+    fetch_slice,
+    iter_slice,
+    load_slice,
+    local_dataset_dir,
+    row_arrays,
+)
 
-__all__ = ["load_slice", "iter_slice", "fetch_slice", "local_dataset_dir", "check_local_slice", "as_torch", "collate_videos", "row_arrays", "InpaintingTrainDataset", "worker_init_fn"]
+__all__ = ["load_slice", "iter_slice", "fetch_slice", "local_dataset_dir", "check_local_slice", "as_torch",
+           "collate_videos", "row_arrays", "InpaintingTrainDataset", "worker_init_fn"]
 
 
 def __getattr__(name: str):

@@ -15,7 +15,6 @@
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -24,9 +23,9 @@ from typing import Any, Collection, Iterator, Sequence
 import numpy as np
 
 from ..core.atomic import file_sha256
+from ..core.dataset_schema import decode_frames, decode_hole, to_numpy_frames, to_numpy_hole
 from ..core.errors import DevilError
 from ..core.slices import SLICES
-from ..core.dataset_schema import decode_frames, decode_hole, to_numpy_frames, to_numpy_hole
 
 SPLIT = "test"
 VIDEO_COLUMNS = ("frames", "hole")
@@ -43,7 +42,8 @@ def local_shards(directory: str | os.PathLike, config: str, split: str = SPLIT) 
     """The parquet shards of ``config`` in a local dataset directory, in order (``data/<config>/<split>-*.parquet``)."""
     files = sorted((Path(directory) / "data" / config).glob(f"{split}-*.parquet"))
     if not files:
-        raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards (is it a dataset built by `devil build`?)")
+        raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards "
+                         "(is it a dataset built by `devil build`?)")
     return files
 
 
@@ -136,13 +136,15 @@ def check_local_slice(directory: str | os.PathLike, config: str, split: str = SP
     if manifest is None:
         return local_shards(directory, config, split)
     prefix = f"data/{config}/{split}-"
-    listed = {rel: meta for rel, meta in manifest["files"].items() if rel.startswith(prefix) and rel.endswith(".parquet")}
+    listed = {rel: meta for rel, meta in manifest["files"].items()
+              if rel.startswith(prefix) and rel.endswith(".parquet")}
     present = {p.relative_to(directory).as_posix() for p in (directory / "data" / config).glob(f"{split}-*.parquet")}
     cfg = manifest.get("configs", {}).get(config, {})
     if not listed and not present:
         if config in manifest.get("configs", {}) and int(cfg.get("rows", -1)) == 0:
             return []  # an empty config of a small build: no shard, an empty slice
-        raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards (is it a dataset built by `devil build`?)")
+        raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards "
+                         "(is it a dataset built by `devil build`?)")
     problems = []
     for rel in sorted(listed):
         path = directory / rel
@@ -176,7 +178,8 @@ def _read_errors():
     return (pa.ArrowException, OSError)
 
 
-def load_slice(dir_or_repo: str | os.PathLike, config: str = "all", split: str = SPLIT, streaming: bool = False, **kwargs: Any):
+def load_slice(dir_or_repo: str | os.PathLike, config: str = "all", split: str = SPLIT, streaming: bool = False,
+               **kwargs: Any):
     """``datasets.load_dataset(dir_or_repo, config, split=split, streaming=streaming, **kwargs)``.
 
     Rows hold ``frames`` (T PIL RGB images), ``hole`` (T PIL mode-'1' images, True = hole) and the metadata
@@ -325,7 +328,8 @@ def as_torch(ds, *, channels_first: bool = False):
 
     For one clip per step, ``batch_size=None`` skips the default collate's extra copy of every clip:
 
-    >>> loader = torch.utils.data.DataLoader(as_torch(load_slice("dir", "all")), batch_size=None, num_workers=2)  # doctest: +SKIP
+    >>> loader = torch.utils.data.DataLoader(  # doctest: +SKIP
+    ...     as_torch(load_slice("dir", "all")), batch_size=None, num_workers=2)
     """
     import datasets
 
@@ -351,8 +355,10 @@ def collate_videos(batch: Sequence[dict]) -> dict:
     (the true lengths). Numbers become tensors, strings stay lists.
 
     >>> import torch
-    >>> rows = [{"frames": torch.zeros(2, 3, 4, 4, dtype=torch.uint8), "hole": torch.zeros(2, 1, 4, 4, dtype=torch.bool), "clip_id": "a"},
-    ...         {"frames": torch.ones(3, 3, 4, 4, dtype=torch.uint8), "hole": torch.ones(3, 1, 4, 4, dtype=torch.bool), "clip_id": "b"}]
+    >>> rows = [{"frames": torch.zeros(2, 3, 4, 4, dtype=torch.uint8),
+    ...          "hole": torch.zeros(2, 1, 4, 4, dtype=torch.bool), "clip_id": "a"},
+    ...         {"frames": torch.ones(3, 3, 4, 4, dtype=torch.uint8),
+    ...          "hole": torch.ones(3, 1, 4, 4, dtype=torch.bool), "clip_id": "b"}]
     >>> b = collate_videos(rows)
     >>> tuple(b["frames"].shape), b["num_frames_valid"].tolist(), b["clip_id"]
     ((2, 3, 3, 4, 4), [2, 3], ['a', 'b'])

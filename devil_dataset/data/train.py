@@ -4,23 +4,26 @@ Each item is reproducible from ``(seed, epoch, index)`` alone (``numpy.random.de
 so the same seed gives the same samples whatever the number of DataLoader workers or their order.
 
     >>> ds = InpaintingTrainDataset("path/to/dataset", num_frames=10, crop=(256, 256))  # doctest: +SKIP
-    >>> loader = torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2, worker_init_fn=worker_init_fn)  # doctest: +SKIP
+    >>> loader = torch.utils.data.DataLoader(  # doctest: +SKIP
+    ...     ds, batch_size=4, num_workers=2, worker_init_fn=worker_init_fn)
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
-from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 from torch.utils.data import Dataset
 
-from ..core.masks import PRESETS, RELEASE_NUM_FRAMES, RELEASE_SIZE, mask_seed, render_mask, render_mask_scaled
 from ..core.cover_crop import cover_crop_mask
-from ..core.errors import DevilError
 from ..core.dataset_schema import decode_frames
+from ..core.errors import DevilError
+from ..core.masks import PRESETS, RELEASE_NUM_FRAMES, RELEASE_SIZE, mask_seed, render_mask, render_mask_scaled
 from .load import local_dataset_dir, local_shards, resolve_config
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 # SPEC section 5: 1000 masks (seed indices) per preset.
 MASK_INDICES = 1000
@@ -136,7 +139,7 @@ class InpaintingTrainDataset(Dataset):
         if not self.clips:
             raise DevilError(f"{dataset_dir}: no clip of config {config!r} has >= {num_frames} frames")
         self.samples_per_epoch = int(samples_per_epoch or len(self.clips))
-        self._files: dict[str, object] = {}
+        self._files: dict[str, pq.ParquetFile] = {}
 
     def __len__(self) -> int:
         return self.samples_per_epoch
@@ -203,7 +206,8 @@ class InpaintingTrainDataset(Dataset):
         m = torch.from_numpy(np.ascontiguousarray(hole))[:, None]
         if self.resize is not None:
             rw, rh = self.resize
-            f = torch.nn.functional.interpolate(f.float(), size=(rh, rw), mode="bilinear", align_corners=False, antialias=True)
+            f = torch.nn.functional.interpolate(f.float(), size=(rh, rw), mode="bilinear", align_corners=False,
+                                                antialias=True)
             f = f.round().clamp(0, 255).to(torch.uint8)
             m = torch.nn.functional.interpolate(m.float(), size=(rh, rw), mode="nearest") > 0.5
         if not self.channels_first:

@@ -1,7 +1,8 @@
-"""Compositing, prediction layouts and input validation for the evaluator (SPEC section 7).
+"""Prediction layouts and input validation for the evaluator (SPEC section 7).
 
-The release scores the composite C = M*GT + (1-M)*Pred (M = 1 on known pixels). Predictions come in one of
-three layouts, detected per folder:
+The release scores the composite C = M*GT + (1-M)*Pred (M = 1 on known pixels;
+:func:`devil_dataset.eval.protocol.composite`, which :class:`~devil_dataset.eval.protocol.VideoSample` applies).
+Predictions come in one of three layouts, detected per folder:
 
 - ``frames``: the release's ``PRED/<clip id>/frame_%04d_pred.png``;
 - ``video``: one video file per clip, ``PRED/<clip id>.mp4`` (also .avi .mkv .mov .webm), decoded with PyAV;
@@ -10,11 +11,7 @@ three layouts, detected per folder:
 Everything is checked before any metric runs: :func:`validate_clips` raises ONE DevilError listing every
 offending clip (missing, frame count or size mismatch).
 
-    >>> import numpy as np
-    >>> gt = np.zeros((1, 2, 2, 3), np.uint8); pred = np.full_like(gt, 9)
-    >>> hole = np.array([[[True, False], [False, False]]])
-    >>> composite(gt, pred, hole)[0, :, :, 0].tolist()
-    [[9, 0], [0, 0]]
+    >>> validate_clips({"a": VideoShapeInfo("a", 3, (8, 8))}, {"a": VideoShapeInfo("a", 3, (8, 8))})  # all fine
 """
 from __future__ import annotations
 
@@ -33,16 +30,10 @@ from .protocol import VideoSample
 VIDEO_EXTENSIONS: tuple[str, ...] = (".mp4", ".avi", ".mkv", ".mov", ".webm")
 
 
-def composite(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:
-    """C = M*GT + (1-M)*Pred with M = ~hole (exact in uint8); frames [T, H, W, 3], hole bool [T, H, W]."""
-    if gt.shape != pred.shape or gt.shape[:3] != hole.shape:
-        raise ValueError(f"shape mismatch: gt {gt.shape}, pred {pred.shape}, hole {hole.shape}")
-    return np.where(hole[..., None], pred, gt)
-
-
 @dataclass(frozen=True)
-class ClipInfo:
-    """What validation needs to know of one video without decoding it: frame count and size (W, H)."""
+class VideoShapeInfo:
+    """The shape of one clip's video as validation reads it without decoding: frame count and size (W, H), where
+    it was read (``source``) and the faults found on the way."""
 
     clip_id: str
     num_frames: int
@@ -116,7 +107,7 @@ def read_prediction_frame(path: str | Path) -> np.ndarray:
     raise DevilError(f"{path}: {problem}")
 
 
-def _png_info(directory: Path, kind: str, clip_id: str) -> ClipInfo:
+def _png_info(directory: Path, kind: str, clip_id: str) -> VideoShapeInfo:
     """Frame count and size of a frame folder; every frame's header is read and each fault recorded by file."""
     paths = list_frames(directory, kind)
     size: tuple[int, int] | None = None
@@ -137,7 +128,7 @@ def _png_info(directory: Path, kind: str, clip_id: str) -> ClipInfo:
             problems.append(f"{path}: {frame_size[0]}x{frame_size[1]}, expected {size[0]}x{size[1]} (as {first})")
     if len(problems) > MAX_PROBLEMS_PER_CLIP:
         problems[MAX_PROBLEMS_PER_CLIP:] = [f"... and {len(problems) - MAX_PROBLEMS_PER_CLIP} more faulty frames"]
-    return ClipInfo(clip_id, len(paths), size or (0, 0), str(directory), tuple(problems))
+    return VideoShapeInfo(clip_id, len(paths), size or (0, 0), str(directory), tuple(problems))
 
 
 def read_video_file(path: str | Path) -> np.ndarray:
@@ -147,14 +138,14 @@ def read_video_file(path: str | Path) -> np.ndarray:
     try:
         with av.open(str(path)) as container:
             frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
-    except (av.error.FFmpegError, IndexError) as exc:  # type: ignore[attr-defined]
+    except (av.error.FFmpegError, IndexError) as exc:
         raise DevilError(f"{path}: unreadable video ({exc})") from None
     if not frames:
         raise DevilError(f"{path}: no video frames")
     return np.stack(frames)
 
 
-def video_file_info(path: str | Path, clip_id: str) -> ClipInfo:
+def video_file_info(path: str | Path, clip_id: str) -> VideoShapeInfo:
     """Frame count and size of a video file (container metadata when present, else a decoding pass)."""
     import av
 
@@ -165,9 +156,9 @@ def video_file_info(path: str | Path, clip_id: str) -> ClipInfo:
             n = int(stream.frames or 0)
             if n <= 0:
                 n = sum(1 for _ in container.decode(video=0))
-    except (av.error.FFmpegError, IndexError) as exc:  # type: ignore[attr-defined]
+    except (av.error.FFmpegError, IndexError) as exc:
         raise DevilError(f"{path}: unreadable video ({exc})") from None
-    return ClipInfo(clip_id, n, size, str(path))
+    return VideoShapeInfo(clip_id, n, size, str(path))
 
 
 class PredictionStore:
@@ -197,7 +188,7 @@ class PredictionStore:
                     return cand
         return None
 
-    def info(self, clip_id: str) -> ClipInfo | None:
+    def info(self, clip_id: str) -> VideoShapeInfo | None:
         """Frame count and size of a clip's prediction; ``None`` when it is missing."""
         if self.layout == "single":
             if self.single_clip_id is not None and clip_id != self.single_clip_id:
@@ -233,11 +224,12 @@ def _read_prediction_pngs(directory: Path) -> np.ndarray:
     return np.stack(frames)
 
 
-def validate_clips(gt: Mapping[str, ClipInfo], pred: Mapping[str, ClipInfo | None], where: str = "") -> None:
+def validate_clips(gt: Mapping[str, VideoShapeInfo], pred: Mapping[str, VideoShapeInfo | None],
+                   where: str = "") -> None:
     """Check every clip has a prediction with the same frame count and size; ONE DevilError lists every problem.
 
-    >>> a = ClipInfo("a", 3, (8, 8)); b = ClipInfo("b", 3, (8, 8))
-    >>> validate_clips({"a": a, "b": b}, {"a": ClipInfo("a", 2, (8, 8)), "b": None})
+    >>> a = VideoShapeInfo("a", 3, (8, 8)); b = VideoShapeInfo("b", 3, (8, 8))
+    >>> validate_clips({"a": a, "b": b}, {"a": VideoShapeInfo("a", 2, (8, 8)), "b": None})
     Traceback (most recent call last):
     ...
     devil_dataset.core.errors.DevilError: 2 of 2 clips cannot be evaluated:
@@ -284,6 +276,7 @@ class DirectorySource:
         self.gt_dir = Path(gt_dir)
         if not self.gt_dir.is_dir():
             raise DevilError(f"{self.gt_dir}: ground-truth folder does not exist")
+        single: str | None  # the clip id of a single-video layout
         if list_frames(self.gt_dir, "gt"):
             self.clip_dirs = {self.gt_dir.resolve().name: self.gt_dir}
             single = self.gt_dir.resolve().name
@@ -304,8 +297,8 @@ class DirectorySource:
 
     def validate(self) -> None:
         """Check masks, ground truth and predictions of every clip (one error listing every problem)."""
-        gt: dict[str, ClipInfo] = {}
-        pred: dict[str, ClipInfo | None] = {}
+        gt: dict[str, VideoShapeInfo] = {}
+        pred: dict[str, VideoShapeInfo | None] = {}
         problems: dict[str, list[str]] = {}
         for c in self.clip_ids:
             folder = self.clip_dirs[c]
@@ -324,7 +317,7 @@ class DirectorySource:
             except DevilError as exc:
                 issues.append(str(exc))
                 g = gt.get(c)  # reported above; do not report it twice
-                pred[c] = ClipInfo(c, g.num_frames, g.size) if g is not None else None
+                pred[c] = VideoShapeInfo(c, g.num_frames, g.size) if g is not None else None
             if c in gt:
                 try:
                     validate_clips({c: gt[c]}, pred)

@@ -20,14 +20,18 @@ import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..core.engines import Engine
 from ..core.errors import DevilError, UnknownNameError, WeightsMissingError
 from .pixel import clip_psnr_values
 from .protocol import EvalOptions, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, metric_entry
+
+if TYPE_CHECKING:
+    from .composite import PredictionStore
 
 
 @dataclass
@@ -72,7 +76,7 @@ def build_metrics(
     """
     explicit = names is not None
     by_key = {k: e.name for e in METRICS.values() for k in e.keys}  # result keys work as names too
-    wanted = list(dict.fromkeys(by_key.get(n, n) if n not in METRICS else n for n in names)) if explicit \
+    wanted = list(dict.fromkeys(by_key.get(n, n) if n not in METRICS else n for n in names)) if names is not None \
         else list(DEVIL_METRICS)
     metrics: dict[str, VideoMetric] = {}
     skipped: dict[str, str] = {}
@@ -189,14 +193,14 @@ def evaluate_methods(
 
 def _one_pass(clips, predictions, metrics, *, total, progress) -> tuple[dict[str, dict[str, dict[str, float]]], int]:
     """The updates of :func:`evaluate_methods`: raw per-video rows per method and the number of GT frames."""
-    from tqdm import tqdm
+    from ..core.progress import progress_bar
 
     methods = list(predictions)
     if not methods:
         raise DevilError("evaluate_methods: predictions is empty")
     per_video: dict[str, dict[str, dict[str, float]]] = {m: {} for m in methods}
     frames = 0
-    bar = tqdm(clips, total=total, desc="evaluate", unit="video", disable=None if progress else True, file=sys.stderr)
+    bar = progress_bar(clips, total=total, desc="evaluate", unit="video", enabled=progress)
     for clip_id, gt, hole in bar:
         if clip_id in per_video[methods[0]]:
             raise DevilError(f"clip {clip_id}: appears twice in the evaluation")
@@ -250,7 +254,7 @@ def evaluation_from_values(
     per_video: dict[str, dict[str, float]] = {}
     for name, metric in metrics.items():
         state = getattr(metric, "values", None)
-        for clip_id, _, row in clip_values:
+        for _clip_id, _, row in clip_values:
             if isinstance(state, dict):
                 for k in metric.keys:
                     state[k].append(row[k])
@@ -337,18 +341,18 @@ def _row_fields(row) -> tuple[str, np.ndarray, np.ndarray]:
 
 
 def _row_info(row):
-    from .composite import ClipInfo
+    from .composite import VideoShapeInfo
 
-    get = row.get if isinstance(row, Mapping) else (lambda k, d=None: getattr(row, k, d))
+    get: Callable[..., Any] = row.get if isinstance(row, Mapping) else (lambda k, d=None: getattr(row, k, d))
     if all(get(k) is not None for k in ("clip_id", "num_frames", "height", "width")) and get("frames") is None:
-        return ClipInfo(str(get("clip_id")), int(get("num_frames")), (int(get("width")), int(get("height"))))
+        return VideoShapeInfo(str(get("clip_id")), int(get("num_frames")), (int(get("width")), int(get("height"))))
     clip_id, frames, _ = _row_fields(row)
-    return ClipInfo(clip_id, int(frames.shape[0]), (int(frames.shape[2]), int(frames.shape[1])))
+    return VideoShapeInfo(clip_id, int(frames.shape[0]), (int(frames.shape[2]), int(frames.shape[1])))
 
 
-def _score_rows(rows: Iterable, stores: Mapping[str, object], metric_names: Sequence[str] | None, options: EvalOptions,
-                metrics: Mapping[str, Mapping[str, VideoMetric]] | None = None, *, total: int | None = None,
-                progress: bool = False):
+def _score_rows(rows: Iterable, stores: Mapping[str, PredictionStore], metric_names: Sequence[str] | None,
+                options: EvalOptions, metrics: Mapping[str, Mapping[str, VideoMetric]] | None = None, *,
+                total: int | None = None, progress: bool = False):
     """One pass over ``rows`` for every method of ``stores``; returns (raw per-video rows, frames, metrics)."""
     if metrics is None:
         metrics = {m: build_metrics(metric_names, options)[0] for m in stores}
@@ -364,7 +368,8 @@ def _score_rows(rows: Iterable, stores: Mapping[str, object], metric_names: Sequ
 
 def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pred_paths: dict[str, str],
                 metric_names: Sequence[str] | None, options: EvalOptions):
-    """Worker of ``jobs > 1``: score the clips ``ids`` (read here) and send back per-video rows and metric state."""
+    """One part of a parallel evaluation: score the clips ``ids`` (read here) and send back per-video rows and
+    metric states."""
     from .composite import PredictionStore
 
     wanted = set(ids)
@@ -375,7 +380,7 @@ def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pr
     for per_method in metrics.values():
         for name, metric in per_method.items():
             if not hasattr(metric, "state_dict"):
-                raise DevilError(f"metric {name}: its state cannot be merged, use jobs=1")
+                raise DevilError(f"metric {name}: its state cannot be merged, score it in one process (jobs 1)")
     per_video, frames, metrics = _score_rows(mine, stores, metric_names, options, metrics)
     return per_video, {m: {n: x.state_dict() for n, x in ms.items()} for m, ms in metrics.items()}, frames
 
@@ -399,28 +404,24 @@ def evaluate_slice(
     metric_names: Sequence[str] | None = None,
     options: EvalOptions | None = None,
     *,
-    jobs: int = 1,
     progress: bool = True,
     rows: Iterable | None = None,
-    engine: str = "local",
-    ray_address: str | None = None,
+    engine: Engine = Engine(),
 ) -> dict[str, dict]:
     """Score one or several methods on the slice ``config`` in one pass over its ground truth.
 
     ``predictions``: method name -> predictions folder, or a list of folders (the method is the folder name).
     Returns method -> results document (one document per method, as ``devil evaluate`` writes them).
-    ``jobs > 1`` splits the slice into contiguous parts scored by that many processes; their metric states are
-    merged in slice order (per-video values are identical; FID/VFID agree to ~1e-12 relative).
+    ``engine`` (:func:`devil_dataset.core.engines.get_engine`; default: this process): a parallel engine splits the
+    slice into contiguous parts, :meth:`~devil_dataset.core.engines.Engine.workers` of them, scored as its tasks;
+    their metric states are merged in slice order (per-video values are identical; FID/VFID agree to ~1e-12
+    relative). ``local`` with ``jobs`` N: N parts in the command's worker processes. ``ray``: ``jobs`` parts, or one
+    per cluster CPU (per GPU when the cluster has GPUs and ``options.device`` is not ``cpu``; each part then declares
+    one GPU); the dataset and predictions must be paths every node sees (or a Hub repo id); the documents are the
+    same as the local engine's with the same number of parts.
     ``rows`` replaces the loader (see :func:`evaluate_dataset`).
-    ``engine="ray"`` scores the parts as Ray tasks on the cluster at ``ray_address`` (default ``RAY_ADDRESS`` or a
-    new local Ray): ``jobs`` parts, or one per cluster CPU (per GPU when the cluster has GPUs and ``options.device``
-    is not ``cpu``; each part then declares one GPU). The dataset and predictions must be paths every node sees
-    (or a Hub repo id); the documents are the same as the local engine's with the same number of parts.
     """
-    from ..core.engines import get_engine
-    from .composite import ClipInfo, PredictionStore, validate_clips
-
-    eng = get_engine(engine, jobs=jobs, address=ray_address)
+    from .composite import PredictionStore, VideoShapeInfo, validate_clips
 
     if not isinstance(predictions, Mapping):
         paths = [Path(p) for p in predictions]
@@ -430,18 +431,16 @@ def evaluate_slice(
         predictions = dict(zip(names, paths))
     if not predictions:
         raise DevilError("predictions: no method to score")
-    if jobs < 1:
-        raise DevilError(f"jobs: must be at least 1, got {jobs}")
     stores = {m: PredictionStore(p) for m, p in predictions.items()}
     for m, store in stores.items():
         if store.layout == "single":
             raise DevilError(f"{predictions[m]}: dataset mode needs one folder or video file per clip id")
-    rows = list(rows) if rows is not None and eng.parallel else rows
+    rows = list(rows) if rows is not None and engine.parallel else rows
 
     def row_iter(columns=None):
         return iter(rows) if rows is not None else iter(_slice_rows(dataset, config, columns))
 
-    gt_info: dict[str, ClipInfo] = {}
+    gt_info: dict[str, VideoShapeInfo] = {}
     for row in row_iter(("clip_id", "num_frames", "height", "width")):
         info = _row_info(row)
         if info.clip_id in gt_info:
@@ -450,24 +449,23 @@ def evaluate_slice(
     if not gt_info:
         raise DevilError(f"{dataset}: slice {config} has no videos")
     for m, store in stores.items():
-        pred_info: dict[str, ClipInfo | None] = {}
+        pred_info: dict[str, VideoShapeInfo | None] = {}
         for c, g in gt_info.items():  # every clip is checked; one error lists every offender
             try:
                 pred_info[c] = store.info(c)
             except DevilError as exc:
-                pred_info[c] = ClipInfo(c, g.num_frames, g.size, problems=(str(exc),))
+                pred_info[c] = VideoShapeInfo(c, g.num_frames, g.size, problems=(str(exc),))
         validate_clips(gt_info, pred_info, str(predictions[m]))
     options, first, skipped = _prepare(metric_names, options or EvalOptions())
     names = list(first)
     metrics = {m: (first if i == 0 else build_metrics(names, options)[0]) for i, m in enumerate(stores)}
-    if not eng.parallel or len(gt_info) < 2:
+    if not engine.parallel or len(gt_info) < 2:
         per_video, frames, _ = _score_rows(row_iter(("clip_id", "frames", "hole")), stores, names, options, metrics,
                                            total=len(gt_info), progress=progress)
         evs = {m: collect(metrics[m], per_video[m], frames) for m in stores}
     else:
-        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, jobs,
-                              engine=eng)
-    docs = {}
+        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, engine)
+    docs: dict[str, dict] = {}
     for m, ev in evs.items():
         inputs = {"mode": "dataset", "dataset": str(dataset), "config": config, "predictions": str(predictions[m]),
                   "prediction_layout": stores[m].layout}
@@ -475,24 +473,14 @@ def evaluate_slice(
     return docs
 
 
-def _score_parallel(dataset, config, ids, rows, predictions, names, options, metrics, jobs,
-                    engine=None) -> dict[str, Evaluation]:
-    """Contiguous parts of ``ids`` in ``jobs`` processes (or Ray tasks); states merged and per-video rows joined
-    in slice order."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    num_gpus = 0
-    if engine is not None and engine.name == "ray":
-        from ..core.engines import ray as ray_engine
-
-        ray_engine.ensure_initialized(engine.address)
-        gpus = ray_engine.cluster_gpus() if options.device != "cpu" else 0
-        num_gpus = 1 if gpus else 0
-        if jobs <= 1:
-            jobs = gpus or ray_engine.cluster_cpus()
-    parts = [list(p) for p in np.array_split(np.array(ids, dtype=object), min(jobs, len(ids))) if len(p)]
-    by_id = None
+def _score_parallel(dataset, config, ids, rows, predictions, names, options, metrics,
+                    engine: Engine) -> dict[str, Evaluation]:
+    """Contiguous parts of ``ids``, one task of ``engine`` each; states merged and per-video rows joined in slice
+    order."""
+    gpu = options.device != "cpu"
+    parts = [list(p) for p in np.array_split(np.array(ids, dtype=object), min(engine.workers(gpu=gpu), len(ids)))
+             if len(p)]
+    by_id: dict[str, Any] | None = None
     if rows is not None:
         by_id = {}
         for r in rows:
@@ -500,13 +488,8 @@ def _score_parallel(dataset, config, ids, rows, predictions, names, options, met
     paths = {m: str(p) for m, p in predictions.items()}
     tasks = [(dataset, config, part, [by_id[c] for c in part] if by_id is not None else None, paths, names, options)
              for part in parts]
-    if engine is not None and engine.name == "ray":  # one task per part; networks load once per part
-        results = list(engine.map_ordered(_chunk_task_of, tasks, window=len(tasks), num_gpus=num_gpus))
-    else:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx) as pool:
-            futures = [pool.submit(_chunk_task, *task) for task in tasks]
-            results = [f.result() for f in futures]
+    # every part in flight at once; networks load once per part
+    results = list(engine.map_ordered(_chunk_task_of, tasks, window=len(tasks), num_gpus=engine.task_gpus(gpu=gpu)))
     out = {}
     for m, per_method in metrics.items():
         per_video: dict[str, dict[str, float]] = {}
@@ -530,21 +513,20 @@ def evaluate_dataset(
     method: str | None = None,
     progress: bool = True,
     rows: Iterable | None = None,
-    jobs: int = 1,
-    engine: str = "local",
-    ray_address: str | None = None,
+    engine: Engine = Engine(),
 ) -> dict:
     """Dataset mode: score ``predictions`` for the slice ``config`` of a built dataset (folder or Hub repo).
 
     The slice is read twice through :func:`devil_dataset.data.iter_slice`: its metadata columns (clip_id,
     num_frames, height, width) for validation, then frames and hole (True = hole) one clip at a time for scoring.
     ``rows`` replaces the loader (any re-iterable of rows with clip_id, frames uint8 [T,H,W,3], hole bool [T,H,W]).
-    Several methods at once: :func:`evaluate_slice`.
+    Several methods at once, ``engine``: :func:`evaluate_slice`.
     """
     name = method or Path(predictions).resolve().name
-    return evaluate_slice(dataset, config, {name: predictions}, metric_names, options, jobs=jobs, progress=progress,
-                          rows=rows, engine=engine, ray_address=ray_address)[name]
+    return evaluate_slice(dataset, config, {name: predictions}, metric_names, options, progress=progress, rows=rows,
+                          engine=engine)[name]
 
 
-__all__ = ["Evaluation", "build_metrics", "collect", "evaluate", "evaluate_methods", "evaluation_from_values", "prepare_clip", "prepared_for_hole", "update_metrics", "evaluate_dataset", "evaluate_directory", "evaluate_slice", "resolve_device",
-           "METRICS"]
+__all__ = ["Evaluation", "build_metrics", "collect", "evaluate", "evaluate_methods", "evaluation_from_values",
+           "prepare_clip", "prepared_for_hole", "update_metrics", "evaluate_dataset", "evaluate_directory",
+           "evaluate_slice", "resolve_device", "METRICS"]

@@ -11,7 +11,8 @@ The "original video" is the ground truth GT and the "edited video" is the result
   over known pixels of ``max_c |Pred - GT|`` on the RAW prediction (before compositing), then over frames.
 
 All intensity values are in [0, 1] (EditBoard reports 0..255: multiply by 255 to compare). Lower is better for
-all three.
+all three. The functions take the result first, then the ground truth, as every metric function of the package
+(``devil_dataset.eval.psnr(pred, gt, hole)``).
 
     >>> import numpy as np
     >>> gt = np.random.default_rng(0).integers(0, 256, (3, 24, 32, 3), dtype=np.uint8)
@@ -76,7 +77,7 @@ class _FlowCache:
         self.flows: np.ndarray | None = None
 
     def get(self, frames: np.ndarray, flow_fn: FlowFn, backend: str) -> np.ndarray:
-        if self.frames is not frames or self.backend != backend:
+        if self.flows is None or self.frames is not frames or self.backend != backend:  # None: nothing seen yet
             self.flows = video_flows(frames, flow_fn)
             self.frames, self.backend = frames, backend
         return self.flows
@@ -105,7 +106,7 @@ def _max_channel_abs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.abs(a - b).max(axis=-1)
 
 
-def ff_alpha_pairs(gt: np.ndarray, result: np.ndarray, gt_flows: np.ndarray,
+def ff_alpha_pairs(result: np.ndarray, gt: np.ndarray, gt_flows: np.ndarray,
                    threshold: float = FF_ALPHA_THRESHOLD_255) -> tuple[np.ndarray, np.ndarray]:
     """Per frame pair t (0..T-2): FF-alpha score in [0, 1] (NaN without valid pixel) and valid-pixel fraction.
 
@@ -125,7 +126,7 @@ def ff_alpha_pairs(gt: np.ndarray, result: np.ndarray, gt_flows: np.ndarray,
     return scores, valid_frac
 
 
-def ff_alpha(gt: np.ndarray, result: np.ndarray, flow_fn: FlowFn | None = None,
+def ff_alpha(result: np.ndarray, gt: np.ndarray, flow_fn: FlowFn | None = None,
              threshold: float = FF_ALPHA_THRESHOLD_255) -> tuple[float, float]:
     """FF-alpha of ``result`` against ``gt`` (uint8 [T, H, W, 3]): (score in [0, 1], mean valid fraction).
 
@@ -135,11 +136,11 @@ def ff_alpha(gt: np.ndarray, result: np.ndarray, flow_fn: FlowFn | None = None,
     (0.0, 1.0)
     """
     flows = video_flows(gt, flow_fn or flow_function("dis")[0])
-    scores, valid = ff_alpha_pairs(gt, result, flows, threshold)
+    scores, valid = ff_alpha_pairs(result, gt, flows, threshold)
     return mean_of(scores), float(valid.mean()) if len(valid) else float("nan")
 
 
-def ff_beta_frame(gt_flow: np.ndarray, result_flow: np.ndarray) -> float:
+def ff_beta_frame(result_flow: np.ndarray, gt_flow: np.ndarray) -> float:
     """Mean over the frame of ``1 - cos`` of the angle between two flows [H, W, 2] (0 = same directions, 2 = opposite).
 
     >>> a = np.zeros((2, 2, 2), np.float32); a[..., 0] = 1
@@ -157,17 +158,17 @@ def ff_beta_frame(gt_flow: np.ndarray, result_flow: np.ndarray) -> float:
     return float(per_pixel.mean())
 
 
-def ff_beta(gt_flows: np.ndarray, result_flows: np.ndarray) -> float:
-    """FF-beta from flows [T-1, H, W, 2] of the ground truth and of the result: mean of :func:`ff_beta_frame`."""
+def ff_beta(result_flows: np.ndarray, gt_flows: np.ndarray) -> float:
+    """FF-beta from flows [T-1, H, W, 2] of the result and of the ground truth: mean of :func:`ff_beta_frame`."""
     if gt_flows.shape != result_flows.shape:
-        raise ValueError(f"flow shapes differ: {gt_flows.shape} vs {result_flows.shape}")
-    return mean_of(np.array([ff_beta_frame(a, b) for a, b in zip(gt_flows, result_flows)]))
+        raise ValueError(f"flow shapes differ: result {result_flows.shape} vs gt {gt_flows.shape}")
+    return mean_of(np.array([ff_beta_frame(r, g) for r, g in zip(result_flows, gt_flows)]))
 
 
-def unchanged_region_frames(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:
+def unchanged_region_frames(pred: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
     """Per frame: mean over known pixels of ``max_c |pred - gt|`` / 255 (NaN for a frame without known pixels)."""
     if gt.shape != pred.shape or hole.shape != gt.shape[:3]:
-        raise ValueError(f"shape mismatch: gt {gt.shape}, pred {pred.shape}, hole {hole.shape}")
+        raise ValueError(f"shape mismatch: pred {pred.shape}, gt {gt.shape}, hole {hole.shape}")
     out = np.full(len(gt), np.nan)
     for t in range(len(gt)):
         known = ~hole[t]
@@ -177,14 +178,14 @@ def unchanged_region_frames(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) 
     return out
 
 
-def unchanged_region(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> float:
+def unchanged_region(pred: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> float:
     """Unchanged-region score of a RAW prediction: mean over frames of :func:`unchanged_region_frames`.
 
     >>> gt = np.zeros((1, 2, 2, 3), np.uint8); pred = gt + 51; hole = np.array([[[True, False], [False, False]]])
-    >>> unchanged_region(gt, pred, hole)
+    >>> unchanged_region(pred, gt, hole)
     0.2
     """
-    return mean_of(unchanged_region_frames(gt, pred, hole))
+    return mean_of(unchanged_region_frames(pred, gt, hole))
 
 
 class _FidelityMetric:
@@ -222,7 +223,7 @@ class FFAlphaMetric(_FidelityMetric):
         self.valid_fractions: list[float] = []
 
     def update(self, video: VideoSample) -> dict[str, float]:
-        scores, valid = ff_alpha_pairs(video.gt, video.composite, self._gt_flows(video), self.threshold)
+        scores, valid = ff_alpha_pairs(video.composite, video.gt, self._gt_flows(video), self.threshold)
         value = mean_of(scores)
         self.values.append(value)
         self.valid_fractions.append(float(valid.mean()) if len(valid) else float("nan"))
@@ -243,7 +244,8 @@ class FFBetaMetric(_FidelityMetric):
     keys = ("ff_beta",)
 
     def update(self, video: VideoSample) -> dict[str, float]:
-        value = ff_beta(self._gt_flows(video), video_flows(video.composite, self._flow_fn))
+        gt_flows = self._gt_flows(video)
+        value = ff_beta(video_flows(video.composite, self._flow_fn), gt_flows)
         self.values.append(value)
         return {"ff_beta": value}
 
@@ -258,7 +260,7 @@ class UnchangedRegionMetric(_FidelityMetric):
     keys = ("unchanged_region",)
 
     def update(self, video: VideoSample) -> dict[str, float]:
-        value = unchanged_region(video.gt, video.pred, video.hole)
+        value = unchanged_region(video.pred, video.gt, video.hole)
         self.values.append(value)
         return {"unchanged_region": value}
 

@@ -38,7 +38,8 @@ def frechet_distance(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarray, sigma
         if not np.allclose(np.diagonal(covmean).imag, 0, atol=FRECHET_IMAG_ATOL):
             import warnings
 
-            warnings.warn(f"frechet_distance: imaginary component {np.max(np.abs(covmean.imag))} dropped", RuntimeWarning)
+            warnings.warn(f"frechet_distance: imaginary component {np.max(np.abs(covmean.imag))} dropped",
+                          RuntimeWarning, stacklevel=2)
         covmean = covmean.real
     return float(diff.dot(diff) + np.trace(sigma1) + np.trace(sigma2) - 2 * np.trace(covmean))
 
@@ -79,7 +80,8 @@ class GaussianStats:
         ``other``'s sums are moved to this shift: with d = shift_b - shift_a, sum(x - a) = s1_b + n_b d and
         sum((x - a)(x - a)^T) = s2_b + s1_b d^T + d s1_b^T + n_b d d^T.
 
-        >>> x = np.random.default_rng(1).normal(size=(30, 2)); a, b, c = GaussianStats(), GaussianStats(), GaussianStats()
+        >>> x = np.random.default_rng(1).normal(size=(30, 2))
+        >>> a, b, c = GaussianStats(), GaussianStats(), GaussianStats()
         >>> a.add(x[:10]); b.add(x[10:]); c.add(x)
         >>> bool(np.allclose(a.merged(b).cov(), c.cov()) and a.merged(b).n == 30)
         True
@@ -88,20 +90,29 @@ class GaussianStats:
         if self.n == 0 or other.n == 0:
             src = other if self.n == 0 else self
             if src.n:
-                out.n, out.shift, out.s1, out.s2 = src.n, src.shift.copy(), src.s1.copy(), src.s2.copy()
+                shift, s1, s2 = src._sums()
+                out.n, out.shift, out.s1, out.s2 = src.n, shift.copy(), s1.copy(), s2.copy()
             return out
-        d = other.shift - self.shift
-        out.n, out.shift = self.n + other.n, self.shift.copy()
-        out.s1 = self.s1 + other.s1 + other.n * d
-        out.s2 = self.s2 + other.s2 + np.outer(other.s1, d) + np.outer(d, other.s1) + other.n * np.outer(d, d)
+        (shift_a, s1_a, s2_a), (shift_b, s1_b, s2_b) = self._sums(), other._sums()
+        d = shift_b - shift_a
+        out.n, out.shift = self.n + other.n, shift_a.copy()
+        out.s1 = s1_a + s1_b + other.n * d
+        out.s2 = s2_a + s2_b + np.outer(s1_b, d) + np.outer(d, s1_b) + other.n * np.outer(d, d)
         return out
 
     def mean(self) -> np.ndarray:
-        return self.shift + self.s1 / self.n
+        shift, s1, _ = self._sums()
+        return shift + s1 / self.n
 
     def cov(self) -> np.ndarray:
-        m = self.s1 / self.n
-        return (self.s2 - self.n * np.outer(m, m)) / (self.n - 1)
+        _, s1, s2 = self._sums()
+        m = s1 / self.n
+        return (s2 - self.n * np.outer(m, m)) / (self.n - 1)
+
+    def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(shift, s1, s2)``; set by the first non-empty :meth:`add`."""
+        assert self.shift is not None and self.s1 is not None and self.s2 is not None, "no features added yet"
+        return self.shift, self.s1, self.s2
 
 
 def frechet_of(a: GaussianStats, b: GaussianStats) -> float:

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core.errors import DevilError, InvalidInputError, UnknownNameError
-from .protocol import EvalOptions, VideoSample
+from .protocol import EvalOptions, Metric, VideoMetric, VideoSample
 
 # Layouts a caller may name (explicit argument; SPEC section 7 frames are [T, H, W, 3] uint8).
 LAYOUTS: tuple[str, ...] = ("THWC", "TCHW")
@@ -42,10 +42,11 @@ def as_frames(x: Any, name: str = "frames", layout: str = "THWC") -> np.ndarray:
 
     >>> as_frames(np.ones((2, 3, 4, 5), np.float32), "pred", layout="TCHW").shape
     (2, 4, 5, 3)
-    >>> as_frames(np.full((1, 2, 2, 3), 2.0), "pred")
+    >>> as_frames(np.full((1, 2, 2, 3), 2.0), "pred")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    devil_dataset.core.errors.InvalidInputError: pred: float frames must lie in [0, 1] (got values in [2, 2]); pass uint8 for 0-255 frames
+    devil_dataset.core.errors.InvalidInputError: pred: float frames must lie in [0, 1] (got values in [2, 2]);
+    pass uint8 for 0-255 frames
     """
     if layout not in LAYOUTS:
         raise UnknownNameError(f"layout: unknown layout {layout!r}; valid: {', '.join(LAYOUTS)}")
@@ -202,17 +203,29 @@ class Evaluator:
         twice = set(self.videos) & set(other.videos)
         if twice:
             raise InvalidInputError(f"other: clip ids scored in both evaluators: {', '.join(sorted(twice))}")
-        for name, metric in self.metrics.items():
-            metric.merge(other.metrics[name])
+        mine, theirs = _with_declared_state(self.metrics, "merged"), _with_declared_state(other.metrics, "merged")
+        for name, metric in mine.items():
+            metric.merge(theirs[name])
         self.videos.update(other.videos)
         self.frames += other.frames
         return self
 
     def reset(self) -> None:
         """Forget every scored video."""
-        for metric in self.metrics.values():
+        for metric in _with_declared_state(self.metrics, "reset").values():
             metric.reset()
         self.videos, self.frames = {}, 0
+
+
+def _with_declared_state(metrics: dict[str, VideoMetric], verb: str) -> dict[str, Metric]:
+    """``metrics``, each a :class:`~devil_dataset.eval.protocol.Metric` (declared state: mergeable, resettable);
+    a metric that keeps undeclared state (``self_consistency``, the fidelity metrics) is an error."""
+    out: dict[str, Metric] = {}
+    for name, metric in metrics.items():
+        if not isinstance(metric, Metric):
+            raise DevilError(f"metric {name}: its state cannot be {verb} (it declares no state)")
+        out[name] = metric
+    return out
 
 
 __all__ = ["Evaluator", "LAYOUTS", "as_frames", "as_hole", "lpips", "pcons", "psnr", "pvcs", "ssim", "video_sample",

@@ -24,9 +24,10 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..core.atomic import atomic_path, atomic_write_text
+from ..core.engines import Engine
 from ..core.errors import DevilError
-from .report import (KEY_INFO, KEY_TITLES, Table, _best, _keys, _methods, _ri_rows, _slices, fmt, score_table,
-                     title, write_plots)
+from .registry import higher_is_better
+from .report import KEY_TITLES, Table, _best, _keys, _methods, _ri_rows, _slices, fmt, score_table, title, write_plots
 
 # Clip video: longest side in pixels, frame rate and H.264 quality. Small on purpose (issue 15: the demo's
 # report stays under 50 MB); baseline profile + yuv420p play in every Chromium build, Debian's included.
@@ -107,10 +108,6 @@ def write_clip_mp4(frames: np.ndarray, path: str | Path, fps: int = CLIP_FPS, ma
     return path
 
 
-def _higher_better(key: str) -> bool:
-    return KEY_INFO.get(key, (True, ""))[0]
-
-
 def pick_clips(videos: Mapping[str, Mapping[str, float]], key: str, per_end: int = DEFAULT_PER_END
                ) -> tuple[list[str], list[str]]:
     """(worst, best) clip ids of one results document by ``key`` (NaN skipped; ties by clip id).
@@ -125,7 +122,7 @@ def pick_clips(videos: Mapping[str, Mapping[str, float]], key: str, per_end: int
             vals.append((float(v), cid))
     if not vals:
         return [], []
-    hib = _higher_better(key)
+    hib = higher_is_better(key)
     asc = sorted(vals, key=lambda x: (x[0], x[1]))
     worst = [c for _, c in (asc if hib else asc[::-1])[:per_end]]
     best = [c for _, c in (asc[::-1] if hib else asc)[:per_end]]
@@ -207,7 +204,7 @@ def write_html_report(
     clips: bool = True,
     plots: bool = True,
     plots_from: Sequence[str | Path] | None = None,
-    jobs: int = 1,
+    engine: Engine,
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
 
@@ -215,10 +212,11 @@ def write_html_report(
     ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
     ``plots_from``: PNG plots already drawn for the same table and keys (what
     :func:`devil_dataset.eval.report.write_report` returned): copied into ``plots/`` instead of drawn again.
-    ``jobs``: worker processes for the clips (one slice per task; the same files with any number).
+    ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one slice per task (the same
+    files on every engine and worker count).
 
     Example:
-        >>> write_html_report([read_results(p) for p in paths], "report-html")  # doctest: +SKIP
+        >>> write_html_report([read_results(p) for p in paths], "report-html", engine=get_engine())  # doctest: +SKIP
     """
     from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -267,10 +265,10 @@ def write_html_report(
                 d = by.get((m, s))
                 if d is None:
                     continue
-                worst, best = pick_clips(d.get("videos") or {}, metric, per_end)
-                for c in worst:
+                worst_clips, best_clips = pick_clips(d.get("videos") or {}, metric, per_end)
+                for c in worst_clips:
                     chosen.setdefault(c, []).append(f"worst for {m}")
-                for c in best:
+                for c in best_clips:
                     chosen.setdefault(c, []).append(f"best for {m}")
             if not chosen:
                 continue
@@ -278,9 +276,7 @@ def write_html_report(
             per_method = {m: (by[(m, s)]["provenance"]["inputs"]["predictions"],
                               (by[(m, s)].get("videos") or {})) for m in methods if (m, s) in by}
             tasks.append(_SliceClips(s, chosen, first["provenance"]["inputs"], per_method, metric, str(out)))
-        from ..core.engines.local import map_ordered
-
-        for s, groups in zip((t.slice for t in tasks), map_ordered(_write_slice_clips, tasks, jobs=jobs)):
+        for s, groups in zip((t.slice for t in tasks), engine.map_ordered(_write_slice_clips, tasks)):
             sections.append({"slice": s, "groups": groups})
 
     prov = {}

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 
 from ..core.errors import UnknownNameError
+from ..core.weights import weights_provenance
 from .frechet import GaussianStats, frechet_of
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
-from ..core.weights import weights_provenance
 
 PVCS_WINDOW = 10  # SPEC section 7: frames per window, stride 1, max(1, T - 9) windows
 PVCS_NORM_EPS = 1e-10  # SPEC section 7: unit-normalisation epsilon (LPIPS normalize_tensor)
@@ -121,11 +121,12 @@ class I3DVideoPass:
 
 def video_pass(net, video: VideoSample, options: EvalOptions) -> I3DVideoPass:
     """The I3D pass of ``video`` with ``net``, computed once per (sample, network) and kept on the sample."""
-    key = ("i3d", id(net), options.batch_size, options.pvcs_mode)
+    mode = options.pvcs_mode
+    assert mode is not None  # resolved by EvalOptions
+    key = ("i3d", id(net), options.batch_size, mode)
     found = video.cache.get(key)
     if found is None or found.net is not net:
-        found = video.cache[key] = I3DVideoPass(net, video, options.device, max(1, options.batch_size // 4),
-                                                options.pvcs_mode)
+        found = video.cache[key] = I3DVideoPass(net, video, options.device, max(1, options.batch_size // 4), mode)
     return found
 
 
@@ -141,6 +142,12 @@ class I3DMetric(Metric):
     """
 
     keys: tuple[str, ...] = I3D_KEYS
+    # declared state (add_state): per-video PVCS values; feature statistics of whole videos and of windows
+    values: list[float]
+    gt_video: GaussianStats
+    comp_video: GaussianStats
+    gt_clips: GaussianStats
+    comp_clips: GaussianStats
 
     def __init__(self, options: EvalOptions, network=None, outputs: tuple[str, ...] | None = None) -> None:
         super().__init__()
@@ -177,7 +184,7 @@ class I3DMetric(Metric):
     def provenance(self) -> dict:
         from ..core.networks.i3d import PVCS_ENDPOINTS
 
-        prov = {"network": "I3D (pytorch-i3d layout), input in [0, 1] not normalised",
+        prov: dict = {"network": "I3D (pytorch-i3d layout), input in [0, 1] not normalised",
                 "weights": weights_provenance(("i3d",), self._injected)}
         if "pvcs" in self.keys:
             prov.update({"layers": list(PVCS_ENDPOINTS), "window": PVCS_WINDOW, "pvcs_mode": self.options.pvcs_mode})
@@ -205,4 +212,6 @@ class VFIDMetric(I3DMetric):
         super().__init__(options, network, outputs=("vfid", "vfid_clips"))
 
 
-__all__ = ["I3DMetric", "I3DVideoPass", "PVCSMetric", "PVCS_MODES", "PVCS_NORM_EPS", "PVCS_WINDOW", "VFIDMetric", "video_pass"]
+__all__ = [
+    "I3DMetric", "I3DVideoPass", "PVCSMetric", "PVCS_MODES", "PVCS_NORM_EPS", "PVCS_WINDOW", "VFIDMetric", "video_pass",
+]

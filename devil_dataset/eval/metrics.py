@@ -17,10 +17,18 @@ from .frechet import frechet_of as _frechet_of  # noqa: F401  (former private na
 from .i3d_metrics import PVCS_MODES, PVCS_NORM_EPS, PVCS_WINDOW, I3DMetric, I3DVideoPass, PVCSMetric, VFIDMetric
 from .perceptual import FIDMetric, LPIPSMetric
 from .protocol import EvalOptions, VideoSample  # noqa: F401  (imported from here before the split)
-from .warp import (OCC_FB_ABS, OCC_FB_REL, OCC_GRAD_ABS, OCC_GRAD_REL, WarpErrorMetric, occlusion_mask, warp_backward,
-                   warp_error_pair)
+from .warp import (
+    OCC_FB_ABS,
+    OCC_FB_REL,
+    OCC_GRAD_ABS,
+    OCC_GRAD_REL,
+    WarpErrorMetric,
+    occlusion_mask,
+    warp_backward,
+    warp_error_pair,
+)
 
 __all__ = ["FIDMetric", "FRECHET_EPS", "FRECHET_IMAG_ATOL", "GaussianStats", "I3DMetric", "I3DVideoPass", "LPIPSMetric",
-           "OCC_FB_ABS", "OCC_FB_REL", "OCC_GRAD_ABS", "OCC_GRAD_REL", "PVCSMetric", "PVCS_MODES", "PVCS_NORM_EPS", "PVCS_WINDOW",
-           "VFIDMetric", "WarpErrorMetric", "frechet_distance", "frechet_of", "occlusion_mask", "warp_backward",
-           "warp_error_pair"]
+           "OCC_FB_ABS", "OCC_FB_REL", "OCC_GRAD_ABS", "OCC_GRAD_REL", "PVCSMetric", "PVCS_MODES", "PVCS_NORM_EPS",
+           "PVCS_WINDOW", "VFIDMetric", "WarpErrorMetric", "frechet_distance", "frechet_of", "occlusion_mask",
+           "warp_backward", "warp_error_pair"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.weights import weights_provenance
 from .frechet import GaussianStats, frechet_of
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
-from ..core.weights import weights_provenance
 
 
 # ------------------------------------------------------------------------------------------------------- LPIPS
@@ -19,6 +19,7 @@ class LPIPSMetric(Metric):
     """LPIPS (AlexNet, v0.1) between the composite and the ground truth, full frame, mean over frames."""
 
     keys = ("lpips",)
+    values: list[float]  # declared state (add_state): one value per video
 
     def __init__(self, options: EvalOptions, network=None) -> None:
         from ..core.networks.lpips import LPIPSNetwork
@@ -42,14 +43,15 @@ class LPIPSMetric(Metric):
         return {"lpips": float(np.mean(self.values)) if self.values else float("nan")}
 
     def provenance(self) -> dict:
-        from ..core.networks.lpips import LPIPS_NET, LPIPS_VERSION, lpips_heads_path
         from ..core.atomic import file_sha256
+        from ..core.networks.lpips import LPIPS_NET, LPIPS_VERSION, lpips_heads_path
 
         return {
             "network": f"lpips {LPIPS_NET} v{LPIPS_VERSION}", "input": "composite vs GT, full frame, (x/255)*2-1",
             "weights": {**weights_provenance(("alexnet",), self._injected),
                         "lpips_heads": {"file": f"lpips/weights/v{LPIPS_VERSION}/{LPIPS_NET}.pth",
-                                        "sha256": file_sha256(lpips_heads_path()), "verified": "shipped in the lpips wheel"}},
+                                        "sha256": file_sha256(lpips_heads_path()),
+                                        "verified": "shipped in the lpips wheel"}},
         }
 
 
@@ -58,6 +60,8 @@ class FIDMetric(Metric):
     """FID between all composite frames and all GT frames of the slice (pool3 of the FID Inception)."""
 
     keys = ("fid",)
+    gt_stats: GaussianStats  # declared state (add_state)
+    comp_stats: GaussianStats
 
     def __init__(self, options: EvalOptions, network=None) -> None:
         from ..core.networks.inception import FIDInception

@@ -1,13 +1,14 @@
 """Pixel metrics of the release (SPEC section 7): PSNR, SSIM and PCons (PSNR, mask), on the composite.
 
 All three read frames as the release does: uint8 RGB converted to float32 in [0, 1] (``x / 255``), composite
-C = M*GT + (1-M)*Pred. Functional forms work on one video; the metric classes follow
-:class:`~devil_dataset.eval.protocol.VideoMetric`.
+C = M*GT + (1-M)*Pred. Functional forms work on one video and take ``(test, gt, ...)`` (the frames under test
+first, as every metric function of the package: ``devil_dataset.eval.psnr(pred, gt, hole)``); the metric classes
+follow :class:`~devil_dataset.eval.protocol.VideoMetric`.
 
     >>> import numpy as np
     >>> gt = np.zeros((3, 60, 60, 3), np.uint8); pred = gt.copy(); pred[:, 20:30, 20:30] = 255
     >>> hole = np.zeros((3, 60, 60), bool); hole[:, 20:30, 20:30] = True
-    >>> round(psnr(gt, np.where(hole[..., None], pred, gt)), 2)
+    >>> round(psnr(np.where(hole[..., None], pred, gt), gt), 2)
     15.56
     >>> float(ssim(gt, gt))
     1.0
@@ -59,8 +60,9 @@ def _as_float(frames: np.ndarray) -> np.ndarray:
     return frames.astype(np.float32) / np.float32(255)
 
 
-def psnr_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = None) -> np.ndarray:
-    """Per-frame PSNR (data range 1) of uint8 [T, H, W, 3] videos, as scikit-image computes it on float32 frames.
+def psnr_frames(test: np.ndarray, gt: np.ndarray, changed: np.ndarray | None = None) -> np.ndarray:
+    """Per-frame PSNR (data range 1) of uint8 [T, H, W, 3] videos ``test`` against ``gt``, as scikit-image computes
+    it on float32 frames.
 
     ``changed`` (bool [T, H, W], optional) holds every pixel where the frames may differ (for a composite: the
     hole): the squared differences are then summed over its bounding box only, which gives the same float bit
@@ -73,7 +75,7 @@ def psnr_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = N
     [inf, 0.0]
     """
     if gt.shape != test.shape:
-        raise ValueError(f"shape mismatch: {gt.shape} vs {test.shape}")
+        raise ValueError(f"shape mismatch: test {test.shape} vs gt {gt.shape}")
     out = np.empty(len(gt), np.float64)
     if changed is not None:
         count = math.prod(gt.shape[1:])
@@ -84,7 +86,7 @@ def psnr_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = N
                 d = _as_float(gt[t][window]) - _as_float(test[t][window])
                 total = np.sum(np.square(d), dtype=np.float64)
             if not total < _EXACT_SUM_LIMIT:
-                out[t] = psnr_frames(gt[t : t + 1], test[t : t + 1])[0]
+                out[t] = psnr_frames(test[t : t + 1], gt[t : t + 1])[0]
                 continue
             with np.errstate(divide="ignore"):
                 out[t] = 10 * np.log10(PSNR_DATA_RANGE**2 / (total / count))
@@ -98,9 +100,9 @@ def psnr_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = N
     return out
 
 
-def psnr(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = None) -> float:
+def psnr(test: np.ndarray, gt: np.ndarray, changed: np.ndarray | None = None) -> float:
     """Per-video PSNR: mean over frames of :func:`psnr_frames` (``inf`` if some frame is identical)."""
-    return float(np.mean(psnr_frames(gt, test, changed)))
+    return float(np.mean(psnr_frames(test, gt, changed)))
 
 
 def _ssim_data_range(mode: str) -> float:
@@ -110,9 +112,10 @@ def _ssim_data_range(mode: str) -> float:
         raise UnknownNameError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}") from None
 
 
-def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release",
+def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
                 reference: "SSIMReference | None" = None, changed: np.ndarray | None = None) -> np.ndarray:
-    """Per-frame SSIM of uint8 [T, H, W, 3] videos: scikit-image on float32 frames (SPEC section 7).
+    """Per-frame SSIM of uint8 [T, H, W, 3] videos ``test`` against ``gt``: scikit-image on float32 frames
+    (SPEC section 7), with ``gt`` as its first image.
 
     ``mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (data range 1).
     The values are bit-identical to ``skimage.metrics.structural_similarity(..., channel_axis=-1)`` (see
@@ -127,7 +130,7 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release",
     [1.0]
     """
     if gt.shape != test.shape:
-        raise ValueError(f"shape mismatch: {gt.shape} vs {test.shape}")
+        raise ValueError(f"shape mismatch: test {test.shape} vs gt {gt.shape}")
     data_range = _ssim_data_range(mode)
     if min(gt.shape[1:3]) < SSIM_WIN_SIZE:  # scikit-image's own error for frames smaller than the window
         structural_similarity(_as_float(gt[0]), _as_float(test[0]), win_size=SSIM_WIN_SIZE, data_range=data_range,
@@ -138,9 +141,9 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, mode: str = "release",
     out = np.empty(len(gt), np.float64)
     for t in range(len(gt)):
         if reference is None:
-            out[t] = _ssim_frame(gt[t], test[t], data_range)
+            out[t] = _ssim_frame(test[t], gt[t], data_range)
         else:
-            out[t] = _ssim_frame_changed(gt[t], test[t], data_range, reference.terms[t],
+            out[t] = _ssim_frame_changed(test[t], gt[t], data_range, reference.terms[t],
                                          None if changed is None else changed[t])
     return out
 
@@ -170,7 +173,7 @@ def ssim_reference(gt: np.ndarray, mode: str = "release") -> SSIMReference:
 
     >>> rng = np.random.default_rng(1)
     >>> gt = rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8); test = rng.integers(0, 256, gt.shape, dtype=np.uint8)
-    >>> ssim_frames(gt, test, reference=ssim_reference(gt)).tolist() == ssim_frames(gt, test).tolist()
+    >>> ssim_frames(test, gt, reference=ssim_reference(gt)).tolist() == ssim_frames(test, gt).tolist()
     True
     """
     data_range = _ssim_data_range(mode)
@@ -198,7 +201,7 @@ def _ssim_variance(ux: np.ndarray, uxx: np.ndarray) -> np.ndarray:
     return np.multiply(np.subtract(uxx, ux * ux), n / (n - 1))
 
 
-def _ssim_frame(gt: np.ndarray, test: np.ndarray, data_range: float,
+def _ssim_frame(test: np.ndarray, gt: np.ndarray, data_range: float,
                 gt_terms: tuple[np.ndarray, ...] | None = None) -> float:
     """SSIM of one uint8 [H, W, C] frame pair with scikit-image's float32 arithmetic, operation for operation.
 
@@ -247,7 +250,7 @@ def _ssim_mean(s: np.ndarray) -> float:
     return float(per_channel.mean())
 
 
-def _ssim_frame_changed(gt: np.ndarray, test: np.ndarray, data_range: float,
+def _ssim_frame_changed(test: np.ndarray, gt: np.ndarray, data_range: float,
                         gt_terms: tuple[np.ndarray, ...], changed: np.ndarray | None = None) -> float:
     """:func:`_ssim_frame` of one frame pair, filtering only what ``test`` changes (the same float, bit for bit).
 
@@ -299,9 +302,9 @@ def _ssim_frame_changed(gt: np.ndarray, test: np.ndarray, data_range: float,
     return _ssim_mean(s)
 
 
-def ssim(gt: np.ndarray, test: np.ndarray, mode: str = "release") -> float:
+def ssim(test: np.ndarray, gt: np.ndarray, mode: str = "release") -> float:
     """Per-video SSIM: mean over frames of :func:`ssim_frames`."""
-    return float(np.mean(ssim_frames(gt, test, mode)))
+    return float(np.mean(ssim_frames(test, gt, mode)))
 
 
 def hole_centroid_topleft(hole: np.ndarray, size: tuple[int, int], patch: int = PCONS_PATCH) -> np.ndarray:
@@ -448,7 +451,7 @@ def pcons_psnr_mask(frames: np.ndarray, hole: np.ndarray) -> float:
     return float(np.mean(values)) if len(values) else float("nan")
 
 
-def clip_psnr_values(values: Sequence[float]) -> tuple[np.ndarray, float]:
+def clip_psnr_values(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, float]:
     """Clip PSNR-type per-video values to [0, max finite] (SPEC section 7); return (clipped, cap).
 
     Our reading of the release's rule: ``+inf`` (a video with an identical frame or patch) becomes the largest
@@ -477,6 +480,7 @@ class _PerVideoMetric(Metric):
 
     keys: tuple[str, ...] = ()
     clip_keys: tuple[str, ...] = ()  # PSNR-type keys clipped to [0, max finite] before averaging
+    values: dict[str, list[float]]  # declared state (add_state): key -> one value per video
 
     def __init__(self, options: EvalOptions | None = None) -> None:
         super().__init__()
@@ -512,7 +516,7 @@ class PSNRMetric(_PerVideoMetric):
     clip_keys = ("psnr",)
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
-        return {"psnr": psnr(video.gt, video.composite, video.hole)}  # the composite differs only in the hole
+        return {"psnr": psnr(video.composite, video.gt, video.hole)}  # the composite differs only in the hole
 
     def provenance(self) -> dict:
         return {**super().provenance(), "data_range": PSNR_DATA_RANGE, "clip": "[0, max finite] per video"}
@@ -522,35 +526,39 @@ class SSIMMetric(_PerVideoMetric):
     """SSIM of the composite (scikit-image, 7x7 uniform window); ``options.ssim_mode`` picks the data range."""
 
     keys = ("ssim",)
+    ssim_mode: str  # ``options.ssim_mode``, checked
 
     def __init__(self, options: EvalOptions | None = None) -> None:
         super().__init__(options)
-        if self.options.ssim_mode not in SSIM_DATA_RANGE:
-            raise UnknownNameError(f"unknown ssim mode {self.options.ssim_mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
+        mode = self.options.ssim_mode
+        if mode not in SSIM_DATA_RANGE:
+            raise UnknownNameError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
+        self.ssim_mode = mode
 
     def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> SSIMReference | None:
         """The ground truth's SSIM terms, shared by every method scored on the clip (``None`` above
         :data:`SSIM_PREPARE_MAX_BYTES`: each video then filters its ground truth itself)."""
-        if gt.ndim != 4 or min(gt.shape[1:3]) < SSIM_WIN_SIZE or ssim_reference_nbytes(gt.shape) > SSIM_PREPARE_MAX_BYTES:
+        if (gt.ndim != 4 or min(gt.shape[1:3]) < SSIM_WIN_SIZE
+                or ssim_reference_nbytes(gt.shape) > SSIM_PREPARE_MAX_BYTES):
             return None
-        return ssim_reference(gt, self.options.ssim_mode)
+        return ssim_reference(gt, self.ssim_mode)
 
     def update(self, video: VideoSample, prepared: SSIMReference | None = None) -> dict[str, float]:
         if prepared is not None and prepared.shape != video.gt.shape:
             prepared = None
         # the composite differs from the ground truth only inside the hole
-        values = {"ssim": float(np.mean(ssim_frames(video.gt, video.composite, self.options.ssim_mode, prepared,
+        values = {"ssim": float(np.mean(ssim_frames(video.composite, video.gt, self.ssim_mode, prepared,
                                                     None if prepared is None else video.hole)))}
         self.values["ssim"].append(values["ssim"])
         return values
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
-        return {"ssim": ssim(video.gt, video.composite, self.options.ssim_mode)}
+        return {"ssim": ssim(video.composite, video.gt, self.ssim_mode)}
 
     def provenance(self) -> dict:
         return {
-            **super().provenance(), "mode": self.options.ssim_mode,
-            "data_range": SSIM_DATA_RANGE[self.options.ssim_mode], "win_size": SSIM_WIN_SIZE,
+            **super().provenance(), "mode": self.ssim_mode,
+            "data_range": SSIM_DATA_RANGE[self.ssim_mode], "win_size": SSIM_WIN_SIZE,
             "K1": SSIM_K1, "K2": SSIM_K2, "gaussian_weights": False, "use_sample_covariance": True,
         }
 
@@ -571,7 +579,9 @@ class PConsMetric(_PerVideoMetric):
         }
 
 
-def pcons_release_loop(frames: np.ndarray, hole: np.ndarray, ps: int = PCONS_PATCH, sw: int = PCONS_SEARCH) -> list[float]:
+def pcons_release_loop(
+    frames: np.ndarray, hole: np.ndarray, ps: int = PCONS_PATCH, sw: int = PCONS_SEARCH
+) -> list[float]:
     """PCons (PSNR, mask) per consecutive pair by the release's direct double loop (slow; the reference).
 
     float32 frames in [0, 1], scikit-image PSNR over every search offset; NaN where frame t-1 has no hole (the

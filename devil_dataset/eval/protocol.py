@@ -21,19 +21,32 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..core.errors import InvalidInputError
 from ..core.hole_box import paste_in_hole
+from ..core.parity import Parity, resolve_modes
 
 
-def composite(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> np.ndarray:
-    """C = M*GT + (1-M)*Pred (uint8 [T, H, W, 3]): ``np.where(hole[..., None], pred, gt)``, copying ``pred`` only
-    inside each frame's bounding box of the hole (the same array, about twice as fast).
+def composite(pred: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """C = M*GT + (1-M)*Pred with M = ~hole (SPEC section 7), exact: ``np.where(hole[..., None], pred, gt)``, copying
+    ``pred`` only inside each frame's bounding box of the hole (the same array, about twice as fast).
+
+    ``pred`` and ``gt`` are frames [T, H, W, C] of one shape and dtype, ``hole`` bool [T, H, W] (True = hole);
+    anything else is an :class:`~devil_dataset.core.errors.InvalidInputError` naming the shapes and dtypes.
 
     >>> gt = np.zeros((1, 2, 3, 3), np.uint8); hole = np.zeros((1, 2, 3), bool); hole[0, 1, 2] = True
-    >>> composite(gt, np.full_like(gt, 9), hole)[0, :, :, 0].tolist()
+    >>> composite(np.full_like(gt, 9), gt, hole)[0, :, :, 0].tolist()
     [[0, 0, 0], [0, 0, 9]]
+    >>> composite(gt[:, :1], gt, hole)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.InvalidInputError: composite: shape mismatch: pred (1, 1, 3, 3), gt (1, 2, 3, 3), ...
     """
-    if gt.shape != pred.shape or hole.shape != gt.shape[:3] or gt.dtype != pred.dtype or hole.dtype != bool:
-        return np.where(hole[..., None], pred, gt)  # broadcasting, promotion or errors as np.where gives them
+    if pred.shape != gt.shape or gt.ndim != 4 or hole.shape != gt.shape[:3]:
+        raise InvalidInputError(f"composite: shape mismatch: pred {pred.shape}, gt {gt.shape}, hole {hole.shape}; "
+                                "expected pred and gt [T, H, W, C] of one shape, hole [T, H, W]")
+    if pred.dtype != gt.dtype or hole.dtype != bool:
+        raise InvalidInputError(f"composite: dtype mismatch: pred {pred.dtype}, gt {gt.dtype}, hole {hole.dtype}; "
+                                "expected pred and gt of one dtype, hole bool")
     out = gt.copy()
     for frame, source, m in zip(out, pred, hole):
         paste_in_hole(frame, source, m)
@@ -57,7 +70,7 @@ class VideoSample:
 
     @cached_property
     def composite(self) -> np.ndarray:
-        return composite(self.gt, self.pred, self.hole)
+        return composite(self.pred, self.gt, self.hole)
 
     @property
     def num_frames(self) -> int:
@@ -70,8 +83,9 @@ class VideoMetric(Protocol):
 
     keys: tuple[str, ...]
 
-    def update(self, video: VideoSample) -> dict[str, float]:
-        """Consume one video; return its per-video values (``{}`` for set-level metrics)."""
+    def update(self, video: VideoSample, prepared: Any = None) -> dict[str, float]:
+        """Consume one video; return its per-video values (``{}`` for set-level metrics). ``prepared`` is what the
+        metric's optional ``prepare(gt, hole)`` returned for the clip (only a metric with ``prepare`` receives it)."""
 
     def compute(self) -> dict[str, float]:
         """Slice-level values for every key in ``keys``."""
@@ -174,24 +188,49 @@ def frame_batches(n: int, size: int):
         yield slice(start, min(n, start + size))
 
 
+#: The metric modes each parity sets (:mod:`devil_dataset.core.parity`): ``release`` scores as the release does
+#: (SPEC section 7: SSIM data range 2; PVCS windows of short videos padded with the ground truth's last frame),
+#: ``corrected`` with the fixed definitions (data range 1; each window padded with its own last frame).
+EVAL_PARITY_MODES: dict[str, dict[str, str]] = {
+    "release": {"ssim_mode": "release", "pvcs_mode": "release"},
+    "corrected": {"ssim_mode": "standard", "pvcs_mode": "corrected"},
+}
+
+
 @dataclass(frozen=True)
 class EvalOptions:
     """Options every metric receives at construction: ``MetricClass(options)``.
 
+    ``parity``: ``"release"`` (default) or ``"corrected"``: sets ``ssim_mode`` and ``pvcs_mode`` together
+    (:data:`EVAL_PARITY_MODES`). A mode left at ``None`` takes the value parity sets; a mode given explicitly wins.
+    After construction both fields hold the resolved mode (what the metrics read and results files record), so
+    ``dataclasses.replace(options, parity=...)`` keeps the old modes: build a new ``EvalOptions`` to switch parity.
     ``ssim_mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (range 1).
     ``flow``: ``"auto"`` (RAFT when its weights are cached, else DIS), ``"raft"`` or ``"dis"``.
     ``second_inpainter``: baseline used by the re-inpainting self-consistency metric.
     ``pvcs_mode``: padding of the 10-frame PVCS window for videos shorter than 10 frames (SPEC section 7):
     ``"release"`` pads the composite window with the ground truth's last frame, as the release does;
     ``"corrected"`` pads each window with its own last frame. Videos of 10+ frames score the same in both.
+
+    >>> EvalOptions().ssim_mode, EvalOptions(parity="corrected").ssim_mode
+    ('release', 'standard')
+    >>> EvalOptions(parity="corrected", pvcs_mode="release").pvcs_mode  # an explicit mode wins
+    'release'
     """
 
     device: str = "cpu"
     batch_size: int = 8
-    ssim_mode: str = "release"
-    pvcs_mode: str = "release"
+    ssim_mode: str | None = None
+    pvcs_mode: str | None = None
     flow: str = "auto"
     seed: int = 0
     second_inpainter: str = "telea"
     self_consistency_submetric: str = "lpips"
     self_consistency_k: int = 10
+    parity: Parity = "release"
+
+    def __post_init__(self) -> None:
+        modes = resolve_modes(self.parity, {"ssim_mode": self.ssim_mode, "pvcs_mode": self.pvcs_mode},
+                              EVAL_PARITY_MODES)
+        for name, mode in modes.items():
+            object.__setattr__(self, name, mode)  # frozen: the resolved modes are set once, here

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 from ..core.errors import UnknownNameError
 from .protocol import EvalOptions, VideoMetric
@@ -45,19 +46,25 @@ METRICS: dict[str, MetricEntry] = {
         _E("lpips", "devil_dataset.eval.perceptual:LPIPSMetric", ("lpips",), (False,), (".6f",), True),
         _E("pvcs", "devil_dataset.eval.i3d_metrics:PVCSMetric", ("pvcs",), (False,), (".4f",), True),
         _E("fid", "devil_dataset.eval.perceptual:FIDMetric", ("fid",), (False,), (".2f",), True),
-        _E("vfid", "devil_dataset.eval.i3d_metrics:VFIDMetric", ("vfid", "vfid_clips"), (False, False), (".4f", ".4f"), True),
+        _E("vfid", "devil_dataset.eval.i3d_metrics:VFIDMetric", ("vfid", "vfid_clips"), (False, False), (".4f", ".4f"),
+           True),
         _E("warp_error", "devil_dataset.eval.warp:WarpErrorMetric", ("warp_error_mask",), (False,), (".6f",), False),
         _E("pcons", "devil_dataset.eval.pixel:PConsMetric", ("pcons_psnr_mask",), (True,), (".2f",), False),
         # SPEC section 8 (related benchmarks): reference-free and fidelity metrics
-        _E("self_consistency", "devil_dataset.eval.self_consistency:SelfConsistencyMetric", ("self_consistency",), (False,), (".4f",), True),  # default LPIPS sub-metric
+        _E("self_consistency", "devil_dataset.eval.self_consistency:SelfConsistencyMetric", ("self_consistency",),
+           (False,), (".4f",), True),  # default LPIPS sub-metric
         _E("ff_alpha", "devil_dataset.eval.fidelity:FFAlphaMetric", ("ff_alpha",), (False,), (".4f",), False),
         _E("ff_beta", "devil_dataset.eval.fidelity:FFBetaMetric", ("ff_beta",), (False,), (".4f",), False),
-        _E("unchanged_region", "devil_dataset.eval.fidelity:UnchangedRegionMetric", ("unchanged_region",), (False,), (".4f",), False),
+        _E("unchanged_region", "devil_dataset.eval.fidelity:UnchangedRegionMetric", ("unchanged_region",), (False,),
+           (".4f",), False),
     )
 }
 
 # The nine DEVIL metric keys of the release's evaluation (SPEC section 7), in report order.
 DEVIL_METRICS: tuple[str, ...] = ("psnr", "ssim", "lpips", "pvcs", "fid", "vfid", "warp_error", "pcons")
+# The DEVIL metrics with no network weights, scored per clip by :mod:`devil_dataset.eval.inpaint_and_score` (their
+# slice values are means of per-video values, so they are rebuilt from the per-video cache), in results order.
+PIXEL_METRICS: tuple[str, ...] = ("psnr", "ssim", "pcons", "warp_error")
 
 
 def metric_entry(name: str) -> MetricEntry:
@@ -66,3 +73,60 @@ def metric_entry(name: str) -> MetricEntry:
         return METRICS[name]
     except KeyError:
         raise UnknownNameError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}") from None
+
+
+# Result key -> True when a higher value is better (the entries' ``higher_is_better``), for :func:`higher_is_better`.
+_HIGHER_IS_BETTER: dict[str, bool] = {k: hib for e in METRICS.values() for k, hib in zip(e.keys, e.higher_is_better)}
+
+
+def higher_is_better(key: str) -> bool:
+    """True when a higher value of result key ``key`` is better (the one lookup of the better direction: reports,
+    findings and the demo use it); keys outside the registry (e.g. ``fg_displacement``) count as higher-is-better.
+
+    >>> higher_is_better("psnr"), higher_is_better("warp_error_mask"), higher_is_better("not_a_metric")
+    (True, False, True)
+    """
+    return _HIGHER_IS_BETTER.get(key, True)
+
+
+def resolve_metrics(metric_names: Sequence[str] | None,
+                    options: EvalOptions) -> tuple[list[str], list[str], dict[str, str]]:
+    """``(pixel metrics, other metrics that can run, skipped metric -> reason)`` of a run's metric request.
+
+    ``None``: every DEVIL metric that can run here (weights present), the others skipped with their reason.
+    Names (registry names or result keys) must all run: unknown names and missing weights raise.
+
+    >>> resolve_metrics(["warp_error_mask", "ssim", "psnr"], EvalOptions())
+    (['psnr', 'ssim', 'warp_error'], [], {})
+    """
+    from .evaluate import build_metrics  # evaluate builds the metric objects from this table
+
+    if metric_names is None:
+        _, skipped = build_metrics(None, options)
+        runnable = [m for m in METRICS if m not in skipped and m in DEVIL_METRICS]
+    else:
+        by_key = {k: e.name for e in METRICS.values() for k in e.keys}
+        runnable = list(dict.fromkeys(by_key.get(n, n) for n in metric_names))
+        build_metrics(runnable, options)  # raises for unknown names / missing weights
+        skipped = {}
+    pixel = [m for m in PIXEL_METRICS if m in runnable]
+    others = [m for m in runnable if m not in PIXEL_METRICS]
+    return pixel, others, skipped
+
+
+def skipped_lines(skipped: Mapping[str, str]) -> list[str]:
+    """One line per distinct reason: ``skipped metrics pvcs, vfid: rgb_imagenet.pt: not in the weights cache``.
+
+    >>> for line in skipped_lines({"fid": "x.pth: not cached. Run this.", "lpips": "x.pth: not cached."}):
+    ...     print(line)
+    skipped metrics fid, lpips: x.pth: not cached
+      (see `devil weights --help`: network weights are downloaded or imported into the cache)
+    """
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in skipped.items():
+        by_reason.setdefault(reason.split(". ")[0].rstrip("."), []).append(name)
+    lines = [f"skipped metric{'s' if len(names) > 1 else ''} {', '.join(names)}: {reason}"
+             for reason, names in by_reason.items()]
+    if lines:
+        lines.append("  (see `devil weights --help`: network weights are downloaded or imported into the cache)")
+    return lines

@@ -21,7 +21,7 @@ from typing import Iterable, Mapping, Sequence
 from ..core.atomic import atomic_path, atomic_write_text
 from ..core.errors import DevilError
 from ..core.slices import ATTRIBUTES, SLICES
-from .registry import METRICS
+from .registry import METRICS, higher_is_better
 
 Table = dict[tuple[str, str], dict[str, float]]
 
@@ -30,11 +30,10 @@ KEY_TITLES: dict[str, str] = {
     "psnr": "PSNR", "ssim": "SSIM", "lpips": "LPIPS", "pvcs": "PVCS", "fid": "FID", "vfid": "VFID",
     "vfid_clips": "VFID (clips)", "warp_error_mask": "Warp error (mask)", "pcons_psnr_mask": "PCons",
 }
-# key -> (higher is better, format), from the registry (one source of truth).
-KEY_INFO: dict[str, tuple[bool, str]] = {
-    k: (hib, fmt) for e in METRICS.values() for k, hib, fmt in zip(e.keys, e.higher_is_better, e.formats)
-}
-KEY_ORDER: tuple[str, ...] = tuple(KEY_INFO)
+# key -> the release's number format, from the registry (one source of truth; the better direction is
+# :func:`~devil_dataset.eval.registry.higher_is_better`).
+KEY_FORMATS: dict[str, str] = {k: fmt for e in METRICS.values() for k, fmt in zip(e.keys, e.formats)}
+KEY_ORDER: tuple[str, ...] = tuple(KEY_FORMATS)
 UP, DOWN = "\u25b2", "\u25bc"  # paper Table 1: ▲ higher is better, ▼ lower is better
 
 
@@ -70,15 +69,14 @@ def _keys(table: Table, keys: Sequence[str] | None = None) -> list[str]:
 
 def title(key: str) -> str:
     """Column title with the better-direction arrow, e.g. ``PSNR ▲``."""
-    hib = KEY_INFO.get(key, (True, ""))[0]
-    return f"{KEY_TITLES.get(key, key)} {UP if hib else DOWN}"
+    return f"{KEY_TITLES.get(key, key)} {UP if higher_is_better(key) else DOWN}"
 
 
 def fmt(key: str, value: float | None) -> str:
     """A value in the release's format for its key (``.4f`` for unknown keys); empty when missing."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return format(value, KEY_INFO.get(key, (True, ".4f"))[1])
+    return format(value, KEY_FORMATS.get(key, ".4f"))
 
 
 def _best(table: Table, slice_name: str, key: str, methods: list[str]) -> str | None:
@@ -87,8 +85,7 @@ def _best(table: Table, slice_name: str, key: str, methods: list[str]) -> str | 
             and not math.isnan(table[(m, slice_name)][key])]
     if len(vals) < 2:
         return None
-    hib = KEY_INFO.get(key, (True, ""))[0]
-    best = max(v for v, _ in vals) if hib else min(v for v, _ in vals)
+    best = max(v for v, _ in vals) if higher_is_better(key) else min(v for v, _ in vals)
     winners = [m for v, m in vals if fmt(key, v) == fmt(key, best)]
     return winners[0] if len(winners) == 1 else None
 
@@ -152,7 +149,7 @@ def relative_improvement(table: Table) -> dict[tuple[str, str], dict[str, float]
             for k in _keys(table):
                 if k in lo and k in hi and lo[k] != 0 and not (math.isnan(lo[k]) or math.isnan(hi[k])):
                     r = (hi[k] - lo[k]) / lo[k]
-                    row[k] = r if KEY_INFO.get(k, (True, ""))[0] else -r
+                    row[k] = r if higher_is_better(k) else -r
             out[(attr, m)] = row
     return out
 
@@ -213,7 +210,7 @@ def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = 
     methods, slices, ks = _methods(table), _slices(table), _keys(table, keys)
     attr_slices = [s for s in slices if SLICES.get(s) is not None and SLICES[s].attribute] or slices
     for k in ks:
-        arrow = "higher is better" if KEY_INFO.get(k, (True, ""))[0] else "lower is better"
+        arrow = "higher is better" if higher_is_better(k) else "lower is better"
         # Fig. 4: mean of each method over the (attribute) slices, standard error across slices.
         stats = [_mean_se([table[(m, s)].get(k, float("nan")) for s in attr_slices if (m, s) in table])
                  for m in methods]

@@ -17,6 +17,8 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
     }
 
 Values that do not exist (NaN) are written as ``null``; no timestamps, so equal inputs give equal bytes.
+:func:`merge_results` joins two documents of the same method and slice (other metrics); :class:`ValuesCache`
+keeps per-video values on disk so that a resumed run scores only what is missing.
 
     >>> doc = {"summary": {"psnr": float("nan")}}
     >>> dumps(doc)
@@ -24,11 +26,13 @@ Values that do not exist (NaN) are written as ``null``; no timestamps, so equal 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
@@ -84,7 +88,6 @@ def build_results(
 ) -> dict:
     """Assemble the results document from an :class:`~devil_dataset.eval.evaluate.Evaluation`."""
     from ..core.version import __version__
-
     from .registry import METRICS
 
     summary = dict(ev.summary)
@@ -148,3 +151,90 @@ def read_results(path: str | Path) -> dict:
     except (TypeError, ValueError):
         raise DevilError(f"{path}: summary values must be numbers") from None
     return doc
+
+
+def merge_results(doc: dict, extra: dict) -> dict:
+    """Merge ``extra`` (other metrics of the same method, slice and videos) into the results document ``doc``.
+
+    Metrics, per-video values, clipped lists and provenance are joined; a summary value of ``extra`` replaces
+    ``doc``'s unless it is NaN (a skipped metric's placeholder) where ``doc`` has the key.
+
+    >>> a = {"metrics": ["psnr"], "summary": {"psnr": 30.0, "lpips": float("nan")}, "videos": {"c": {"psnr": 30.0}},
+    ...      "clipped": {}, "provenance": {"metrics": {"psnr": {}}, "weights": {}, "flow_backend": {}}}
+    >>> b = {"metrics": ["lpips"], "summary": {"psnr": float("nan"), "lpips": 0.1}, "videos": {"c": {"lpips": 0.1}},
+    ...      "clipped": {}, "provenance": {"metrics": {"lpips": {}}, "weights": {"lpips": "ab"}}}
+    >>> m = merge_results(a, b)
+    >>> m["metrics"], m["summary"], m["videos"]
+    (['psnr', 'lpips'], {'psnr': 30.0, 'lpips': 0.1}, {'c': {'psnr': 30.0, 'lpips': 0.1}})
+    """
+    doc["metrics"] = list(dict.fromkeys(doc["metrics"] + extra["metrics"]))
+    for k, v in extra["summary"].items():
+        if not (k in doc["summary"] and isinstance(v, float) and math.isnan(v)):
+            doc["summary"][k] = v
+    for c, vals in extra["videos"].items():
+        doc["videos"].setdefault(c, {}).update(vals)
+    doc["clipped"].update(extra.get("clipped", {}))
+    doc["provenance"]["metrics"].update(extra["provenance"]["metrics"])
+    doc["provenance"]["weights"].update(extra["provenance"].get("weights", {}))
+    doc["provenance"]["flow_backend"].update(extra["provenance"].get("flow_backend", {}))
+    return doc
+
+
+def dataset_digest(directory: str | os.PathLike) -> str:
+    """A short digest of a built dataset's ``manifest.json`` (it changes whenever a published file changes); for
+    a folder without one, of its shard names.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); (d / "manifest.json").write_text("{}")
+    2
+    >>> dataset_digest(d)
+    '44136fa355b3678a'
+    """
+    from ..data.load import MANIFEST_NAME
+
+    directory = Path(directory)
+    path = directory / MANIFEST_NAME
+    data = path.read_bytes() if path.is_file() else repr(sorted(p.name for p in directory.glob("data/*/*"))).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+class ValuesCache:
+    """Per-video metric values on disk, one JSON per (method, clip, hole): ``DIR/<method>/<clip id>-<hole>.json``.
+
+    A stored entry is used only for the same dataset (``digest``, see :func:`dataset_digest`) and when it holds
+    every one of ``metrics``; anything else reads as missing. NaN values are stored as ``null``.
+
+        >>> import tempfile
+        >>> cache = ValuesCache(tempfile.mkdtemp(), "d1", ["psnr"])
+        >>> cache.load("telea", "c", "f") is None
+        True
+        >>> cache.save("telea", "c", "f", {"psnr": 30.0, "ssim": float("nan")})
+        >>> cache.load("telea", "c", "f")
+        {'psnr': 30.0, 'ssim': nan}
+        >>> ValuesCache(cache.directory, "d2", ["psnr"]).load("telea", "c", "f") is None  # another dataset
+        True
+    """
+
+    def __init__(self, directory: str | os.PathLike, digest: str, metrics: Sequence[str]):
+        self.directory, self.digest, self.metrics = Path(directory), digest, list(metrics)
+
+    def path(self, method: str, clip_id: str, fingerprint: str) -> Path:
+        return self.directory / method / f"{clip_id}-{fingerprint}.json"
+
+    def load(self, method: str, clip_id: str, fingerprint: str) -> dict[str, float] | None:
+        """The stored values, or None when there are none usable."""
+        path = self.path(method, clip_id, fingerprint)
+        if not path.is_file():
+            return None
+        try:
+            doc = json.loads(path.read_text())
+        except ValueError:
+            return None
+        if doc.get("dataset") != self.digest or not set(self.metrics) <= set(doc.get("metrics", [])):
+            return None
+        return {k: (float("nan") if v is None else float(v)) for k, v in doc["values"].items()}
+
+    def save(self, method: str, clip_id: str, fingerprint: str, values: Mapping[str, float]) -> None:
+        doc = {"dataset": self.digest, "metrics": self.metrics, "clip_id": clip_id, "hole": fingerprint,
+               "values": {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in values.items()}}
+        atomic_write_text(self.path(method, clip_id, fingerprint), json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -58,7 +58,8 @@ def make_submetric(name: str, options: EvalOptions | None = None) -> tuple[SubMe
 
     PSNR (data range 1) and SSIM (``options.ssim_mode``) are the release's pixel metrics
     (:mod:`devil_dataset.eval.pixel`); LPIPS is the release's AlexNet LPIPS
-    (:mod:`devil_dataset.core.networks.lpips`), which raises :class:`~devil_dataset.core.errors.WeightsMissingError` when its weights are not cached.
+    (:mod:`devil_dataset.core.networks.lpips`), which raises :class:`~devil_dataset.core.errors.WeightsMissingError`
+    when its weights are not cached.
 
     >>> fn, prov = make_submetric("psnr")
     >>> prov["name"], fn(np.zeros((1, 4, 4, 3), np.uint8), np.full((1, 4, 4, 3), 255, np.uint8)).tolist()
@@ -67,10 +68,12 @@ def make_submetric(name: str, options: EvalOptions | None = None) -> tuple[SubMe
     options = options or EvalOptions()
     submetric_direction(name)
     if name == "psnr":
-        return psnr_frames, {"name": "psnr", "data_range": 1.0}
+        # X1 (first) is the reference, as the ground truth of the pixel metrics: (test, gt) = (second, first)
+        return (lambda first, second: psnr_frames(second, first)), {"name": "psnr", "data_range": 1.0}
     if name == "ssim":
         mode = options.ssim_mode
-        return (lambda a, b: ssim_frames(a, b, mode)), {"name": "ssim", "ssim_mode": mode}
+        assert mode is not None  # resolved by EvalOptions
+        return (lambda first, second: ssim_frames(second, first, mode)), {"name": "ssim", "ssim_mode": mode}
     return lpips_submetric(options)
 
 
@@ -189,7 +192,8 @@ class SelfConsistencyMetric:
         if submetric is None:
             self._submetric, self._submetric_prov = make_submetric(name, self.options)
         else:
-            self._submetric, self._submetric_prov = submetric, {"name": name, "injected": getattr(submetric, "__name__", type(submetric).__name__)}
+            injected = getattr(submetric, "__name__", type(submetric).__name__)
+            self._submetric, self._submetric_prov = submetric, {"name": name, "injected": injected}
         if inpainter is None:
             from devil_dataset.inpaint import get_inpainter
 
@@ -203,7 +207,7 @@ class SelfConsistencyMetric:
             raise ValueError(f"frame_stride must be >= 1, got {frame_stride}")
         self._inpainter = inpainter
         self.patch_size = patch_size
-        self.ratio_range = tuple(ratio_range)
+        self.ratio_range = (*ratio_range,)  # a tuple (a list works too)
         self.per_frame = per_frame
         self.frame_stride = frame_stride
         # PSNR-type per-video values are clipped to [0, max finite] by the evaluator (SPEC section 7).

@@ -12,10 +12,11 @@ from typing import Callable
 import numpy as np
 
 from ..core.hole_box import hole_window
-from .protocol import EvalOptions, Metric, VideoSample, frame_batches
 from ..core.weights import weights_provenance
+from .protocol import EvalOptions, Metric, VideoSample, frame_batches
 
-OCC_FB_REL, OCC_FB_ABS = 0.01, 0.5  # SPEC section 7, forward-backward check: |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
+# SPEC section 7, forward-backward check: |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
+OCC_FB_REL, OCC_FB_ABS = 0.01, 0.5
 OCC_GRAD_REL, OCC_GRAD_ABS = 0.01, 0.002  # SPEC section 7, motion boundary: |grad fw|^2 > 0.01 |fw|^2 + 0.002
 
 
@@ -200,7 +201,9 @@ def warp_hole_backward(hole: np.ndarray, flow: np.ndarray) -> np.ndarray:
     if not np.isfinite(reach):
         return warp_backward(hole.astype(np.float32), flow)
     grow = int(np.ceil(reach)) + 2
-    window = tuple(slice(max(0, b.start - grow), min(n, b.stop + grow)) for b, n in zip(box, (h, w)))
+    rows, cols = box
+    window = (slice(max(0, rows.start - grow), min(h, rows.stop + grow)),
+              slice(max(0, cols.start - grow), min(w, cols.stop + grow)))
     out[window] = warp_backward(hole.astype(np.float32), flow, window)
     return out
 
@@ -254,10 +257,11 @@ def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
     for k, t in enumerate(range(1, len(comp))):
         # the steps of warp_error_pair, with the GT-only parts prepared and the warp evaluated only at the
         # pixels that enter the mean (same float32 operations per pixel, same order of the pixels)
-        if points[k] is None:
+        pair_points = points[k]
+        if pair_points is None:
             values.append(float("nan"))
             continue
-        ys, xs = points[k]
+        ys, xs = pair_points
         warped = warp_backward_at(comp[t], flow.fw[k], ys, xs)
         c0 = comp[t - 1][ys, xs].astype(np.float32) / 255.0
         diff = warped - c0
@@ -270,8 +274,11 @@ class WarpErrorMetric(Metric):
     """Warp error (mask): flow on GT frames (RAFT if cached, else DIS, per ``EvalOptions.flow``)."""
 
     keys = ("warp_error_mask",)
+    values: list[float]  # declared state (add_state): one value per video
 
-    def __init__(self, options: EvalOptions, flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
+    def __init__(
+        self, options: EvalOptions, flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    ) -> None:
         from ..core.flow import flow_estimator
 
         super().__init__()
@@ -308,7 +315,9 @@ class WarpErrorMetric(Metric):
         return {"warp_error_mask": float(v[ok].mean()) if ok.any() else float("nan")}
 
     def provenance(self) -> dict:
-        prov: dict = {"flow_backend": self.backend, "flow_on": "GT frames", "occlusion": "forward-backward + motion boundary"}
+        prov: dict = {
+            "flow_backend": self.backend, "flow_on": "GT frames", "occlusion": "forward-backward + motion boundary",
+        }
         if self.backend == "raft" and not self._injected:
             from ..core.networks.raft import RAFT_ITERATIONS
 
@@ -321,5 +330,7 @@ class WarpErrorMetric(Metric):
         return prov
 
 
-__all__ = ["GroundTruthFlow", "WarpErrorMetric", "hole_points_for", "hole_warps_for", "warp_hole_backward", "occlusion_mask", "warp_backward", "warp_backward_at",
-           "warp_error_pair", "warp_error_shared"]
+__all__ = [
+    "GroundTruthFlow", "WarpErrorMetric", "hole_points_for", "hole_warps_for", "warp_hole_backward", "occlusion_mask",
+    "warp_backward", "warp_backward_at", "warp_error_pair", "warp_error_shared",
+]

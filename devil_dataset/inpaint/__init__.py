@@ -25,7 +25,6 @@ from .aligned_copy import aligned_copy  # noqa: E402  (after Inpainter: submodul
 from .flow_propagation import flow_propagation  # noqa: E402
 from .spatial import navier_stokes, telea  # noqa: E402
 
-
 # The baselines of issue 6: per-frame spatial (two OpenCV methods), aligned-neighbour copy, flow propagation.
 INPAINTERS: dict[str, Inpainter] = {
     "telea": telea,

@@ -53,7 +53,7 @@ def frame_features(frame: np.ndarray, hole: np.ndarray, detector: str = DETECTOR
     kernel = np.ones((2 * FEATURE_MARGIN + 1,) * 2, np.uint8)
     known = ~cv2.dilate(small_hole.astype(np.uint8), kernel).astype(bool)
     feats = detect_features(small, detector, mask=known)
-    if len(feats) > MAX_FEATURES:  # an even, deterministic subset keeps matching cheap
+    if feats.descriptors is not None and len(feats) > MAX_FEATURES:  # an even, deterministic subset: cheap matching
         keep = np.linspace(0, len(feats) - 1, MAX_FEATURES).round().astype(int)
         feats = Features(feats.points[keep], feats.descriptors[keep], feats.detector)
     scale = np.array([w / size[0], h / size[1]], np.float32)
@@ -116,7 +116,7 @@ def aligned_copy(
             shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
             matrix = (shift @ from_first[t] @ to_first[s])[:2]
             # The known map is warped with border 0, so this also requires landing inside the neighbour's frame
-            # (what builder.alignment.warp_valid_mask gives for full frames; it cannot take a sub-window).
+            # (what core.alignment.warp_valid_mask gives for full frames; it cannot take a sub-window).
             gives = warp_frame(known[s], matrix, box) == KNOWN
             window = (slice(y0, y0 + box[1]), slice(x0, x0 + box[0]))
             gives &= remaining[window]

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import re
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -75,7 +75,8 @@ def fill_template(template: str, fields: dict[str, object]) -> list[str]:
         raise DevilError(f"--command: cannot parse the template ({exc})") from None
     if not tokens:
         raise DevilError("--command: the template is empty")
-    return [_PLACEHOLDER_RE.sub(lambda m: str(fields[m.group(1)]) if m.group(1) in fields else m.group(0), tok) for tok in tokens]
+    return [_PLACEHOLDER_RE.sub(lambda m: str(fields[m.group(1)]) if m.group(1) in fields else m.group(0), tok)
+            for tok in tokens]
 
 
 # Seconds a timed-out or interrupted command's process group gets after SIGTERM before SIGKILL.
@@ -151,7 +152,8 @@ class CommandInpainter:
     def __post_init__(self) -> None:
         _check_hole_pixels(self.hole_pixels)
         if "{output_dir}" not in self.template:
-            raise DevilError(f"--command: the template must contain {{output_dir}} (where the method writes frame_%04d_pred.png): {self.template!r}")
+            raise DevilError("--command: the template must contain {output_dir} (where the method writes "
+                             f"frame_%04d_pred.png): {self.template!r}")
 
     def __call__(self, frames: np.ndarray, hole: np.ndarray, clip_id: str = "clip") -> np.ndarray:
         info = None
@@ -215,6 +217,7 @@ def load_callable(spec: str) -> Callable:
                 raise DevilError(f"{path}: no such file (from --callable {spec!r})")
             name = f"devil_external_{abs(hash(str(path.resolve())))}"
             module_spec = importlib.util.spec_from_file_location(name, path)
+            assert module_spec is not None and module_spec.loader is not None  # a .py file: a source loader
             module = importlib.util.module_from_spec(module_spec)
             sys.modules[name] = module
             module_spec.loader.exec_module(module)

@@ -32,9 +32,10 @@ from .spatial import blank_hole, check_inputs, inpaint_frame
 FLOW_SCALE = 0.5
 # The flow inside the hole of either frame, grown by this many pixels (at flow scale), is replaced by completion.
 FLOW_MARGIN = 5
-# OpenCV 5.0 DIS raises on frames under 12 px and can crash on frames under 16 px high or wide (with a long
-# other side): frames are shrunk only while both sides stay >= this, and smaller ones are edge-padded to it.
-DIS_MIN_SIDE = 16
+# Frames are shrunk by FLOW_SCALE for flow only while both shrunk sides stay >= this many pixels (smaller frames
+# keep their size). Chosen as OpenCV 5.0 DIS's crash limit (16 px) before dis_flow had its own guard; now only this
+# baseline's choice (kept: its outputs stay the same), while devil_dataset.core.flow.DIS_MIN_SIDE pads for DIS.
+MIN_SHRUNK_FLOW_SIDE = 16
 # A landing point counts as known when its bilinear weight on known pixels is at least this.
 KNOWN_WEIGHT = 0.999
 
@@ -60,7 +61,7 @@ def fill_from_boundary(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
     if weight.all() or not weight.any():
         out = values * weight[..., None]
         return out[..., 0] if squeeze else out
-    levels = [(values * weight[..., None], weight)]
+    levels: list[tuple[np.ndarray, np.ndarray]] = [(values * weight[..., None], weight)]  # (premultiplied, weight)
     while min(levels[-1][1].shape) > 1:
         premult, wgt = levels[-1]
         size = ((wgt.shape[1] + 1) // 2, (wgt.shape[0] + 1) // 2)
@@ -99,23 +100,15 @@ def completed_flows(frames: np.ndarray, hole: np.ndarray) -> tuple[np.ndarray, n
     backward = np.empty_like(forward)
     for t in range(num_frames - 1):
         reliable = ~(grown[t] | grown[t + 1])
-        forward[t] = fill_from_boundary(_flow(small[t], small[t + 1]), reliable)
-        backward[t] = fill_from_boundary(_flow(small[t + 1], small[t]), reliable)
+        forward[t] = fill_from_boundary(dis_flow(small[t], small[t + 1]), reliable)
+        backward[t] = fill_from_boundary(dis_flow(small[t + 1], small[t]), reliable)
     return forward, backward
 
 
 def _flow_size(h: int, w: int) -> tuple[int, int]:
-    if min(h, w) * FLOW_SCALE < DIS_MIN_SIDE:  # too small to shrink
+    if min(h, w) * FLOW_SCALE < MIN_SHRUNK_FLOW_SIDE:  # too small to shrink
         return w, h
     return max(1, round(w * FLOW_SCALE)), max(1, round(h * FLOW_SCALE))
-
-
-def _flow(frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
-    h, w = frame0.shape[:2]
-    pad_h, pad_w = max(0, DIS_MIN_SIDE - h), max(0, DIS_MIN_SIDE - w)
-    if pad_h or pad_w:
-        frame0, frame1 = (cv2.copyMakeBorder(f, 0, pad_h, 0, pad_w, cv2.BORDER_REPLICATE) for f in (frame0, frame1))
-    return np.ascontiguousarray(dis_flow(frame0, frame1)[:h, :w])
 
 
 def upsample_flow(flow: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -223,7 +216,9 @@ def flow_propagation(frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
         (lf, lx, ly), (ef, ex, ey) = from_later[t], from_earlier[t]
         dist_l = np.where(lf >= 0, np.abs(lf - t), np.iinfo(np.int32).max)
         dist_e = np.where(ef >= 0, np.abs(ef - t), np.iinfo(np.int32).max)
-        for sf, sx, sy, use in ((lf, lx, ly, (lf >= 0) & (dist_l <= dist_e)), (ef, ex, ey, (ef >= 0) & (dist_e <= dist_l))):
+        for sf, sx, sy, use in (
+            (lf, lx, ly, (lf >= 0) & (dist_l <= dist_e)), (ef, ex, ey, (ef >= 0) & (dist_e <= dist_l))
+        ):
             pick = np.flatnonzero(use)  # each pixel once per direction: its source in that direction
             c, wt = _sample(frames, hole, sf[pick], sx[pick], sy[pick])
             good = wt > 0

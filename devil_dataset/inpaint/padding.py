@@ -59,7 +59,8 @@ def crop_padding(pred: np.ndarray, info: PadInfo) -> np.ndarray:
     """Crop a padded prediction [T, H', W', ...] back to the original size recorded in ``info``."""
     expected = (info.height + info.top + info.bottom, info.width + info.left + info.right)
     if tuple(pred.shape[1:3]) != expected:
-        raise ValueError(f"prediction is {pred.shape[2]}x{pred.shape[1]}, expected the padded {expected[1]}x{expected[0]}")
+        raise ValueError(f"prediction is {pred.shape[2]}x{pred.shape[1]}, "
+                         f"expected the padded {expected[1]}x{expected[0]}")
     return pred[:, info.top : info.top + info.height, info.left : info.left + info.width]
 
 

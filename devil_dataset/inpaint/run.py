@@ -25,16 +25,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sized
 
 import numpy as np
 
 from ..core.atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
 from ..core.errors import DevilError
 from ..core.release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
-
 
 # Hidden file in PRED_DIR recording the run and per-clip input fingerprints (not part of the release layout).
 MANIFEST_NAME = ".devil-inpaint.json"
@@ -64,6 +65,76 @@ def _read_manifest(out_dir: Path) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise DevilError(f"{path}: not a devil inpaint manifest; delete it to start over")
     return manifest
+
+
+def dataset_run_info(method: str, dataset: str, config: str, split: str = "test",
+                     size_divisor: int | None = None) -> dict:
+    """The manifest's ``run`` record of a baseline run over a dataset slice, as ``devil inpaint --dataset``
+    writes it.
+
+    >>> sorted(dataset_run_info("telea", "dataset", "fg_size_low"))
+    ['config', 'dataset', 'method', 'size_divisor', 'split']
+    """
+    return {"method": method, "dataset": dataset, "config": config, "split": split, "size_divisor": size_divisor}
+
+
+class PredictionFolder:
+    """A predictions folder (``<clip id>/frame_%04d_pred.png``) opened for one run, and its manifest.
+
+    Opening creates the folder, removes temporaries an interrupted run left, and refuses (:class:`DevilError`) a
+    folder whose manifest records another run: predictions are never mixed or silently deleted. ``clips`` maps
+    clip id -> hole fingerprint of the clips written; :meth:`record` adds one and rewrites the manifest.
+
+        >>> import tempfile
+        >>> folder = PredictionFolder(Path(tempfile.mkdtemp()) / "telea", {"method": "telea"})
+        >>> folder.record("a", "0123"); folder.clips
+        {'a': '0123'}
+        >>> PredictionFolder(folder.path, {"method": "other"})
+        Traceback (most recent call last):
+        ...
+        devil_dataset.core.errors.DevilError: ...: holds predictions of another run ({"method": "telea"}), ...
+    """
+
+    def __init__(self, path: str | Path, run_info: dict | None = None):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(self.path)
+        manifest = _read_manifest(self.path)
+        self.run_info = json.loads(json.dumps(run_info or {}))  # normalised as it will read back
+        if manifest and manifest.get("run") != self.run_info:
+            raise DevilError(
+                f"{self.path}: holds predictions of another run ({json.dumps(manifest.get('run'))}), not of "
+                f"{json.dumps(self.run_info)}; use another --out folder, or delete {self.path / MANIFEST_NAME} "
+                "to reuse it"
+            )
+        self.clips: dict[str, str] = dict(manifest.get("clips", {}))
+
+    def holds(self, clip_id: str, fingerprint: str, num_frames: int) -> bool:
+        """True when the clip's folder is complete and was written for the hole ``fingerprint``."""
+        return self.clips.get(clip_id) == fingerprint and clip_complete(self.path / clip_id, num_frames)
+
+    def record(self, clip_id: str, fingerprint: str) -> None:
+        """Record that ``clip_id``'s predictions (for the hole ``fingerprint``) are in place; writes the manifest."""
+        self.clips[clip_id] = fingerprint
+        manifest = {"format": MANIFEST_FORMAT, "run": self.run_info, "clips": self.clips}
+        atomic_write_text(self.path / MANIFEST_NAME, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def write_prediction(clip_dir: str | Path, pred: np.ndarray) -> None:
+    """Write a clip's predicted frames as ``clip_dir/frame_%04d_pred.png``; the folder appears atomically."""
+    with atomic_directory(Path(clip_dir), overwrite=True) as tmp:
+        write_frame_pngs(pred, tmp, "pred")
+
+
+def link_prediction(source_dir: str | Path, clip_dir: str | Path) -> None:
+    """Make ``clip_dir`` hold ``source_dir``'s prediction files (hard links; copies where linking fails),
+    atomically: the same prediction in two folders without writing it twice."""
+    with atomic_directory(Path(clip_dir), overwrite=True) as tmp:
+        for f in sorted(Path(source_dir).iterdir()):
+            try:
+                os.link(f, tmp / f.name)
+            except OSError:
+                shutil.copy2(f, tmp / f.name)
 
 
 @dataclass
@@ -96,10 +167,17 @@ def check_prediction(pred: object, frames: np.ndarray, clip_id: str) -> np.ndarr
     """Return ``pred`` as a uint8 array, or raise :class:`DevilError` naming the clip if its shape or type is wrong."""
     pred = np.asarray(pred)
     if pred.shape != frames.shape:
-        raise DevilError(f"clip {clip_id}: the inpainter returned shape {pred.shape}, expected {frames.shape} [T, H, W, 3]")
+        raise DevilError(f"clip {clip_id}: the inpainter returned shape {pred.shape}, "
+                         f"expected {frames.shape} [T, H, W, 3]")
     if pred.dtype != np.uint8:
         raise DevilError(f"clip {clip_id}: the inpainter returned {pred.dtype} frames, expected uint8 (0..255)")
     return pred
+
+
+def inpaint_clip(inpainter: Callable, frames: np.ndarray, hole: np.ndarray, clip_id: str) -> np.ndarray:
+    """``inpainter``'s checked prediction of one clip (its clip id passed when it ``wants_clip_id``); an error
+    names the clip."""
+    return check_prediction(_inpaint(inpainter, frames, hole, clip_id), frames, clip_id)
 
 
 def _inpaint(inpainter: Callable, frames: np.ndarray, hole: np.ndarray, clip_id: str) -> np.ndarray:
@@ -130,34 +208,21 @@ def run_inpainter(
     """
     from ..core.progress import progress_bar
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(out_dir)
-    manifest = _read_manifest(out_dir)
-    run_info = json.loads(json.dumps(run_info or {}))  # normalised as it will read back
-    if manifest and manifest.get("run") != run_info:
-        raise DevilError(
-            f"{out_dir}: holds predictions of another run ({json.dumps(manifest.get('run'))}), not of "
-            f"{json.dumps(run_info)}; use another --out folder, or delete {out_dir / MANIFEST_NAME} to reuse it"
-        )
-    manifest = {"format": MANIFEST_FORMAT, "run": run_info, "clips": dict(manifest.get("clips", {}))}
+    folder = PredictionFolder(out_dir, run_info)
     summary = RunSummary()
     rows = itertools.islice(rows, limit) if limit is not None else rows
-    total = limit if limit is not None else (len(rows) if hasattr(rows, "__len__") else None)
+    total = limit if limit is not None else (len(rows) if isinstance(rows, Sized) else None)
     bar = progress_bar(rows, total=total, desc=description, unit="clip", enabled=progress)
     for row in bar:
         clip_id = _check_clip_id(row["clip_id"])
         frames, hole = np.asarray(row["frames"]), np.asarray(row["hole"])
-        clip_dir = out_dir / clip_id
+        clip_dir = folder.path / clip_id
         fingerprint = hole_fingerprint(hole)
-        if clip_complete(clip_dir, len(frames)) and manifest["clips"].get(clip_id, fingerprint) == fingerprint:
+        if clip_complete(clip_dir, len(frames)) and folder.clips.get(clip_id, fingerprint) == fingerprint:
             summary.skipped.append(clip_id)
             continue
-        pred = check_prediction(_inpaint(inpainter, frames, hole, clip_id), frames, clip_id)
-        with atomic_directory(clip_dir, overwrite=True) as tmp:
-            write_frame_pngs(pred, tmp, "pred")
-        manifest["clips"][clip_id] = fingerprint
-        atomic_write_text(out_dir / MANIFEST_NAME, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        write_prediction(clip_dir, inpaint_clip(inpainter, frames, hole, clip_id))
+        folder.record(clip_id, fingerprint)
         summary.written.append(clip_id)
     bar.close()
     return summary
@@ -185,4 +250,6 @@ def iter_release_inputs(directory: str | Path) -> Iterator[dict]:
         yield {"clip_id": clip_dir.name, "frames": frames, "hole": hole}
 
 
-__all__ = ["MANIFEST_NAME", "hole_fingerprint", "RunSummary", "run_inpainter", "clip_complete", "check_prediction", "iter_release_inputs", "PRED_PATTERN"]
+__all__ = ["MANIFEST_NAME", "PRED_PATTERN", "PredictionFolder", "RunSummary", "check_prediction", "clip_complete",
+           "dataset_run_info", "hole_fingerprint", "inpaint_clip", "iter_release_inputs", "link_prediction",
+           "run_inpainter", "write_prediction"]

@@ -123,7 +123,8 @@ class DownloadResult:
         """The final table: one line per video that was not obtained, then the totals."""
         lines = [f"{'video id':12s} {'user':16s} {'status':9s} detail"]
         for r in self.records:
-            detail = (f"{r.width}x{r.height} {r.frame_count} frames {r.fps:.3f} fps {r.size / 1e6:.1f} MB"
+            size_mb = r.size / 1e6 if r.size is not None else float("nan")  # an obtained video has its size
+            detail = (f"{r.width}x{r.height} {r.frame_count} frames {r.fps:.3f} fps {size_mb:.1f} MB"
                       if r.status == "ok" else r.reason or "")
             lines.append(f"{r.video_id:12s} {(r.user or '?'):16s} {r.status:9s} {detail}")
         lines.append(f"obtained {len(self.obtained)} of {self.listed} listed videos; "
@@ -162,13 +163,14 @@ def _write_manifest(out: Path, catalog: SourceCatalog, records: dict[str, Source
 def _status_of(exc: BaseException) -> int | None:
     """The HTTP status behind a yt-dlp / urllib error, when there is one."""
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        status = getattr(exc, "status", None) or getattr(exc, "code", None)
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        status = getattr(cur, "status", None) or getattr(cur, "code", None)
         if isinstance(status, int) and 100 <= status < 600:
             return status
-        nxt = getattr(exc, "cause", None) or getattr(exc, "exc_info", (None, None))[1] or exc.__cause__
-        exc = nxt if isinstance(nxt, BaseException) else None
+        nxt = getattr(cur, "cause", None) or getattr(cur, "exc_info", (None, None))[1] or cur.__cause__
+        cur = nxt if isinstance(nxt, BaseException) else None
     return None
 
 
@@ -297,7 +299,8 @@ def _probe(path: Path) -> dict:
     info = probe_video(path)
     frames = info.frame_count or _count_frames(path)
     return {"size": path.stat().st_size, "sha256": file_sha256(path), "width": info.width, "height": info.height,
-            "frame_count": frames, "fps": float(info.fps), "fps_fraction": f"{info.fps.numerator}/{info.fps.denominator}"}
+            "frame_count": frames, "fps": float(info.fps),
+            "fps_fraction": f"{info.fps.numerator}/{info.fps.denominator}"}
 
 
 def _count_frames(path: Path) -> int:

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from devil_dataset.builder.assemble import (
-    ClipInfo, SliceSizes, mask_frames_for_clip, mask_list, materialize_pair, plan_slices, preset_labels, rank_tails, slice_sizes,
+    ClipInfo,
+    SliceSizes,
+    mask_frames_for_clip,
+    mask_list,
+    materialize_pair,
+    plan_slices,
+    preset_labels,
+    rank_tails,
+    slice_sizes,
     video_lists,
 )
 from devil_dataset.core.masks import mask_seed

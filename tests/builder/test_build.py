@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+from dataclasses import replace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -11,7 +13,9 @@ import numpy as np
 import pytest
 
 from devil_dataset.builder.build import build
-from devil_dataset.core.errors import DevilError
+from devil_dataset.builder.build_options import BUILD_PARITY_MODES, BuildHooks, BuildOptions
+from devil_dataset.core.engines import Engine, get_engine
+from devil_dataset.core.errors import DevilError, UnknownNameError
 from devil_dataset.core.slices import SLICES
 
 BUILD_SIZE = (64, 48)
@@ -60,11 +64,14 @@ def build_fake_curate(sources, out_dir, *, progress=True, **options):
     return SimpleNamespace(out_dir=out_dir, clips=clips, skipped=[])
 
 
-def build_tiny(sources, out, **kw):
-    opts = dict(size=BUILD_SIZE, curate_fn=build_fake_curate, mask_loader=build_fake_mask, progress=False,
-                camera_scorer=lambda f: float(f[..., 1].mean()), scene_scorer=lambda f: float(f[..., 2].std()))
-    opts.update(kw)
-    return build(sources, out, **opts)
+BUILD_HOOKS = BuildHooks(curate=build_fake_curate, mask_loader=build_fake_mask,
+                         camera_scorer=lambda f: float(f[..., 1].mean()), scene_scorer=lambda f: float(f[..., 2].std()))
+
+
+def build_tiny(sources, out, *, hooks=BUILD_HOOKS, on_shard=None, **options):
+    """Build with the fake curation, scorers and masks; ``options`` are :class:`BuildOptions` fields."""
+    return build(sources, out, BuildOptions(size=BUILD_SIZE, progress=False, **options),
+                 hooks=replace(hooks, on_shard=on_shard))
 
 
 def _hashes(root):
@@ -99,10 +106,10 @@ def test_layout_rows_and_bytes(build_once):
 
 
 def test_rows_follow_the_plan(build_once):
-    from devil_dataset.core.video_io import load_clip
     from devil_dataset.core.cover_crop import cover_crop_frames
-    from devil_dataset.data import iter_slice
     from devil_dataset.core.dataset_schema import decode_frames, encode_frames
+    from devil_dataset.core.video_io import load_clip
+    from devil_dataset.data import iter_slice
 
     root, _, _ = build_once
     out = root / "a"
@@ -168,7 +175,9 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(DevilError, match="no sources"):
         build([], tmp_path / "x")
     with pytest.raises(DevilError, match="frame format"):
-        build(["a.mp4"], tmp_path / "x", frame_format="gif")
+        build(["a.mp4"], tmp_path / "x", BuildOptions(frame_format="gif"))
+    with pytest.raises(DevilError, match="either sources or --sample"):
+        build(["a.mp4"], tmp_path / "x", BuildOptions(sample=True))
     f = tmp_path / "file"
     f.write_text("x")
     with pytest.raises(DevilError, match="not a directory"):
@@ -216,13 +225,14 @@ def test_score_clips_same_scores_with_worker_processes(tmp_path):
         write_video(path, rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8), fps=25)
         clips.append(SimpleNamespace(clip_id=f"c{k}", sha256=f"sha{k}", path=path.name))
     kwargs = dict(camera_scorer=np.mean, scene_scorer=np.std, clip_loader=_default_clip_loader, progress=False)
-    one = score_clips(clips, tmp_path, tmp_path / "one.json", **kwargs)
-    two = score_clips(clips, tmp_path, tmp_path / "two.json", jobs=2, **kwargs)
+    one = score_clips(clips, tmp_path, tmp_path / "one.json", engine=get_engine("local"), **kwargs)
+    two = score_clips(clips, tmp_path, tmp_path / "two.json", engine=get_engine("local", jobs=2), **kwargs)
     assert one == two and list(two) == ["c0", "c1", "c2", "c3"]
     assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
     calls = []
     again = score_clips(clips, tmp_path, tmp_path / "two.json", camera_scorer=lambda f: calls.append(1),
-                        scene_scorer=np.std, clip_loader=_default_clip_loader, progress=False, jobs=2)
+                        scene_scorer=np.std, clip_loader=_default_clip_loader, progress=False,
+                        engine=get_engine("local", jobs=2))
     assert again == two and calls == []  # all cached: nothing scored, no pool needed
 
 
@@ -239,3 +249,78 @@ def test_build_summary_lists_every_source_with_clips_or_reason(tmp_path):
                          source_lines=report.source_lines())
     assert result.summary().splitlines()[-3:] == ["clips per source:", "  a.mp4: 1 clip",
                                                   "  short.mp4: skipped: no clip: 10 frames"]
+
+
+def test_build_options_defaults_are_the_release_build():
+    options = BuildOptions()
+    assert (options.sample, options.seed, options.size, options.frame_format, options.license) == \
+        (False, 0, (832, 480), "jpeg", "other")
+    assert (options.detector, options.scoring_size, options.progress) == (None, None, True)
+    assert (options.parity, options.scene_mode, options.rank_mode) == ("release", "release", "release")
+    assert options.engine == Engine("local", 1, None)
+    assert (options.bg_labels, options.attributions, options.curate_options, options.info_extra) == ({}, {}, {}, {})
+    assert options.modes() == {"parity": "release", "scene_mode": "release", "rank_mode": "release"}
+    with pytest.raises(AttributeError):
+        options.seed = 1  # frozen
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(parity="strict"), "parity: unknown parity 'strict'; valid: release, corrected"),
+    (dict(scene_mode="fixed"), "scene_mode: unknown scene mode 'fixed'; valid: release, corrected"),
+    (dict(parity="corrected", rank_mode="pandas"), "rank_mode: unknown rank mode 'pandas'; valid: release, corrected"),
+    (dict(frame_format="gif"), "frame_format: unknown frame format 'gif'; valid: jpeg, png"),
+])
+def test_build_options_refuse_unknown_names(kwargs, needle):
+    with pytest.raises(UnknownNameError) as exc:
+        BuildOptions(**kwargs)
+    assert str(exc.value).startswith(needle)
+
+
+def test_build_options_want_an_engine_not_its_name():
+    with pytest.raises(DevilError, match="engine: expected an Engine .*get_engine.*got 'ray'"):
+        BuildOptions(engine="ray")
+
+
+@pytest.mark.parametrize("kwargs, modes", [
+    ({}, ("release", "release", "release")),
+    (dict(parity="corrected"), ("corrected", "corrected", "corrected")),
+    (dict(parity="corrected", scene_mode="release"), ("corrected", "release", "corrected")),
+    (dict(rank_mode="corrected"), ("release", "release", "corrected")),
+])
+def test_parity_sets_both_modes_and_an_explicit_mode_wins(kwargs, modes):
+    options = BuildOptions(**kwargs)
+    assert (options.parity, options.scene_mode, options.rank_mode) == modes
+    assert options.modes() == dict(zip(("parity", "scene_mode", "rank_mode"), modes))
+
+
+def test_parity_table_names_the_modes_of_the_scorer_and_the_ranking():
+    from devil_dataset.builder import labels, scene_motion
+    from devil_dataset.core.parity import PARITIES, mode_choices
+
+    assert tuple(BUILD_PARITY_MODES) == PARITIES
+    assert mode_choices(BUILD_PARITY_MODES, "scene_mode") == scene_motion.MODES
+    assert mode_choices(BUILD_PARITY_MODES, "rank_mode") == labels.RANK_MODES
+
+
+def test_manifest_and_card_record_the_resolved_modes(build_once):
+    root, _, _ = build_once
+    manifest = json.loads((root / "a" / "manifest.json").read_text())
+    assert manifest["modes"] == {"parity": "release", "scene_mode": "release", "rank_mode": "release"}
+    card = (root / "a" / "README.md").read_text()
+    assert "Parity `release` (`devil build --parity`): background-scene-motion score mode `release`, NaN scores " \
+           "in the rank tails `release`" in card
+
+
+def test_corrected_parity_leaves_unscored_clips_out_of_the_tails(build_once, tmp_path):
+    """rank_mode reaches the plan: a clip without a scene-motion score (NaN) falls into the high tail in the
+    release's parity and is left out in the corrected one; the manifest records each set."""
+    root, sources, _ = build_once
+    unscored = "v0-00000"  # the 45-frame source
+    hooks = replace(BUILD_HOOKS, scene_scorer=lambda f: math.nan if len(f) == 45 else float(f[..., 2].std()))
+    high = {}
+    for parity in ("release", "corrected"):
+        build_tiny(sources, tmp_path / parity, hooks=hooks, parity=parity)
+        manifest = json.loads((tmp_path / parity / "manifest.json").read_text())
+        assert manifest["modes"] == {"parity": parity, "scene_mode": parity, "rank_mode": parity}
+        high[parity] = manifest["configs"]["bg_scene_motion_high"]["clip_ids"]
+    assert unscored in high["release"] and unscored not in high["corrected"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from devil_dataset.builder import camera_motion as cm
-from devil_dataset.core.alignment import detect_features, warp_valid_mask
 from devil_dataset.builder.samples import render_scene, scene
+from devil_dataset.core.alignment import detect_features, warp_valid_mask
 
 SMALL = (320, 180)
 

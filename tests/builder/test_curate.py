@@ -8,11 +8,19 @@ import numpy as np
 import pytest
 
 from devil_dataset.builder.curate import (
-    MANIFEST_NAME, clip_id, curate, dropped_clips, load_curated_clip, plan_chunks, plan_clips, read_manifest,
-    safe_stem, skipped_sources,
+    MANIFEST_NAME,
+    clip_id,
+    curate,
+    dropped_clips,
+    load_curated_clip,
+    plan_chunks,
+    plan_clips,
+    read_manifest,
+    safe_stem,
+    skipped_sources,
 )
-from devil_dataset.core.video_io import read_video, write_video
 from devil_dataset.cli import main
+from devil_dataset.core.video_io import read_video, write_video
 
 SMALL = (160, 96)
 

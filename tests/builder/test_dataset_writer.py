@@ -161,8 +161,8 @@ def test_manifest_and_verify(tmp_path):
     sizes = w.finish_repository(tmp_path, configs={"all": {"rows": 2, "description": "all x all"}}, license="mit",
                                 pretty_name="t", build_notes="", attributions=[], info={"seed": 0})
     doc = w.verify_manifest(tmp_path)
-    assert set(doc["files"]) == {"README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
-                                 "preview/test-00000-of-00001.parquet"}
+    assert set(doc["files"]) == {"README.md", "data/all/test-00000-of-00002.parquet",
+                                 "data/all/test-00001-of-00002.parquet", "preview/test-00000-of-00001.parquet"}
     assert doc["configs"]["all"] == {"rows": 2, "bytes": sizes["all"]} and sizes["all"] > 0
     (tmp_path / "data" / "all" / "test-00001-of-00002.parquet").write_bytes(b"tampered")
     with pytest.raises(DevilError, match="checksum mismatch"):

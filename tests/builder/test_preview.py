@@ -12,7 +12,8 @@ from devil_dataset.core.dataset_schema import encode_frames, encode_hole
 
 def _row(i: int) -> dict:
     rng = np.random.default_rng(i)
-    return {"clip_id": f"c{i}", "mask_id": f"m{i}", "frames": encode_frames((rng.random((6, 48, 64, 3)) * 255).astype(np.uint8)),
+    return {"clip_id": f"c{i}", "mask_id": f"m{i}",
+            "frames": encode_frames((rng.random((6, 48, 64, 3)) * 255).astype(np.uint8)),
             "hole": encode_hole(rng.random((6, 48, 64)) < 0.3), "num_frames": 6, "height": 48, "width": 64,
             "fps": 25.0, "preset": "", "mask_index": -1, "mask_seed": -1, "reversed": False, "source": "s",
             "source_first_frame": 0, "attribution": "", "license": "", "camera_motion_score": 0.0,

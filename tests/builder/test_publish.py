@@ -7,7 +7,6 @@ from devil_dataset.builder import dataset_writer as w
 from devil_dataset.builder.publish import publish, publish_plan
 from devil_dataset.core.errors import DevilError
 
-
 EXPECTED = ["README.md", "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet",
             "manifest.json", "preview/test-00000-of-00001.parquet"]
 

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from devil_dataset.builder.release_import import import_release, parse_split_name
-from devil_dataset.data import iter_slice
 from devil_dataset.core.errors import DevilError
+from devil_dataset.data import iter_slice
 
 
 def _png(array) -> bytes:
@@ -62,13 +62,13 @@ def test_parse_split_names():
 
 def test_import_pairs_sorted_and_keeps_pixels(tmp_path):
     videos = release_videos(tmp_path / "flickr-all.tar", ["userb-v1-00001", "usera-v2-00000", "usera-v2-00001"])
-    masks = release_masks(tmp_path / "fvi-fgd-h.tar",
-                          ["devil_fgs-l_fgm-h_fgd-h_00007", "devil_fgs-h_fgm-l_fgd-h_00002", "devil_fgs-h_fgm-h_fgd-h_00900"])
+    masks = release_masks(tmp_path / "fvi-fgd-h.tar", ["devil_fgs-l_fgm-h_fgd-h_00007", "devil_fgs-h_fgm-l_fgd-h_00002",
+                                                       "devil_fgs-h_fgm-h_fgd-h_00900"])
     cm_videos = release_videos(tmp_path / "flickr-cm-h.tar", ["userc-v9-00000", "usera-v2-00000"], frames=6, seed=5)
     cm_masks = release_masks(tmp_path / "fvi-all.tar", ["m-a", "m-b"], frames=4, seed=6)  # shorter mask: cycled
     out = tmp_path / "ds"
-    result = import_release([tmp_path / n for n in ("flickr-all.tar", "fvi-fgd-h.tar", "flickr-cm-h.tar", "fvi-all.tar")],
-                            out, progress=False)
+    archives = [tmp_path / n for n in ("flickr-all.tar", "fvi-fgd-h.tar", "flickr-cm-h.tar", "fvi-all.tar")]
+    result = import_release(archives, out, progress=False)
     assert set(result.config_rows) == {"fg_displacement_high", "camera_motion_high", "all"}
     assert result.missing["camera_motion_low"] == ["flickr-cm-l"]
     rows = list(iter_slice(out, "fg_displacement_high"))
@@ -93,7 +93,8 @@ def test_import_pairs_sorted_and_keeps_pixels(tmp_path):
 
     ds = datasets.load_dataset(str(out), "fg_displacement_high", split="test", cache_dir=str(tmp_path / "cache"))
     assert ds["clip_id"] == sorted(videos)
-    assert datasets.load_dataset(str(out), split="test", cache_dir=str(tmp_path / "cache")).num_rows == 2  # default: all
+    # the default config: all
+    assert datasets.load_dataset(str(out), split="test", cache_dir=str(tmp_path / "cache")).num_rows == 2
     assert "flickr-cm-h.tar" in (out / "README.md").read_text()
 
 
@@ -151,7 +152,7 @@ def test_import_of_release_layout_agrees_with_the_slice_writer(tmp_path):
     for name, rows in expected.items():
         got = list(iter_slice(tmp_path / "out", name))
         assert [r["release_index"] for r in got] == [p.release_index for p in plan.pairs[name]] == [0, 1, 2]
-        for r, (frames, hole), pair in zip(got, rows, plan.pairs[name]):
+        for r, (frames, hole), _pair in zip(got, rows, plan.pairs[name]):
             assert np.array_equal(r["frames"], frames)  # same clip ...
             assert np.array_equal(r["hole"], hole)  # ... same mask with the same reversal flag, same row
         # rows really differ, so a wrong order could not pass
@@ -168,7 +169,8 @@ def _bomb_png(width: int = 30000, height: int = 30000) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\x00" * 16)) + chunk(b"IEND", b"")
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\x00" * 16))
+            + chunk(b"IEND", b""))
 
 
 @pytest.mark.parametrize("pixels", [30000 * 30000, 12000 * 12000])  # above 2x Pillow's limit: error; above 1x: warning

@@ -122,20 +122,54 @@ def test_corrected_rank_mode_differs_only_where_nan_matters():
     assert corrected["all"] == release["all"] and corrected["fg_size_low"] == release["fg_size_low"]
 
 
-# Pinned: computed once by ``release_folders(<pinned_records() as a DataFrame>, per_slice=4, tail=4)`` (the release's rules on a fixed
-# 25-clip table; floor(0.16 * 25) = 4). Guards pairing parity in a bare checkout, independent of pandas.
+# Pinned: computed once by ``release_folders(<pinned_records() as a DataFrame>, per_slice=4, tail=4)`` (the release's
+# rules on a fixed 25-clip table; floor(0.16 * 25) = 4). Guards pairing parity in a bare checkout, independent of
+# pandas.
 PINNED_FOLDERS = {
-    'all': [['u1-v-00001', 'fgs-h_fgm-l_fgd-l', 69, False], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 675, True], ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u4-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False]],
-    'fg_displacement_low': [['u1-v-00001', 'fgs-l_fgm-h_fgd-l', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 668, True], ['u5-v-00000', 'fgs-l_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-h_fgd-l', 363, True]],
-    'fg_displacement_high': [['u1-v-00001', 'fgs-l_fgm-h_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-h', 668, True], ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 616, False], ['u4-v-00000', 'fgs-l_fgm-h_fgd-h', 363, True]],
-    'fg_motion_low': [['u1-v-00001', 'fgs-l_fgm-l_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-l_fgd-h', 668, True], ['u5-v-00000', 'fgs-l_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-l_fgd-h', 363, True]],
-    'fg_motion_high': [['u1-v-00001', 'fgs-l_fgm-h_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-h', 668, True], ['u5-v-00000', 'fgs-l_fgm-h_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-h_fgd-h', 363, True]],
-    'fg_size_low': [['u1-v-00001', 'fgs-l_fgm-l_fgd-h', 230, True], ['u0-v-00002', 'fgs-l_fgm-h_fgd-h', 668, True], ['u5-v-00000', 'fgs-l_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-l_fgd-h', 363, True]],
-    'fg_size_high': [['u1-v-00001', 'fgs-h_fgm-l_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-h', 668, True], ['u5-v-00000', 'fgs-h_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-h_fgm-l_fgd-h', 363, True]],
-    'bg_scene_motion_low': [['u0-v-00003', 'fgs-h_fgm-l_fgd-l', 69, False], ['u1-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True], ['u1-v-00002', 'fgs-l_fgm-l_fgd-h', 385, True], ['u2-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False]],
-    'bg_scene_motion_high': [['u1-v-00000', 'fgs-h_fgm-l_fgd-l', 69, False], ['u3-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True], ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u6-v-00002', 'fgs-h_fgm-h_fgd-h', 543, False]],
-    'camera_motion_low': [['u2-v-00000', 'fgs-h_fgm-l_fgd-l', 69, False], ['u4-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True], ['u4-v-00002', 'fgs-l_fgm-l_fgd-h', 385, True], ['u5-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False]],
-    'camera_motion_high': [['u0-v-00001', 'fgs-h_fgm-l_fgd-l', 69, False], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 675, True], ['u1-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u4-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False]],
+    'all': [
+        ['u1-v-00001', 'fgs-h_fgm-l_fgd-l', 69, False], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u4-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
+    ],
+    'fg_displacement_low': [
+        ['u1-v-00001', 'fgs-l_fgm-h_fgd-l', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 668, True],
+        ['u5-v-00000', 'fgs-l_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-h_fgd-l', 363, True],
+    ],
+    'fg_displacement_high': [
+        ['u1-v-00001', 'fgs-l_fgm-h_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-h', 668, True],
+        ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 616, False], ['u4-v-00000', 'fgs-l_fgm-h_fgd-h', 363, True],
+    ],
+    'fg_motion_low': [
+        ['u1-v-00001', 'fgs-l_fgm-l_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-l_fgd-h', 668, True],
+        ['u5-v-00000', 'fgs-l_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-l_fgd-h', 363, True],
+    ],
+    'fg_motion_high': [
+        ['u1-v-00001', 'fgs-l_fgm-h_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-h', 668, True],
+        ['u5-v-00000', 'fgs-l_fgm-h_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-h_fgd-h', 363, True],
+    ],
+    'fg_size_low': [
+        ['u1-v-00001', 'fgs-l_fgm-l_fgd-h', 230, True], ['u0-v-00002', 'fgs-l_fgm-h_fgd-h', 668, True],
+        ['u5-v-00000', 'fgs-l_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-l_fgm-l_fgd-h', 363, True],
+    ],
+    'fg_size_high': [
+        ['u1-v-00001', 'fgs-h_fgm-l_fgd-h', 230, True], ['u0-v-00002', 'fgs-h_fgm-h_fgd-h', 668, True],
+        ['u5-v-00000', 'fgs-h_fgm-l_fgd-l', 616, False], ['u4-v-00000', 'fgs-h_fgm-l_fgd-h', 363, True],
+    ],
+    'bg_scene_motion_low': [
+        ['u0-v-00003', 'fgs-h_fgm-l_fgd-l', 69, False], ['u1-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u1-v-00002', 'fgs-l_fgm-l_fgd-h', 385, True], ['u2-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
+    ],
+    'bg_scene_motion_high': [
+        ['u1-v-00000', 'fgs-h_fgm-l_fgd-l', 69, False], ['u3-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u6-v-00002', 'fgs-h_fgm-h_fgd-h', 543, False],
+    ],
+    'camera_motion_low': [
+        ['u2-v-00000', 'fgs-h_fgm-l_fgd-l', 69, False], ['u4-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u4-v-00002', 'fgs-l_fgm-l_fgd-h', 385, True], ['u5-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
+    ],
+    'camera_motion_high': [
+        ['u0-v-00001', 'fgs-h_fgm-l_fgd-l', 69, False], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u1-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u4-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
+    ],
 }
 
 

@@ -10,8 +10,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import pytest
 
-from devil_dataset.builder.release_rebuild import (REPORT_NAME, iter_release_frames, parse_source_name,
-                                                   rebuild_release, report_summary)
+from devil_dataset.builder.build_options import BuildHooks, BuildOptions
+from devil_dataset.builder.release_rebuild import (
+    REPORT_NAME,
+    iter_release_frames,
+    parse_source_name,
+    rebuild_release,
+    report_summary,
+)
 from devil_dataset.cli import main
 from devil_dataset.sources.catalog import load_catalog
 
@@ -106,9 +112,9 @@ def rebuilt(tmp_path_factory):
     indexed_video(src / f"{USERS[2]}-{IDS[3]}.mp4", 40, (1920, 1080), preset="ultrafast")
     indexed_video(src / f"{USERS[2]}-12345.mp4", 2)
     out = tmp_path_factory.mktemp("rebuilt") / "devil"
-    opts = dict(size=SIZE, mask_loader=fake_mask, progress=False,
-                camera_scorer=lambda f: float(f[::9, ::16, ::16, 0].mean()),
-                scene_scorer=lambda f: float(f[::9, ::16, ::16, 2].std()))
+    opts = dict(options=BuildOptions(size=SIZE, progress=False),
+                hooks=BuildHooks(mask_loader=fake_mask, camera_scorer=lambda f: float(f[::9, ::16, ::16, 0].mean()),
+                                 scene_scorer=lambda f: float(f[::9, ::16, ::16, 2].std())))
     result, report = rebuild_release(src, out, **opts)
     return src, out, opts, result, report
 
@@ -153,6 +159,9 @@ def test_rebuild_report(rebuilt):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["release_rebuild"]["bg_scene_motion_labels"] == "automatic score, mode 'release'"
     assert REPORT_NAME in manifest["files"]
+    assert manifest["release_rebuild"]["scene_mode"] == "release"
+    assert manifest["modes"] == {"parity": "release", "scene_mode": "release", "rank_mode": "release"}
+    assert "rank mode" not in text  # the release's ranking: no deviation to report
     assert "automatic score, mode 'release'" in (out / "README.md").read_text()
 
 

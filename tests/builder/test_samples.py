@@ -11,12 +11,21 @@ import pytest
 from devil_dataset.builder import samples
 from devil_dataset.builder.curate import curate, read_manifest
 from devil_dataset.builder.samples import (
-    SAMPLE_SCENES, camera_path, packaged_footage, render_scene, sample_clip_labels, scene, true_camera_motion_score,
-    true_label, write_sample_sources,
+    SAMPLE_SCENES,
+    camera_path,
+    packaged_footage,
+    render_scene,
+    sample_clip_labels,
+    scene,
+    true_camera_motion_score,
+    true_label,
+    write_sample_sources,
 )
+from devil_dataset.core.engines import get_engine
 from devil_dataset.core.errors import DevilError
 
 SIZE = (160, 96)
+IN_PROCESS = get_engine("local")  # the sources rendered one after the other in this process
 
 
 def _shift(a: np.ndarray, b: np.ndarray, rows=slice(None)) -> tuple[float, float]:
@@ -106,7 +115,8 @@ def test_foliage_sways_under_a_still_camera():
 
 def test_write_sources_curate_and_ground_truth(tmp_path, monkeypatch):
     src = tmp_path / "src"
-    paths = write_sample_sources(src, size=SIZE, num_frames=50, count=3, cut_sources=1, progress=False)
+    paths = write_sample_sources(src, size=SIZE, num_frames=50, count=3, cut_sources=1, progress=False,
+                                 engine=IN_PROCESS)
     names = [p.name for p in paths]
     assert names == ["scene-00-still_static.mp4", "scene-01-jitter_static.mp4", "scene-02-still_water.mp4",
                      "cut-00-still_water-pan_static.mp4"]
@@ -116,7 +126,8 @@ def test_write_sources_curate_and_ground_truth(tmp_path, monkeypatch):
     before = {p.name: p.read_bytes() for p in paths}
     with monkeypatch.context() as m:  # resume: stored sources with their recorded checksum are not rendered again
         m.setattr(samples, "render_scene", lambda *a, **k: pytest.fail("re-rendered an existing source"))
-        again = write_sample_sources(src, size=SIZE, num_frames=50, count=3, cut_sources=1, progress=False)
+        again = write_sample_sources(src, size=SIZE, num_frames=50, count=3, cut_sources=1, progress=False,
+                                     engine=IN_PROCESS)
     assert {p.name: p.read_bytes() for p in again} == before
 
     out = tmp_path / "cur"
@@ -169,15 +180,17 @@ def test_two_shot_sources_have_a_detectable_cut():
 
 def test_sample_sources_same_files_with_worker_processes(tmp_path):
     """Rendering in two worker processes writes byte-identical videos and labels."""
-    from devil_dataset.core.atomic import file_sha256
     from devil_dataset.builder.samples import write_sample_sources
+    from devil_dataset.core.atomic import file_sha256
 
-    one = write_sample_sources(tmp_path / "one", size=(96, 64), num_frames=8, count=3, cut_sources=1, progress=False)
+    one = write_sample_sources(tmp_path / "one", size=(96, 64), num_frames=8, count=3, cut_sources=1, progress=False,
+                               engine=IN_PROCESS)
     two = write_sample_sources(tmp_path / "two", size=(96, 64), num_frames=8, count=3, cut_sources=1, progress=False,
-                               jobs=2)
+                               engine=get_engine("local", jobs=2))
     assert [p.name for p in one] == [p.name for p in two]
     assert [file_sha256(p) for p in one] == [file_sha256(p) for p in two]
-    assert (tmp_path / "one" / "sample_labels.json").read_bytes() == (tmp_path / "two" / "sample_labels.json").read_bytes()
+    labels = "sample_labels.json"
+    assert (tmp_path / "one" / labels).read_bytes() == (tmp_path / "two" / labels).read_bytes()
 
 
 def test_write_sources_removes_temporaries_left_by_a_kill(tmp_path):
@@ -185,6 +198,7 @@ def test_write_sources_removes_temporaries_left_by_a_kill(tmp_path):
     out.mkdir()
     stale = out / ".tmp-scene-00-still_static.mp4-abc"
     stale.write_bytes(b"half a video")
-    paths = write_sample_sources(out, size=(64, 48), num_frames=20, count=1, cut_sources=0, progress=False)
+    paths = write_sample_sources(out, size=(64, 48), num_frames=20, count=1, cut_sources=0, progress=False,
+                                 engine=IN_PROCESS)
     assert [p.name for p in paths] == ["scene-00-still_static.mp4"] and not stale.exists()
     assert not list(out.glob(".tmp-*"))

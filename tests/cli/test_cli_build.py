@@ -94,14 +94,15 @@ def test_build_sample_end_to_end_and_byte_identical(tmp_path, capsys):
         assert ds[0]["width"] == 832 and ds[0]["height"] == 480
 
 
-@pytest.mark.parametrize("flag, backend", [([], "auto"), (["--decoder", "decord"], "decord"), (["--decoder", "pyav"], "pyav")])
+@pytest.mark.parametrize("flag, backend", [([], "auto"), (["--decoder", "decord"], "decord"),
+                                           (["--decoder", "pyav"], "pyav")])
 def test_build_passes_the_decoder_choice_to_curation(tmp_path, monkeypatch, capsys, flag, backend):
     import devil_dataset.builder.build as B
 
     seen = {}
 
-    def fake_build(sources, out, **kwargs):
-        seen.update(kwargs.get("curate_options") or {})
+    def fake_build(sources, out, options):
+        seen.update(options.curate_options)
         return B.BuildResult(out, 0, 0, 0)
 
     monkeypatch.setattr(B, "build", fake_build)
@@ -112,3 +113,61 @@ def test_build_passes_the_decoder_choice_to_curation(tmp_path, monkeypatch, caps
     with pytest.raises(SystemExit):
         main(["build", str(src), "--out", str(tmp_path / "o"), "--decoder", "opencv"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def _captured_options(monkeypatch, tmp_path, argv):
+    """The BuildOptions `devil build ARGV` passes to build() (which is replaced: nothing is built)."""
+    import devil_dataset.builder.build as B
+
+    seen = []
+    monkeypatch.setattr(B, "build", lambda sources, out, options: seen.append((sources, out, options))
+                        or B.BuildResult(out, 0, 0, 0))
+    assert main(["build", *argv, "--out", str(tmp_path / "o")]) == 0
+    (sources, out, options), = seen
+    return sources, options
+
+
+def test_build_flags_make_the_options(tmp_path, monkeypatch):
+    from devil_dataset.builder.build_options import BuildOptions
+    from devil_dataset.core.engines import Engine
+
+    src = tmp_path / "v.mp4"
+    src.write_bytes(b"x")
+    (tmp_path / "bg.csv").write_text("clip_id,label\nv-00000,high\n")
+    sources, options = _captured_options(monkeypatch, tmp_path, [str(src)])
+    assert [str(s) for s in sources] == [str(src)]
+    assert options == BuildOptions(curate_options={"backend": "auto"})  # the flags' defaults are the options'
+    _, options = _captured_options(monkeypatch, tmp_path, [
+        str(src), "--seed", "3", "--resolution", "64x48", "--frame-format", "png", "--license", "cc-by-4.0",
+        "--detector", "orb", "--bg-labels", str(tmp_path / "bg.csv"), "--jobs", "2", "--quiet", "--decoder", "pyav",
+        "--parity", "corrected", "--rank-mode", "release"])
+    assert options == BuildOptions(seed=3, size=(64, 48), frame_format="png", license="cc-by-4.0", detector="orb",
+                                   bg_labels={"v-00000": "high"}, engine=Engine("local", 2), progress=False,
+                                   curate_options={"backend": "pyav"}, parity="corrected", rank_mode="release")
+    assert options.modes() == {"parity": "corrected", "scene_mode": "corrected", "rank_mode": "release"}
+    _, options = _captured_options(monkeypatch, tmp_path, ["--sample", "--scene-mode", "corrected"])
+    assert options.sample and options.modes() == {"parity": "release", "scene_mode": "corrected",
+                                                  "rank_mode": "release"}
+
+
+def test_release_rebuild_gets_the_same_options(tmp_path, monkeypatch, capsys):
+    import devil_dataset.builder.release_rebuild as R
+
+    seen = []
+
+    def fake_rebuild(sources_dir, out, options):
+        seen.append(options)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(R, "rebuild_release", fake_rebuild)
+    with pytest.raises(SystemExit):
+        main(["build", "--release-sources", str(tmp_path), "--out", str(tmp_path / "o"), "--parity", "corrected"])
+    assert seen[0].modes() == {"parity": "corrected", "scene_mode": "corrected", "rank_mode": "corrected"}
+
+
+def test_build_parity_flag_errors(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["build", "--sample", "--out", str(tmp_path / "o"), "--parity", "strict"])
+    assert exc.value.code == 2 and "invalid choice: 'strict'" in capsys.readouterr().err
+    assert main(["build", "--sample", "--out", str(tmp_path / "o"), "--ray-address", "h:1"]) == 2
+    assert "--ray-address needs --engine ray" in capsys.readouterr().err

@@ -37,6 +37,28 @@ def test_evaluate_json_and_out(tmp_path, capsys):
     assert json.loads(out.read_text()) == doc
 
 
+@pytest.mark.parametrize("flags, modes", [
+    ([], ("release", "release", "release")),
+    (["--parity", "corrected"], ("corrected", "standard", "corrected")),
+    (["--parity", "corrected", "--ssim-mode", "release"], ("corrected", "release", "corrected")),
+    (["--pvcs-mode", "corrected"], ("release", "release", "corrected")),
+])
+def test_evaluate_parity_flag_sets_the_modes_and_results_record_them(tmp_path, capsys, flags, modes):
+    gt, pred = _write_clips(tmp_path)
+    assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "ssim", "--json",
+                 "--no-progress", *flags]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    options = doc["provenance"]["options"]
+    assert (options["parity"], options["ssim_mode"], options["pvcs_mode"]) == modes
+    assert doc["provenance"]["metrics"]["ssim"]["data_range"] == {"release": 2.0, "standard": 1.0}[modes[1]]
+
+
+def test_evaluate_refuses_an_unknown_parity(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--gt-dir", ".", "--pred-dir", ".", "--parity", "strict"])
+    assert exc.value.code == 2 and "invalid choice: 'strict'" in capsys.readouterr().err
+
+
 def test_evaluate_human_summary(tmp_path, capsys):
     gt, pred = _write_clips(tmp_path)
     assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr",

@@ -6,8 +6,8 @@ import pytest
 
 import devil_dataset.data
 from devil_dataset.cli import main
-from devil_dataset.inpaint import get_inpainter
 from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
+from devil_dataset.inpaint import get_inpainter
 
 
 def _rows():
@@ -47,7 +47,8 @@ def test_dataset_mode_writes_layout_and_resumes(tmp_path, capsys, inpaint_cli_sl
     pred = read_frame_pngs(out / "v2", "pred")
     assert np.array_equal(pred, get_inpainter("aligned-copy")(rows[2]["frames"], rows[2]["hole"]))
     # the same folder for another slice is refused (clip ids repeat across slices with other masks)
-    assert main(["inpaint", "--method", "aligned-copy", "--dataset", "ds", "--config", "fg_size_low", "--out", str(out)]) == 2
+    argv = ["inpaint", "--method", "aligned-copy", "--dataset", "ds", "--config", "fg_size_low", "--out", str(out)]
+    assert main(argv) == 2
     assert "holds predictions of another run" in capsys.readouterr().err
 
 
@@ -86,5 +87,6 @@ def test_errors_exit_2(tmp_path, capsys, inpaint_cli_slice):
         main(["inpaint", "--method", "telea", "--inputs", str(tmp_path / "missing"), "--out", out])
     assert exc.value.code == 2
     with pytest.raises(SystemExit) as exc:
-        main(["inpaint", "--method", "m", "--inputs", str(tmp_path), "--out", out, "--command", "a", "--callable", "b:c"])
+        main(["inpaint", "--method", "m", "--inputs", str(tmp_path), "--out", out, "--command", "a",
+              "--callable", "b:c"])
     assert exc.value.code == 2

@@ -1,4 +1,4 @@
-"""`devil label camera-motion|scene-motion|import-bg-labels|rank|validate`: outputs and bad inputs."""
+"""`devil label camera-motion|scene-motion|import-bg-labels|rank|bg-scene-motion`: outputs and bad inputs."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from devil_dataset.builder.samples import render_scene, scene
-from devil_dataset.core.video_io import write_video
 from devil_dataset.cli import build_parser, main
+from devil_dataset.core.video_io import write_video
 
 
 def _run(args, capsys):
@@ -99,6 +99,10 @@ def test_rank_from_scores_json(tmp_path, capsys):
     assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "c11"]}
     code, out, _ = _run(["label", "rank", str(p)], capsys)  # release: the null score ranks above +inf
     assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["broken", "flat"]}
+    code, out, _ = _run(["label", "rank", str(p), "--parity", "corrected"], capsys)  # --parity sets --mode
+    assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "c11"]}
+    code, out, _ = _run(["label", "rank", str(p), "--parity", "corrected", "--mode", "release"], capsys)
+    assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["broken", "flat"]}  # --mode wins
     code, out, _ = _run(["label", "rank", str(p), "--threshold", "0.05", "1.0"], capsys)
     assert json.loads(out) == {"low": ["c00"], "high": ["flat", "c11", "c10"]}
     p.write_text(json.dumps({"a": "high"}))
@@ -110,11 +114,7 @@ def test_help_has_examples():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices["label"]
     names = next(a for a in sub._actions if a.dest == "label_command").choices
-    assert set(names) == {"camera-motion", "scene-motion", "import-bg-labels", "rank", "validate", "bg-scene-motion"}
+    assert set(names) == {"camera-motion", "scene-motion", "import-bg-labels", "rank", "bg-scene-motion"}
     for p in names.values():
         assert "devil label" in p.epilog and p.description
 
-
-def test_validate_rejects_unknown_detector(capsys):
-    code, _, err = _run(["label", "validate", "--detectors", "akaze", "--quick"], capsys)
-    assert code == 2 and "akaze" in err

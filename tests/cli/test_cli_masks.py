@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from devil_dataset.core.mask_store import read_stored, stored_mask
 from devil_dataset.cli import main
+from devil_dataset.core.mask_store import read_stored, stored_mask
 
 PRESET = "fgs-l_fgm-l_fgd-h"
 
@@ -124,5 +124,6 @@ def test_render_cleans_temporaries_left_by_a_kill(tmp_path, capsys):
     stale = tmp_path / "out" / f"devil_{PRESET}" / ".tmp-00000-abc"
     stale.mkdir(parents=True)
     (stale / "frame_0000_mask.png").write_bytes(b"half")
-    code, _, _ = _run(["masks", "render", "--preset", PRESET, "--num-frames", "1", "--out", str(tmp_path / "out")], capsys)
+    code, _, _ = _run(["masks", "render", "--preset", PRESET, "--num-frames", "1", "--out", str(tmp_path / "out")],
+                      capsys)
     assert code == 0 and not stale.exists()

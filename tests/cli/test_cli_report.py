@@ -18,3 +18,30 @@ def test_report_html_flag(tmp_path, capsys):
     text = (tmp_path / "html" / "index.html").read_text()
     assert "by SSIM" in text and len(re.findall(r"<video ", text)) == 24
     assert "index.html" in capsys.readouterr().err
+
+
+def _doc(method: str, slice_name: str, psnr: float, videos: int = 3) -> dict:
+    return {"format": "devil-results", "format_version": 1, "method": method, "slice": slice_name,
+            "num_videos": videos, "summary": {"psnr": psnr}, "videos": {}}
+
+
+def test_report_findings_flag_checks_the_trends_on_any_results(tmp_path, capsys):
+    import json
+
+    docs = [_doc("telea", "fg_size_low", 30.0), _doc("telea", "fg_size_high", 25.0, videos=4),
+            _doc("aligned-copy", "fg_size_low", 40.0), _doc("aligned-copy", "fg_size_high", 41.0, videos=4)]
+    paths = [write_results(tmp_path / f"{d['method']}_{d['slice']}.json", d) for d in docs]
+    assert main(["report", *map(str, paths), "--findings", "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    out = capsys.readouterr()
+    assert "Findings (paper section 6):" in out.out and "**not held**: fg_size_high is harder" in out.out
+    assert "Not harder for: aligned-copy psnr" in out.out and "fg_size_low: 3 videos, fg_size_high: 4 videos" in out.out
+    assert "wrote 6 files" in out.err
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())
+    assert [f["held"] for f in findings] == [False, None, None]
+    assert (tmp_path / "out" / "findings.md").read_text() in out.out
+
+
+def test_report_without_findings_flag_writes_no_findings(tmp_path, capsys):
+    paths = [write_results(tmp_path / f"{s}.json", _doc("telea", s, 30.0)) for s in ("fg_size_low", "fg_size_high")]
+    assert main(["report", *map(str, paths), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert "Findings" not in capsys.readouterr().out and not (tmp_path / "out" / "findings.md").exists()

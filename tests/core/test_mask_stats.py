@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
+from devil_dataset.core.cover_crop import cover_crop_mask
 from devil_dataset.core.mask_stats import MaskStats, centroids, mask_stats, shifted_intersection, summarize
 from devil_dataset.core.mask_store import stored_mask
 from devil_dataset.core.masks import PRESETS, mask_seed, render_mask
-from devil_dataset.core.cover_crop import cover_crop_mask
 
 DIAG = math.hypot(832, 480)
 

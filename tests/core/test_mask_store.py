@@ -8,14 +8,21 @@ import numpy as np
 import pytest
 
 from devil_dataset.core import mask_store
-from devil_dataset.core.mask_stats import mask_stats
-from devil_dataset.core.mask_store import (
-    output_path, read_mask_folder, read_mask_npz, read_stored, render_masks_at, store_mask, stored_mask,
-    time_reverse, write_mask_npz,
-)
-from devil_dataset.core.masks import mask_seed, render_mask
 from devil_dataset.core.cover_crop import cover_crop_mask
 from devil_dataset.core.errors import DevilError
+from devil_dataset.core.mask_stats import mask_stats
+from devil_dataset.core.mask_store import (
+    output_path,
+    read_mask_folder,
+    read_mask_npz,
+    read_stored,
+    render_masks_at,
+    store_mask,
+    stored_mask,
+    time_reverse,
+    write_mask_npz,
+)
+from devil_dataset.core.masks import mask_seed, render_mask
 from devil_dataset.core.release_format import read_mask_pngs
 
 FIXTURES = Path(__file__).parents[2].parent / "shared" / "fixtures" / "original-masks"

@@ -8,8 +8,16 @@ import pytest
 from PIL import Image, ImageDraw
 
 from devil_dataset.core.masks import (
-    PRESETS, RELEASE_NUM_FRAMES, RELEASE_SIZE, _packed_hole, border_gaps, get_preset, iter_mask_images, mask_seed,
-    render_mask, render_mask_packed,
+    PRESETS,
+    RELEASE_NUM_FRAMES,
+    RELEASE_SIZE,
+    _packed_hole,
+    border_gaps,
+    get_preset,
+    iter_mask_images,
+    mask_seed,
+    render_mask,
+    render_mask_packed,
 )
 
 # ../shared/fixtures next to the checkout (tests/builder/this_file -> parents[2] is the repository root).
@@ -196,10 +204,20 @@ def test_fast_path_follows_the_release_vertex_paths():
         assert fast == release, preset
 
 
+def test_both_physics_paths_run_one_body():
+    """The NumPy path (render_mask) and the Python-float path (render_mask_scaled) are one function body built for
+    two numeric backends, not two hand copies."""
+    from devil_dataset.core import masks
+
+    assert masks._move.__code__ is masks._move_float.__code__
+    assert masks._add_polar.__code__ is masks._add_polar_float.__code__
+    assert masks._move is not masks._move_float
+
+
 def test_render_mask_scaled_is_close_to_render_then_cover_crop():
+    from devil_dataset.core.cover_crop import cover_crop_mask
     from devil_dataset.core.mask_stats import mask_stats
     from devil_dataset.core.masks import render_mask_scaled
-    from devil_dataset.core.cover_crop import cover_crop_mask
 
     for k, preset in enumerate(PRESETS):
         ref = cover_crop_mask(render_mask(preset, mask_seed(k), num_frames=8), (832, 480))

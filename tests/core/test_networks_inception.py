@@ -49,7 +49,8 @@ def test_missing_weights(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not __import__("devil_dataset.core.weights", fromlist=["x"]).available("inception"),
-                    reason="pt_inception-2015-12-05-6726825d.pth is not in the weights cache (devil weights import PATH)")
+                    reason="pt_inception-2015-12-05-6726825d.pth is not in the weights cache "
+                    "(devil weights import PATH)")
 def test_real_fid_weights_load_and_verify():
     from devil_dataset.core.weights import weights_info
 

@@ -1,10 +1,16 @@
 """The slice table (SPEC section 6)."""
+import pytest
+
 from devil_dataset.core.masks import PRESETS
 from devil_dataset.core.slices import (
-    ATTRIBUTES, MASK_SUBSETS, SLICES, VIDEO_SUBSETS, mask_presets_for, release_mask_ids, slice_for,
+    ATTRIBUTES,
+    MASK_SUBSETS,
+    SLICES,
+    VIDEO_SUBSETS,
+    mask_presets_for,
+    release_mask_ids,
+    slice_for,
 )
-
-import pytest
 
 
 def test_ten_slices_plus_all():
@@ -26,7 +32,8 @@ def test_slice_subsets_follow_spec(name, videos, masks):
 
 
 def test_mask_subset_presets_in_release_order():
-    assert mask_presets_for("fgd-h") == ("fgs-h_fgm-h_fgd-h", "fgs-h_fgm-l_fgd-h", "fgs-l_fgm-h_fgd-h", "fgs-l_fgm-l_fgd-h")
+    assert mask_presets_for("fgd-h") == ("fgs-h_fgm-h_fgd-h", "fgs-h_fgm-l_fgd-h", "fgs-l_fgm-h_fgd-h",
+                                         "fgs-l_fgm-l_fgd-h")
     assert mask_presets_for("all") == tuple(sorted(PRESETS))
     for subset in MASK_SUBSETS[1:]:
         presets = mask_presets_for(subset)

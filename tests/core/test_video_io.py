@@ -7,10 +7,15 @@ import numpy as np
 import pytest
 
 from devil_dataset.core import video_io
-from devil_dataset.core.video_io import (
-    decord_available, iter_frames, load_clip, probe_video, read_video, write_video,
-)
 from devil_dataset.core.errors import DevilError
+from devil_dataset.core.video_io import (
+    decord_available,
+    iter_frames,
+    load_clip,
+    probe_video,
+    read_video,
+    write_video,
+)
 
 
 def test_round_trip_is_close_and_keeps_shape_and_rate(tmp_path, curate_pan):

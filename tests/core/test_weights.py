@@ -13,9 +13,9 @@ import urllib.error
 import pytest
 import torch
 
-from devil_dataset.core.errors import DevilError, WeightsCorruptError, WeightsMissingError
 from devil_dataset.core import weights as W
 from devil_dataset.core.atomic import file_sha256
+from devil_dataset.core.errors import DevilError, WeightsCorruptError, WeightsMissingError
 
 
 @pytest.fixture
@@ -102,7 +102,8 @@ def test_import_unhashed_file_records_hash(weights_cache, tmp_path, toy_entry):
     assert info["sha256"] == file_sha256(src) and info["verified"] == "recorded"
     save_state(dst, 2.0)  # a changed file no longer matches the recorded hash
     assert W.weights_info("toy")["verified"] == "mismatch"
-    with pytest.raises(WeightsCorruptError, match=r"toy\.pt: corrupt or wrong weights file.*devil weights download toy"):
+    with pytest.raises(WeightsCorruptError,
+                       match=r"toy\.pt: corrupt or wrong weights file.*devil weights download toy"):
         W.load_state_dict("toy")
 
 
@@ -127,7 +128,8 @@ def test_malicious_pickle_as_rgb_imagenet_never_runs(weights_cache, tmp_path, mo
     assert not W.available("i3d") and not marker.exists()
     weights_cache.mkdir(parents=True, exist_ok=True)  # planted straight into the cache, bypassing import
     shutil.copyfile(evil, weights_cache / "rgb_imagenet.pt")
-    with pytest.raises(WeightsCorruptError, match=r"rgb_imagenet\.pt: not a readable weights file.*devil weights download i3d --force"):
+    with pytest.raises(WeightsCorruptError,
+                       match=r"rgb_imagenet\.pt: not a readable weights file.*devil weights download i3d --force"):
         W.load_state_dict("i3d")
     with pytest.raises(WeightsCorruptError):
         PVCSMetric(EvalOptions())  # what `devil evaluate --metrics pvcs` builds
@@ -186,7 +188,8 @@ def test_download_streams_from_a_local_server_and_verifies(weights_cache, tmp_pa
     good = save_state(root / "good.pt").read_bytes()
     shutil.copyfile(root / "good.pt", root / "rgb_imagenet.pt")
     pin_i3d_to(monkeypatch, root / "good.pt")
-    monkeypatch.setitem(W.KNOWN_WEIGHTS, "i3d", dataclasses.replace(W.KNOWN_WEIGHTS["i3d"], url=f"{base}/rgb_imagenet.pt"))
+    monkeypatch.setitem(W.KNOWN_WEIGHTS, "i3d",
+                        dataclasses.replace(W.KNOWN_WEIGHTS["i3d"], url=f"{base}/rgb_imagenet.pt"))
     path = W.download("i3d", progress=False)
     assert path.read_bytes() == good and W.weights_info("i3d")["verified"] == "git-blob"
     save_state(root / "rgb_imagenet.pt", 5.0)  # the server now serves another file: refused, cache unchanged
@@ -227,7 +230,8 @@ def test_download_offline_raises_missing_with_import_command(weights_cache, monk
         raise urllib.error.URLError("network is unreachable")
 
     monkeypatch.setattr(W, "_fetch", offline)
-    with pytest.raises(WeightsMissingError, match=r"rgb_imagenet\.pt: could not be downloaded.*devil weights import PATH"):
+    with pytest.raises(WeightsMissingError,
+                       match=r"rgb_imagenet\.pt: could not be downloaded.*devil weights import PATH"):
         W.download("i3d")
     assert not W.available("i3d")
     assert not list(weights_cache.glob(".tmp-*")) if weights_cache.exists() else True

@@ -40,16 +40,16 @@ def data_write_sources(directory, count: int = 6, size=(80, 48)) -> list:
     return paths
 
 
-def data_build(sources, out, **kwargs):
+def data_build(sources, out):
     """Build with fake scorers and masks (fast); scores are distinct so the ranking is well defined."""
     from devil_dataset.builder.build import build
+    from devil_dataset.builder.build_options import BuildHooks, BuildOptions
 
-    opts = dict(size=DATA_SIZE, curate_options={"min_size": (64, 48)},
-                camera_scorer=lambda f: float(f[:, :, :, 0].mean()) / 255.0,
-                scene_scorer=lambda f: float(np.abs(np.diff(f[:5].astype(int), axis=0)).mean()),
-                mask_loader=data_fake_mask, progress=False)
-    opts.update(kwargs)
-    return build(sources, out, **opts)
+    options = BuildOptions(size=DATA_SIZE, curate_options={"min_size": (64, 48)}, progress=False)
+    hooks = BuildHooks(camera_scorer=lambda f: float(f[:, :, :, 0].mean()) / 255.0,
+                       scene_scorer=lambda f: float(np.abs(np.diff(f[:5].astype(int), axis=0)).mean()),
+                       mask_loader=data_fake_mask)
+    return build(sources, out, options, hooks=hooks)
 
 
 @pytest.fixture(scope="session")

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 import pytest
+import torch
 
-from devil_dataset.data import as_torch, collate_videos, iter_slice, load_slice, row_arrays
 from devil_dataset.core.errors import DevilError
 from devil_dataset.core.slices import SLICES
+from devil_dataset.data import as_torch, collate_videos, iter_slice, load_slice, row_arrays
 
 
 def test_load_dataset_every_config_map_and_streaming(data_tiny_dataset, data_hf_cache):
@@ -84,7 +84,8 @@ def test_torch_dataloader_two_workers(data_tiny_dataset, data_hf_cache):
     import datasets
     import torch
 
-    ds = datasets.load_dataset(str(data_tiny_dataset), "all", split="test", cache_dir=data_hf_cache).with_format("torch")
+    ds = datasets.load_dataset(str(data_tiny_dataset), "all", split="test",
+                               cache_dir=data_hf_cache).with_format("torch")
     batches = list(torch.utils.data.DataLoader(ds, batch_size=1, num_workers=2))  # default collate
     assert len(batches) == 2 and batches[0]["frames"].dtype == torch.uint8
     assert batches[0]["frames"].shape[2:] == (3, 48, 64) and batches[0]["hole"].dtype == torch.bool
@@ -113,7 +114,8 @@ def test_as_torch_on_a_map_style_slice_reads_bytes_without_rewriting_the_cache(d
     fast = as_torch(ds, channels_first=True)
     assert len(fast) == len(ds) == 2 and fast.column_names == ds.column_names
     rows = fast.__getitems__([1, 0])
-    assert [r["clip_id"] for r in rows] == [ds[1]["clip_id"], ds[0]["clip_id"]] and fast[-1]["clip_id"] == ds[1]["clip_id"]
+    assert [r["clip_id"] for r in rows] == [ds[1]["clip_id"], ds[0]["clip_id"]]
+    assert fast[-1]["clip_id"] == ds[1]["clip_id"]
     assert torch.equal(rows[0]["frames"], ds.with_format("torch")[1]["frames"])
     batch = next(iter(torch.utils.data.DataLoader(fast, batch_size=2, collate_fn=collate_videos)))
     assert batch["clip_id"] == ds["clip_id"] and batch["frames"].shape[2] == 3

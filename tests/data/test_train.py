@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from devil_dataset.data import InpaintingTrainDataset, worker_init_fn
 from devil_dataset.core.errors import DevilError
+from devil_dataset.data import InpaintingTrainDataset, worker_init_fn
 
 
 def _renderer(calls=None):
@@ -32,7 +32,8 @@ def _same(a, b):
 
 
 def test_reproducible_per_seed_and_epoch(data_tiny_dataset):
-    kw = dict(num_frames=8, samples_per_epoch=6, mask_renderer=_renderer(), presets=["fgs-h_fgm-h_fgd-h", "fgs-l_fgm-l_fgd-l"])
+    kw = dict(num_frames=8, samples_per_epoch=6, mask_renderer=_renderer(),
+              presets=["fgs-h_fgm-h_fgd-h", "fgs-l_fgm-l_fgd-l"])
     a, b = InpaintingTrainDataset(data_tiny_dataset, **kw), InpaintingTrainDataset(data_tiny_dataset, **kw)
     ia, ib = _items(a), _items(b)
     assert all(_same(x, y) for x, y in zip(ia, ib))
@@ -129,8 +130,8 @@ def _plain_renderer(preset, seed, num_frames):  # picklable (module level)
 
 def test_default_masks_are_drawn_at_the_clip_size_and_release_mode_is_the_benchmark_path(data_tiny_dataset):
     """Issue 14: the default (scaled) masks, and masks="release" (1080p render + cover crop), give the same windows."""
-    from devil_dataset.core.masks import mask_seed, render_mask, render_mask_scaled
     from devil_dataset.core.cover_crop import cover_crop_mask
+    from devil_dataset.core.masks import mask_seed, render_mask, render_mask_scaled
 
     kw = dict(num_frames=4, samples_per_epoch=6, reverse_prob=0.5, seed=3)
     fast = InpaintingTrainDataset(data_tiny_dataset, **kw)

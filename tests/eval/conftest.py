@@ -1,4 +1,8 @@
-"""Fixtures of the evaluation tests (prefixed ``eval_``): tiny generated videos and release-layout folders."""
+"""Fixtures of the evaluation tests (prefixed ``eval_``): tiny generated videos and release-layout folders.
+
+The plain generators (:func:`make_video`, :func:`panning_scene`, :func:`textured_canvas`) are imported by test
+modules that build videos in module-level helpers (``from .conftest import panning_scene``).
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,14 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from devil_dataset.eval.protocol import VideoSample
 from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
+from devil_dataset.eval.protocol import VideoSample
+
+from ..conftest import load_benchmark
 
 DEVKIT = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "release-devkit"
 
 
-def make_video(seed: int, t: int = 5, h: int = 72, w: int = 96, shift: tuple[int, int] = (1, 2),
-               noise: int = 3, hole_box: tuple[int, int, int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def make_video(seed: int, t: int = 5, h: int = 72, w: int = 96, shift: tuple[int, int] = (1, 2), noise: int = 3,
+               hole_box: tuple[int, int, int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(gt, pred, hole): a textured scene panning by ``shift`` per frame, a moving box hole, a noisy prediction."""
     rng = np.random.default_rng(seed)
     dy, dx = shift
@@ -25,6 +31,12 @@ def make_video(seed: int, t: int = 5, h: int = 72, w: int = 96, shift: tuple[int
     for i in range(t):
         hole[i, y0 + i : y0 + i + hh, x0 + i : x0 + i + ww] = True
     return gt, pred, hole
+
+
+# The synthetic scenes of the reference-free validation experiment, one implementation for it and the tests.
+_REFERENCE_FREE = load_benchmark("reference_free_validation")
+textured_canvas = _REFERENCE_FREE.textured_canvas
+panning_scene = _REFERENCE_FREE.panning_scene
 
 
 @pytest.fixture

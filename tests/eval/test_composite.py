@@ -6,31 +6,43 @@ import shutil
 import numpy as np
 import pytest
 
-from devil_dataset.core.errors import DevilError
+from devil_dataset.core.errors import DevilError, InvalidInputError
+from devil_dataset.core.release_format import write_frame_pngs
 from devil_dataset.eval.composite import (
-    ClipInfo,
     DirectorySource,
     PredictionStore,
-    composite,
+    VideoShapeInfo,
     read_video_file,
     validate_clips,
 )
-from devil_dataset.eval.protocol import VideoSample
-from devil_dataset.core.release_format import write_frame_pngs
+from devil_dataset.eval.protocol import VideoSample, composite
 
 
 def test_composite_takes_known_pixels_from_gt(eval_make_video):
     gt, pred, hole = eval_make_video(0, t=2)
-    c = composite(gt, pred, hole)
+    c = composite(pred, gt, hole)
     assert np.array_equal(c[hole], pred[hole]) and np.array_equal(c[~hole], gt[~hole])
+    assert np.array_equal(c, np.where(hole[..., None], pred, gt))
     assert np.array_equal(c, VideoSample("x", gt, pred, hole).composite)
-    with pytest.raises(ValueError, match="shape mismatch"):
-        composite(gt, pred[:1], hole)
+
+
+@pytest.mark.parametrize("bad", ["pred_frames", "hole_size", "hole_3d", "pred_dtype", "hole_dtype"])
+def test_composite_rejects_mismatched_inputs_naming_them(eval_make_video, bad):
+    gt, pred, hole = eval_make_video(0, t=2)
+    args = {"pred_frames": (pred[:1], gt, hole), "hole_size": (pred, gt, hole[:, 1:]),
+            "hole_3d": (pred[0], gt[0], hole[0]), "pred_dtype": (pred.astype(np.float32), gt, hole),
+            "hole_dtype": (pred, gt, hole.astype(np.uint8))}[bad]
+    kind = "dtype" if bad.endswith("dtype") else "shape"
+    with pytest.raises(InvalidInputError, match=rf"composite: {kind} mismatch: pred .*, gt .*, hole "):
+        composite(*args)
+    with pytest.raises(InvalidInputError, match="composite: "):  # the same check wherever the composite is made
+        _ = VideoSample("x", args[1], args[0], args[2]).composite
 
 
 def test_validate_lists_every_offending_clip():
-    gt = {c: ClipInfo(c, 5, (64, 48)) for c in ("a", "b", "c", "d")}
-    pred = {"a": ClipInfo("a", 5, (64, 48)), "b": ClipInfo("b", 4, (64, 48)), "c": ClipInfo("c", 5, (32, 48))}
+    gt = {c: VideoShapeInfo(c, 5, (64, 48)) for c in ("a", "b", "c", "d")}
+    pred = {"a": VideoShapeInfo("a", 5, (64, 48)), "b": VideoShapeInfo("b", 4, (64, 48)),
+            "c": VideoShapeInfo("c", 5, (32, 48))}
     with pytest.raises(DevilError) as err:
         validate_clips(gt, pred, "preds/")
     msg = str(err.value)

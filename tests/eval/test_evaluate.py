@@ -26,8 +26,8 @@ def test_evaluate_summary_is_mean_of_videos(eval_samples):
     assert list(ev.videos) == ["clip0", "clip1", "clip2"]
     for s in eval_samples:
         row = ev.videos[s.clip_id]
-        assert row["psnr"] == pytest.approx(psnr(s.gt, s.composite), abs=1e-12)
-        assert row["ssim"] == pytest.approx(ssim(s.gt, s.composite), abs=1e-12)
+        assert row["psnr"] == pytest.approx(psnr(s.composite, s.gt), abs=1e-12)
+        assert row["ssim"] == pytest.approx(ssim(s.composite, s.gt), abs=1e-12)
         assert row["pcons_psnr_mask"] == pytest.approx(pcons_psnr_mask(s.composite, s.hole), abs=1e-12)
     for key in ("psnr", "ssim", "pcons_psnr_mask"):
         assert ev.summary[key] == pytest.approx(np.mean([r[key] for r in ev.videos.values()]), abs=1e-12)
@@ -112,7 +112,8 @@ def test_devkit_sample_scores(eval_devkit):
     ps, ss = [], []
     for t in range(21):
         g = Image.open(inputs / f"frame_{t:04d}_gt.png")
-        c = Image.composite(g, Image.open(outputs / f"frame_{t:04d}_pred.png"), Image.open(inputs / f"frame_{t:04d}_mask.png"))
+        pred, mask = Image.open(outputs / f"frame_{t:04d}_pred.png"), Image.open(inputs / f"frame_{t:04d}_mask.png")
+        c = Image.composite(g, pred, mask)
         g32, c32 = np.asarray(g, np.float32) / 255, np.asarray(c, np.float32) / 255
         ps.append(peak_signal_noise_ratio(g32, c32, data_range=1))
         ss.append(float(structural_similarity(g32, c32, win_size=7, data_range=2, channel_axis=-1)))
@@ -156,9 +157,12 @@ def test_dataset_mode_validation_lists_all_clips(eval_samples, tmp_path):
     write_frame_pngs(eval_samples[0].pred[:2], tmp_path / "m" / "clip0", "pred")
     write_frame_pngs(eval_samples[1].pred, tmp_path / "m" / "clip1", "pred")
     with pytest.raises(DevilError) as err:
-        evaluate_dataset("tiny", "all", tmp_path / "m", PIXEL, EvalOptions(), progress=False, rows=_rows(eval_samples))
+        evaluate_dataset(
+            "tiny", "all", tmp_path / "m", PIXEL, EvalOptions(), progress=False, rows=_rows(eval_samples)
+        )
     msg = str(err.value)
-    assert "2 of 3 clips" in msg and "clip0: 2 predicted frames, expected 4" in msg and "clip2: prediction missing" in msg
+    assert "2 of 3 clips" in msg and "clip0: 2 predicted frames, expected 4" in msg
+    assert "clip2: prediction missing" in msg
 
 
 def _write_tiny_dataset(root, config, samples):
@@ -166,8 +170,8 @@ def _write_tiny_dataset(root, config, samples):
     from devil_dataset.builder.dataset_writer import shard_path, write_shard
     from devil_dataset.core.dataset_schema import encode_frames, encode_hole
 
-    rows = [{"clip_id": s.clip_id, "mask_id": f"m{i}", "frames": encode_frames(s.gt, "png"), "hole": encode_hole(s.hole),
-             "num_frames": s.num_frames, "height": s.gt.shape[1], "width": s.gt.shape[2]}
+    rows = [{"clip_id": s.clip_id, "mask_id": f"m{i}", "frames": encode_frames(s.gt, "png"),
+             "hole": encode_hole(s.hole), "num_frames": s.num_frames, "height": s.gt.shape[1], "width": s.gt.shape[2]}
             for i, s in enumerate(samples)]
     write_shard(shard_path(root, config, 0, 1), rows)
     return root
@@ -211,10 +215,10 @@ def test_all_devil_metrics_in_one_pass_with_random_networks(eval_make_video):
     it the 2048-d Frechet distance and I3D on CPU."""
     import warnings
 
-    from devil_dataset.eval import metrics as M
     from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
     from devil_dataset.core.networks.inception import FIDInception, random_inception_state
     from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
+    from devil_dataset.eval import metrics as M
 
     opts = EvalOptions(device="cpu", flow="dis")
     metrics, _ = build_metrics(PIXEL, opts)

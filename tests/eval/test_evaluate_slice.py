@@ -1,12 +1,13 @@
-"""One engine: several methods in one pass over the ground truth, and jobs= merged from worker processes."""
+"""One pass: several methods over the ground truth at once, and parts scored by an engine's workers, merged."""
 from __future__ import annotations
 
 import pytest
 
+from devil_dataset.core.engines import get_engine
 from devil_dataset.core.errors import DevilError
+from devil_dataset.core.release_format import write_frame_pngs
 from devil_dataset.eval.evaluate import evaluate_dataset, evaluate_slice
 from devil_dataset.eval.protocol import EvalOptions
-from devil_dataset.core.release_format import write_frame_pngs
 
 METRICS = ["psnr", "ssim", "pcons", "warp_error"]
 
@@ -39,16 +40,19 @@ def test_three_methods_in_one_pass_equal_three_separate_runs(eval_samples, three
     assert together["negative"]["summary"]["psnr"] < together["noisy"]["summary"]["psnr"]
 
 
-def test_jobs_two_equals_jobs_one(eval_samples, three_methods):
+def test_two_workers_equal_one_process(eval_samples, three_methods):
+    """Two parts scored in the local engine's workers, merged: the documents of the in-process pass; a second
+    evaluation in the same workers (kept for the command) gives them again."""
     opts = EvalOptions(flow="dis")
     preds = {k: three_methods[k] for k in ("noisy", "perfect")}
     one = evaluate_slice("tiny", "all", preds, METRICS, opts, progress=False, rows=_rows(eval_samples))
-    two = evaluate_slice("tiny", "all", preds, METRICS, opts, jobs=2, progress=False, rows=_rows(eval_samples))
-    assert one == two
+    two = evaluate_slice("tiny", "all", preds, METRICS, opts, engine=get_engine("local", jobs=2), progress=False,
+                         rows=_rows(eval_samples))
+    again = evaluate_slice("tiny", "all", preds, METRICS, opts, engine=get_engine("local", jobs=2), progress=False,
+                           rows=_rows(eval_samples))
+    assert one == two == again
 
 
 def test_bad_arguments(eval_samples, three_methods, tmp_path):
-    with pytest.raises(DevilError, match="jobs"):
-        evaluate_slice("tiny", "all", [three_methods["noisy"]], METRICS, jobs=0, rows=_rows(eval_samples))
     with pytest.raises(DevilError, match="no method"):
         evaluate_slice("tiny", "all", {}, METRICS, rows=_rows(eval_samples))

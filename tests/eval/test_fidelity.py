@@ -22,7 +22,8 @@ from devil_dataset.eval.fidelity import (
 )
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.registry import METRICS
-from devil_dataset.eval.validate_reference_free import panning_scene, textured_canvas
+
+from .conftest import panning_scene, textured_canvas
 
 DIS = flow_function("dis")[0]
 
@@ -71,11 +72,11 @@ def test_ff_alpha_ignores_pixels_where_the_ground_truth_itself_fails_to_warp():
     result = gt.copy()
     result[1::2, 0:24, :] += 10  # extra flicker only where the GT is invalid
     zero_flow = np.zeros((3, 48, 64, 2), np.float32)  # the true (still) motion; DIS is confused by the flicker
-    scores, valid = ff_alpha_pairs(gt, result, zero_flow)
+    scores, valid = ff_alpha_pairs(result, gt, zero_flow)
     assert np.allclose(valid, 0.5)
     assert np.allclose(scores, 0.0)
     result[1::2, 30:40, :] += 10  # now in the valid half: 10/255 on 10 of 24 valid rows
-    scores, _ = ff_alpha_pairs(gt, result, zero_flow)
+    scores, _ = ff_alpha_pairs(result, gt, zero_flow)
     assert np.allclose(scores, 10 / 255 * 10 / 24)
 
 
@@ -94,10 +95,10 @@ def test_ff_beta_frame_analytic_angles_and_zero_rule():
     a[..., 0] = 2.0
     theta = np.deg2rad(60)
     rot = np.stack([np.cos(theta) * a[..., 0], np.sin(theta) * a[..., 0]], axis=-1)
-    assert ff_beta_frame(a, rot) == pytest.approx(1 - np.cos(theta))
+    assert ff_beta_frame(rot, a) == pytest.approx(1 - np.cos(theta))
     zero = np.zeros_like(a)
     assert ff_beta_frame(zero, zero) == 0.0  # both still: agreement
-    assert ff_beta_frame(a, zero) == 1.0  # moving vs still: cos taken as 0
+    assert ff_beta_frame(zero, a) == 1.0  # moving vs still: cos taken as 0
 
 
 @pytest.mark.parametrize("velocity, expected", [((-2.0, 0.0), 2.0), ((0.0, 2.0), 1.0), ((2.0, 0.0), 0.0)])
@@ -114,7 +115,7 @@ def test_ff_beta_scales_with_the_reversed_area():
     rev = _pan((-2.0, 0.0), size=(128, 64))
     hole = np.zeros(gt.shape[:3], bool)
     hole[:, :, :64] = True  # left half moves the other way
-    value = ff_beta(video_flows(gt, DIS), video_flows(np.where(hole[..., None], rev, gt), DIS))
+    value = ff_beta(video_flows(np.where(hole[..., None], rev, gt), DIS), video_flows(gt, DIS))
     assert value == pytest.approx(1.0, abs=0.15)  # 2 on half the frame (flow smoothing at the seam)
 
 
@@ -126,7 +127,7 @@ def test_unchanged_region_is_computed_on_the_raw_prediction_over_known_pixels():
     pred = gt.copy()
     pred[:, :24] = 0  # anything in the hole is ignored
     pred[:, 24:, :, 1] += 12  # one channel altered on all known pixels: max-channel error 12
-    assert unchanged_region(gt, pred, hole) == pytest.approx(12 / 255)
+    assert unchanged_region(pred, gt, hole) == pytest.approx(12 / 255)
     metric = UnchangedRegionMetric(EvalOptions())
     metric.update(VideoSample("u", gt, pred, hole))
     metric.update(VideoSample("v", gt, gt, hole))
@@ -140,7 +141,7 @@ def test_unchanged_region_frame_without_known_pixels_is_skipped():
     hole[0] = True
     pred = gt.copy()
     pred[1] += 5
-    assert unchanged_region(gt, pred, hole) == pytest.approx(5 / 255)
+    assert unchanged_region(pred, gt, hole) == pytest.approx(5 / 255)
 
 
 # ----------------------------------------------------------------------------------- metric classes, flows
@@ -194,7 +195,7 @@ def test_registry_creates_the_fidelity_metrics():
 def test_shape_mismatch_is_rejected():
     gt = _still(frames=2)
     with pytest.raises(ValueError):
-        unchanged_region(gt, gt[:1], np.zeros(gt.shape[:3], bool))
+        unchanged_region(gt[:1], gt, np.zeros(gt.shape[:3], bool))
     flows = np.zeros((1, 4, 4, 2), np.float32)
     with pytest.raises(ValueError):
         ff_beta(flows, np.zeros((2, 4, 4, 2), np.float32))

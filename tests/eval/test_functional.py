@@ -79,8 +79,8 @@ def test_bad_hole_and_layout(video):
 
 
 def test_unknown_names_are_one_error_type():
-    from devil_dataset.inpaint import get_inpainter
     from devil_dataset.core.slices import slice_for
+    from devil_dataset.inpaint import get_inpainter
 
     for call in (lambda: Evaluator(["nope"]), lambda: get_inpainter("nope"), lambda: slice_for("nope"),
                  lambda: ssim(np.zeros((1, 8, 8, 3), np.uint8), np.zeros((1, 8, 8, 3), np.uint8),
@@ -105,3 +105,19 @@ def test_evaluator_equals_engine_and_merges(eval_samples):
     whole.reset()
     with pytest.raises(DevilError, match="no video"):
         whole.compute()
+
+
+def test_evaluator_refuses_to_merge_or_reset_undeclared_state(eval_samples):
+    """A metric without declared state (the fidelity and self-consistency metrics) names itself, and nothing is
+    merged half-way."""
+    s = eval_samples[0]
+    opts = EvalOptions(flow="dis")
+    ev, other = Evaluator(["psnr", "unchanged_region"], opts), Evaluator(["psnr", "unchanged_region"], opts)
+    ev.update(s.pred, s.gt, s.hole, clip_id="a")
+    other.update(s.pred, s.gt, s.hole, clip_id="b")
+    before = ev.metrics["psnr"].state_dict()
+    with pytest.raises(DevilError, match="metric unchanged_region: its state cannot be merged"):
+        ev.merge(other)
+    assert ev.metrics["psnr"].state_dict() == before and list(ev.videos) == ["a"]
+    with pytest.raises(DevilError, match="metric unchanged_region: its state cannot be reset"):
+        ev.reset()

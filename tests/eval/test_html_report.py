@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from devil_dataset.core.engines import get_engine
 from devil_dataset.eval.evaluate import evaluate_directory
 from devil_dataset.eval.html_report import error_map, pick_clips, write_clip_mp4, write_html_report
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
@@ -37,7 +38,7 @@ def make_tiny_evaluation(root: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def tiny_report(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("html_report")
-    return write_html_report(make_tiny_evaluation(root / "eval"), root / "report")
+    return write_html_report(make_tiny_evaluation(root / "eval"), root / "report", engine=get_engine("local"))
 
 
 def test_pick_clips_respects_direction():
@@ -81,7 +82,8 @@ def test_report_folder_is_self_contained(tiny_report):
 def test_report_with_two_jobs_writes_the_same_files(tmp_path, tiny_report):
     """Clips encoded in two worker processes (one slice per task) are the same files as in-process."""
     root = tiny_report.parent
-    again = write_html_report(make_tiny_evaluation(tmp_path / "eval"), tmp_path / "report", jobs=2)
+    again = write_html_report(make_tiny_evaluation(tmp_path / "eval"), tmp_path / "report",
+                              engine=get_engine("local", jobs=2))
     names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     assert names == sorted(p.relative_to(again.parent).as_posix() for p in again.parent.rglob("*") if p.is_file())
     clips = [n for n in names if n.startswith("clips/")]
@@ -94,7 +96,7 @@ def test_report_reuses_plots_drawn_for_the_same_table(tmp_path, tiny_report):
 
     docs = make_tiny_evaluation(tmp_path / "eval")
     drawn = [p for p in write_report(score_table(docs), tmp_path / "tables") if p.suffix == ".png"]
-    again = write_html_report(docs, tmp_path / "report", clips=False, plots_from=drawn)
+    again = write_html_report(docs, tmp_path / "report", clips=False, plots_from=drawn, engine=get_engine("local"))
     plots = sorted((again.parent / "plots").iterdir())
     assert [p.name for p in plots] == sorted(p.name for p in (tiny_report.parent / "plots").iterdir())
     assert all(p.read_bytes() == (tmp_path / "tables" / p.name).read_bytes() for p in plots)

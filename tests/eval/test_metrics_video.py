@@ -6,13 +6,21 @@ import pytest
 import torch
 
 from devil_dataset.core.errors import WeightsMissingError
-from devil_dataset.eval import frechet, i3d_metrics, metrics as M
-from devil_dataset.eval.metrics import (
-    FIDMetric, LPIPSMetric, PVCSMetric, VFIDMetric, WarpErrorMetric, occlusion_mask, warp_backward, warp_error_pair,
-)
-from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
 from devil_dataset.core.flow import dis_flow
+from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
+from devil_dataset.eval import frechet, i3d_metrics
+from devil_dataset.eval import metrics as M
+from devil_dataset.eval.metrics import (
+    FIDMetric,
+    LPIPSMetric,
+    PVCSMetric,
+    VFIDMetric,
+    WarpErrorMetric,
+    occlusion_mask,
+    warp_backward,
+    warp_error_pair,
+)
+from devil_dataset.eval.protocol import EvalOptions, VideoSample
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +264,8 @@ def test_metrics_load_i3d_from_cache_and_report_hash(tmp_path, monkeypatch):
     vfid = VFIDMetric(EvalOptions())
     assert pvcs.net is vfid.net  # one network shared by the two metrics
     prov = pvcs.provenance()["weights"]["i3d"]
-    assert prov["file"] == "rgb_imagenet.pt" and len(prov["sha256"]) == 64 and prov["verified"] == "mismatch"  # random weights
+    # random weights: their hash does not match the table's
+    assert prov["file"] == "rgb_imagenet.pt" and len(prov["sha256"]) == 64 and prov["verified"] == "mismatch"
 
 
 def test_auto_flow_backend_is_raft_when_weights_are_cached(tmp_path, monkeypatch):

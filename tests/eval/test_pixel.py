@@ -8,7 +8,6 @@ import pytest
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
 from devil_dataset.eval.pixel import (
-    pcons_release_loop,
     PConsMetric,
     PSNRMetric,
     SSIMMetric,
@@ -17,14 +16,13 @@ from devil_dataset.eval.pixel import (
     mean_of,
     pcons_psnr_mask,
     pcons_psnr_mask_pairs,
+    pcons_release_loop,
     psnr,
     psnr_frames,
     ssim,
     ssim_frames,
 )
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
-
-
 
 
 def _same(a, b) -> None:
@@ -40,15 +38,15 @@ def test_psnr_equals_skimage(eval_make_video):
     gt, pred, _ = eval_make_video(0, t=4)
     expected = [peak_signal_noise_ratio(g.astype(np.float32) / 255, p.astype(np.float32) / 255, data_range=1)
                 for g, p in zip(gt, pred)]
-    _same(psnr_frames(gt, pred), expected)
-    assert psnr(gt, pred) == pytest.approx(np.mean(expected), abs=1e-12)
+    _same(psnr_frames(pred, gt), expected)
+    assert psnr(pred, gt) == pytest.approx(np.mean(expected), abs=1e-12)
 
 
 def test_psnr_identical_frame_is_infinite():
     a = np.zeros((2, 8, 8, 3), np.uint8)
     b = a.copy()
     b[1, 0, 0] = 255
-    values = psnr_frames(a, b)
+    values = psnr_frames(b, a)
     assert math.isinf(values[0]) and math.isfinite(values[1])
 
 
@@ -57,15 +55,15 @@ def test_ssim_equals_skimage(eval_make_video, mode, data_range):
     gt, pred, _ = eval_make_video(1, t=3)
     expected = [structural_similarity(g.astype(np.float32) / 255, p.astype(np.float32) / 255, win_size=7,
                                       data_range=data_range, channel_axis=-1) for g, p in zip(gt, pred)]
-    _same(ssim_frames(gt, pred, mode), expected)
-    assert ssim(gt, pred, mode) == pytest.approx(np.mean(np.asarray(expected, np.float64)), abs=1e-12)
+    _same(ssim_frames(pred, gt, mode), expected)
+    assert ssim(pred, gt, mode) == pytest.approx(np.mean(np.asarray(expected, np.float64)), abs=1e-12)
 
 
 def test_ssim_modes_differ_and_unknown_mode_fails(eval_make_video):
     gt, pred, _ = eval_make_video(2, t=1)
-    assert ssim(gt, pred, "release") > ssim(gt, pred, "standard")
+    assert ssim(pred, gt, "release") > ssim(pred, gt, "standard")
     with pytest.raises(ValueError, match="unknown ssim mode"):
-        ssim(gt, pred, "other")
+        ssim(pred, gt, "other")
     with pytest.raises(ValueError, match="unknown ssim mode"):
         SSIMMetric(EvalOptions(ssim_mode="other"))
 
@@ -167,12 +165,13 @@ def test_ssim_bit_identical_to_skimage(shape, mode, data_range):
     rng = np.random.default_rng(sum(shape))
     gt = rng.integers(0, 256, shape, dtype=np.uint8)
     holed = gt.copy()
-    holed[:, shape[1] // 4 : shape[1] // 2 + 1, shape[2] // 4 : shape[2] // 2 + 1] = rng.integers(0, 256, 3, np.uint8)[: shape[3]]
+    h, w = shape[1], shape[2]
+    holed[:, h // 4 : h // 2 + 1, w // 4 : w // 2 + 1] = rng.integers(0, 256, 3, np.uint8)[: shape[3]]
     flat = np.full(shape, 200, np.uint8)
     for a, b in [(gt, holed), (holed, gt), (gt, gt), (flat, gt), (flat, flat), (gt, 255 - gt)]:
         expected = [structural_similarity(g.astype(np.float32) / 255, p.astype(np.float32) / 255, win_size=7,
                                           data_range=data_range, channel_axis=-1) for g, p in zip(a, b)]
-        assert ssim_frames(a, b, mode).tolist() == [float(e) for e in expected]
+        assert ssim_frames(b, a, mode).tolist() == [float(e) for e in expected]
 
 
 def test_ssim_frame_smaller_than_window_fails_like_skimage():
@@ -193,7 +192,7 @@ def test_ssim_reference_is_bit_identical(mode):
     for _ in range(2):  # a second prediction reuses the same terms
         pred = gt.copy()
         pred[:, 10:25, 12:30] = rng.integers(0, 256, (3, 15, 18, 3), dtype=np.uint8)
-        assert ssim_frames(gt, pred, mode, ref).tolist() == ssim_frames(gt, pred, mode).tolist()
+        assert ssim_frames(pred, gt, mode, ref).tolist() == ssim_frames(pred, gt, mode).tolist()
     assert all(np.array_equal(a, a0) for frame, frame0 in zip(ref.terms, before) for a, a0 in zip(frame, frame0))
     with pytest.raises(ValueError, match="does not fit"):
         ssim_frames(gt[:2], gt[:2], mode, ref)
@@ -235,10 +234,10 @@ def test_ssim_and_psnr_on_the_changed_region_are_bit_identical(shape, mode):
     for gt, pred, hole in _holed_pairs(rng, shape, 12):
         comp = np.where(hole[..., None], pred, gt)
         ref = ssim_reference(gt, mode)
-        whole = ssim_frames(gt, comp, mode)
-        assert ssim_frames(gt, comp, mode, ref, hole).tolist() == whole.tolist()
-        assert ssim_frames(gt, comp, mode, ref).tolist() == whole.tolist()
-        assert psnr_frames(gt, comp, hole).tolist() == psnr_frames(gt, comp).tolist()
+        whole = ssim_frames(comp, gt, mode)
+        assert ssim_frames(comp, gt, mode, ref, hole).tolist() == whole.tolist()
+        assert ssim_frames(comp, gt, mode, ref).tolist() == whole.tolist()
+        assert psnr_frames(comp, gt, hole).tolist() == psnr_frames(comp, gt).tolist()
 
 
 def test_psnr_changed_region_falls_back_when_the_sum_could_round():
@@ -249,7 +248,7 @@ def test_psnr_changed_region_falls_back_when_the_sum_could_round():
     pred = np.full_like(gt, 255)  # every term is 1.0: the sum is 36000 > 2**13
     hole = np.ones(gt.shape[:3], bool)
     assert 120 * 100 * 3 > _EXACT_SUM_LIMIT
-    assert psnr_frames(gt, pred, hole).tolist() == psnr_frames(gt, pred).tolist() == [0.0]
+    assert psnr_frames(pred, gt, hole).tolist() == psnr_frames(pred, gt).tolist() == [0.0]
 
 
 def test_ssim_metric_prepare_matches_plain_update():

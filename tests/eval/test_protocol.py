@@ -86,7 +86,7 @@ def test_warp_error_prepared_once_serves_several_methods(eval_make_video):
     gt, pred, hole = eval_make_video(7, t=5)
     metric = WarpErrorMetric(EvalOptions(flow="dis"))
     flow = metric.prepare(gt, hole)
-    for k, other in enumerate((pred, 255 - pred, gt)):
+    for other in (pred, 255 - pred, gt):
         v = VideoSample("a", gt, other, hole)
         fresh = WarpErrorMetric(EvalOptions(flow="dis")).update(v)["warp_error_mask"]
         shared = metric.update(v, flow)["warp_error_mask"]
@@ -158,3 +158,41 @@ def test_vfid_of_merged_halves_equals_one_pass(protocol_i3d):
         expected, got = whole.compute(), left.merge(right).compute()
     for key in ("vfid", "vfid_clips"):
         assert got[key] == pytest.approx(expected[key], rel=1e-9)
+
+
+# --- options: one parity switch resolving the metric modes ------------------------------------------------------
+
+def test_eval_options_parity_sets_both_modes_and_an_explicit_mode_wins():
+    assert (EvalOptions().parity, EvalOptions().ssim_mode, EvalOptions().pvcs_mode) == ("release", "release", "release")
+    corrected = EvalOptions(parity="corrected")
+    assert (corrected.ssim_mode, corrected.pvcs_mode) == ("standard", "corrected")
+    expert = EvalOptions(parity="corrected", ssim_mode="release")
+    assert (expert.ssim_mode, expert.pvcs_mode) == ("release", "corrected")
+    assert EvalOptions(pvcs_mode="corrected").ssim_mode == "release"
+    # the metrics read the resolved modes
+    assert SSIMMetric(corrected).provenance()["data_range"] == 1.0
+    assert SSIMMetric(EvalOptions()).provenance()["data_range"] == 2.0
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(parity="strict"), "parity: unknown parity 'strict'; valid: release, corrected"),
+    (dict(ssim_mode="corrected"), "ssim_mode: unknown ssim mode 'corrected'; valid: release, standard"),
+    (dict(parity="corrected", pvcs_mode="own"), "pvcs_mode: unknown pvcs mode 'own'; valid: release, corrected"),
+])
+def test_eval_options_refuse_unknown_parity_and_modes(kwargs, needle):
+    from devil_dataset.core.errors import DevilError
+
+    with pytest.raises(DevilError) as exc:
+        EvalOptions(**kwargs)
+    assert str(exc.value).startswith(needle)
+
+
+def test_eval_parity_table_names_the_metrics_modes():
+    from devil_dataset.core.parity import PARITIES, mode_choices
+    from devil_dataset.eval.i3d_metrics import PVCS_MODES
+    from devil_dataset.eval.pixel import SSIM_DATA_RANGE
+    from devil_dataset.eval.protocol import EVAL_PARITY_MODES
+
+    assert tuple(EVAL_PARITY_MODES) == PARITIES
+    assert mode_choices(EVAL_PARITY_MODES, "ssim_mode") == tuple(SSIM_DATA_RANGE)
+    assert mode_choices(EVAL_PARITY_MODES, "pvcs_mode") == PVCS_MODES

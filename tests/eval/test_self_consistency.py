@@ -18,7 +18,8 @@ from devil_dataset.eval.self_consistency import (
     self_consistency,
     submetric_direction,
 )
-from devil_dataset.eval.validate_reference_free import panning_scene
+
+from .conftest import panning_scene
 
 
 def _video(frames=3, size=(64, 48), seed=0):
@@ -179,51 +180,3 @@ def test_bad_inputs_are_rejected():
         self_consistency(v.gt, v.hole, lambda f, h: f[:1], psnr_frames, np.random.default_rng(0), k=1)
     with pytest.raises(ValueError):
         SelfConsistencyMetric(EvalOptions(self_consistency_submetric="psnr", self_consistency_k=0))
-
-
-# ------------------------------------------------------------------ validation script (validate_reference_free)
-def test_multi_submetric_columns_equal_the_metric():
-    from devil_dataset.eval.validate_reference_free import MultiSelfConsistency
-
-    v = _video(frames=2)
-    opts = EvalOptions(self_consistency_submetric="psnr", self_consistency_k=2, seed=3)
-    multi = MultiSelfConsistency(opts, ["psnr", "ssim"], patch_size=8).update(v)
-    for name in ("psnr", "ssim"):
-        single = SelfConsistencyMetric(EvalOptions(self_consistency_submetric=name, self_consistency_k=2, seed=3),
-                                       patch_size=8).update(v)
-        assert multi[f"self_consistency[{name}]"] == single["self_consistency"]
-
-
-def test_validation_run_ranks_synthesized_bad_inpaintings_worse():
-    from devil_dataset.inpaint import get_inpainter
-    from devil_dataset.eval.validate_reference_free import run, sample_clips, synth_blend, synth_blurred_noise
-
-    clips = sample_clips((96, 64), 4, num_synthetic=2, real=False, seed=0)
-    c = clips[0]
-    assert (synth_blend(c.frames, c.hole, clips[1].frames)[~c.hole] == c.frames[~c.hole]).all()
-    noisy = synth_blurred_noise(c.frames, c.hole, np.random.default_rng(0))
-    assert (noisy[~c.hole] == c.frames[~c.hole]).all() and (noisy[c.hole] != c.frames[c.hole]).mean() > 0.5
-    opts = EvalOptions(flow="dis", self_consistency_submetric="psnr", self_consistency_k=2)
-    doc = run(clips, opts, submetrics=["psnr"], baselines={"telea": get_inpainter("telea")}, progress=False)
-    assert doc["best_baseline"] == "telea"
-    assert set(doc["table"]) == {"gt", "telea", "telea+jpeg-raw", "blend", "noise"}
-    assert doc["table"]["telea+jpeg-raw"]["unchanged_region"] > 0 == doc["table"]["telea"]["unchanged_region"]
-    for bad in ("blend", "noise"):
-        assert doc["verdict"][bad]["ff_alpha"] and doc["verdict"][bad]["ff_beta"]
-    assert "| blend |" in doc["markdown"]
-
-
-def test_validation_reads_a_dataset_slice_through_iter_slice(monkeypatch):
-    import devil_dataset.data as data
-    from devil_dataset.core.errors import DevilError
-    from devil_dataset.eval.validate_reference_free import _dataset_clips
-
-    rows = [{"clip_id": f"c{i}", "frames": _video(frames=2, seed=i).gt, "hole": _video(frames=2).hole} for i in range(3)]
-    seen = []
-    monkeypatch.setattr(data, "iter_slice", lambda d, c: seen.append((d, c)) or iter(rows))
-    clips = _dataset_clips("DIR", "fg_size_high", limit=2)
-    assert [c.clip_id for c in clips] == ["c0", "c1"] and seen == [("DIR", "fg_size_high")]
-    assert clips[0].hole.dtype == bool and clips[0].frames.dtype == np.uint8
-    monkeypatch.setattr(data, "iter_slice", lambda d, c: iter(rows[:1]))
-    with pytest.raises(DevilError, match="at least 2 clips"):
-        _dataset_clips("DIR", "fg_size_high", limit=None)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from devil_dataset.core.flow import dis_flow
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.warp import WarpErrorMetric, hole_points_for, hole_warps_for, warp_error_pair, warp_error_shared
-from devil_dataset.core.flow import dis_flow
 
 
 def _clip():

@@ -27,10 +27,11 @@ def inpaint_texture(height: int, width: int, seed: int = 0) -> np.ndarray:
 
 def inpaint_video(
     num_frames: int, height: int, width: int, *, pan: tuple[float, float] = (0.0, 0.0),
-    hole_size: tuple[int, int] = (24, 32), hole_start: tuple[int, int] = (20, 30), hole_speed: tuple[float, float] = (3, 0),
-    seed: int = 0,
+    hole_size: tuple[int, int] = (24, 32), hole_start: tuple[int, int] = (20, 30),
+    hole_speed: tuple[float, float] = (3, 0), seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Frames [T, H, W, 3] of a texture panned by ``pan`` (dx, dy px/frame, sub-pixel), and a moving rectangular hole."""
+    """Frames [T, H, W, 3] of a texture panned by ``pan`` (dx, dy px/frame, sub-pixel), and a moving rectangular
+    hole."""
     margin = int(np.ceil(max(abs(pan[0]), abs(pan[1])) * num_frames)) + 4
     texture = inpaint_texture(height + 2 * margin, width + 2 * margin, seed)
     frames = np.empty((num_frames, height, width, 3), np.uint8)

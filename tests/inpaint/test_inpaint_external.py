@@ -125,7 +125,8 @@ def test_command_template_errors(inpaint_ext_clip):
 
 
 def test_fill_template_substitutes_only_known_placeholders():
-    args = fill_template("m.py --in {input_dir} {unknown} --json '{\"a\": 1}' --id={clip_id}", {"input_dir": "/x y", "clip_id": "c"})
+    args = fill_template("m.py --in {input_dir} {unknown} --json '{\"a\": 1}' --id={clip_id}",
+                         {"input_dir": "/x y", "clip_id": "c"})
     assert args == ["m.py", "--in", "/x y", "{unknown}", "--json", '{"a": 1}', "--id=c"]
 
 

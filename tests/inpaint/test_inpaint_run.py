@@ -1,11 +1,22 @@
-"""run_inpainter: the release's prediction layout, atomic per clip, resume, limit, validation."""
+"""run_inpainter: the release's prediction layout, atomic per clip, resume, limit, validation; the prediction
+folder and its manifest (PredictionFolder), writing and hard-linking a clip's predictions."""
 import numpy as np
 import pytest
 
 from devil_dataset.core.errors import DevilError
-from devil_dataset.inpaint import get_inpainter
-from devil_dataset.inpaint.run import MANIFEST_NAME, clip_complete, hole_fingerprint, iter_release_inputs, run_inpainter
 from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
+from devil_dataset.inpaint import get_inpainter
+from devil_dataset.inpaint.run import (
+    MANIFEST_NAME,
+    PredictionFolder,
+    clip_complete,
+    dataset_run_info,
+    hole_fingerprint,
+    iter_release_inputs,
+    link_prediction,
+    run_inpainter,
+    write_prediction,
+)
 
 
 def _rows(n=3, t=4, h=24, w=32):
@@ -14,7 +25,8 @@ def _rows(n=3, t=4, h=24, w=32):
     for i in range(n):
         hole = np.zeros((t, h, w), bool)
         hole[:, 6:14, 4 + 2 * i : 14 + 2 * i] = True
-        rows.append({"clip_id": f"clip{i:02d}", "frames": rng.integers(0, 256, (t, h, w, 3), dtype=np.uint8), "hole": hole})
+        frames = rng.integers(0, 256, (t, h, w, 3), dtype=np.uint8)
+        rows.append({"clip_id": f"clip{i:02d}", "frames": frames, "hole": hole})
     return rows
 
 
@@ -92,7 +104,8 @@ def test_failure_leaves_no_partial_clip(tmp_path):
 @pytest.mark.parametrize(
     "result, message",
     [
-        (lambda f, h: f[:, :-1], r"clip clip00: the inpainter returned shape \(4, 23, 32, 3\), expected \(4, 24, 32, 3\)"),
+        (lambda f, h: f[:, :-1],
+         r"clip clip00: the inpainter returned shape \(4, 23, 32, 3\), expected \(4, 24, 32, 3\)"),
         (lambda f, h: f.astype(np.float32) / 255, "clip clip00: the inpainter returned float32 frames, expected uint8"),
     ],
 )
@@ -121,3 +134,43 @@ def test_iter_release_inputs_single_folder_and_folder_of_clips(tmp_path):
     assert [r["clip_id"] for r in single] == ["clip01"]
     with pytest.raises(DevilError, match="no frame_%04d_gt.png"):
         list(iter_release_inputs(tmp_path))
+
+
+def test_prediction_folder_records_resumes_and_refuses_another_run(tmp_path):
+    import json
+
+    rows = _rows(2)
+    info = dataset_run_info("telea", "dataset", "fg_size_high")
+    folder = PredictionFolder(tmp_path / "p", info)
+    (folder.path / ".tmp-clip00.x").mkdir()
+    fp = hole_fingerprint(rows[0]["hole"])
+    assert not folder.holds("clip00", fp, 4)
+    pred = get_inpainter("telea")(rows[0]["frames"], rows[0]["hole"])
+    write_prediction(folder.path / "clip00", pred)
+    assert not folder.holds("clip00", fp, 4)  # written but not recorded
+    folder.record("clip00", fp)
+    assert folder.holds("clip00", fp, 4) and not folder.holds("clip00", "other-hole", 4)
+    assert not folder.holds("clip00", fp, 5)
+    manifest = json.loads((folder.path / MANIFEST_NAME).read_text())
+    assert manifest == {"format": "devil-inpaint-manifest", "run": info, "clips": {"clip00": fp}}
+    again = PredictionFolder(tmp_path / "p", dict(info))  # the same run resumes
+    assert again.clips == {"clip00": fp} and not list(folder.path.glob(".tmp-*"))
+    # run_inpainter with the same run sees the clip as done
+    summary = run_inpainter(get_inpainter("telea"), rows, folder.path, progress=False, run_info=info)
+    assert summary.skipped == ["clip00"] and summary.written == ["clip01"]
+    with pytest.raises(DevilError, match=r"holds predictions of another run .*fg_size_high.*delete .*devil-inpaint"):
+        PredictionFolder(folder.path, dataset_run_info("telea", "dataset", "fg_size_low"))
+    assert folder.holds("clip00", fp, 4)  # nothing deleted
+    (folder.path / MANIFEST_NAME).write_text("{broken")
+    with pytest.raises(DevilError, match="unreadable"):
+        PredictionFolder(folder.path, info)
+
+
+def test_link_prediction_shares_the_files(tmp_path):
+    rows = _rows(1)
+    pred = get_inpainter("telea")(rows[0]["frames"], rows[0]["hole"])
+    write_prediction(tmp_path / "a" / "clip00", pred)
+    link_prediction(tmp_path / "a" / "clip00", tmp_path / "b" / "clip00")
+    for f in (tmp_path / "a" / "clip00").iterdir():
+        assert (tmp_path / "b" / "clip00" / f.name).stat().st_ino == f.stat().st_ino  # hard links, not copies
+    assert np.array_equal(read_frame_pngs(tmp_path / "b" / "clip00", "pred"), pred)

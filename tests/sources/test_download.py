@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-
 from devil_dataset.cli import main
 from devil_dataset.sources.catalog import load_catalog
 from devil_dataset.sources.download import MANIFEST_NAME, PARTIAL_DIRNAME, download_sources, read_sources_manifest
@@ -93,7 +92,8 @@ def test_flickr_api_path_and_credentials_never_written(flickr, source_videos, tm
     assert (tmp_path / recs[IDS[0]].file).read_bytes() == source_videos[IDS[0]]
     # the release's address was used: owner and secret from getInfo
     assert any(p.startswith(f"/photos/{flickr.user}/{IDS[0]}/play/1080p/") for p, _ in flickr.requests)
-    assert recs[IDS[1]].status == "missing" and recs[IDS[1]].reason == "Flickr API: Permission denied (api_key ***) (code 2)"
+    assert recs[IDS[1]].status == "missing"
+    assert recs[IDS[1]].reason == "Flickr API: Permission denied (api_key ***) (code 2)"
     assert "not found" in recs[IDS[6]].reason
     for text in (captured.out, captured.err):
         assert key not in text and secret not in text

@@ -1,11 +1,12 @@
 """Engines: where a stage function runs over its records. Each gives the same results, in the same order.
 
-- :func:`devil_dataset.core.engines.local.map_ordered`: in this process (``jobs=1``) or in a pool of local worker
-  processes with bounded in-flight work.
+- :func:`devil_dataset.core.engines.local.map_ordered`: in this process (``jobs=1``) or in the command's pool of
+  local worker processes (started once, kept for every stage of the command) with bounded in-flight work.
 - :func:`devil_dataset.core.engines.ray.map_ordered`: as Ray tasks on a Ray cluster (the ``ray`` extra), with
   declared CPU/GPU resources, bounded in-flight work and Ray's retries of tasks whose worker died.
 
-:func:`get_engine` picks one by name; the stages (``build``, ``evaluate_slice``) call its ``map_ordered``.
+:func:`get_engine` picks one by name; every parallel map of the package (the build's stages, the evaluation's
+parts, the demo's clips, the HTML report's clips) goes through its ``map_ordered``.
 
     >>> eng = get_engine("local", jobs=1)
     >>> list(eng.map_ordered(abs, [-2, 3, -1])), eng.parallel
@@ -29,18 +30,66 @@ ENGINES = ("local", "ray")
 class Engine:
     """A named engine with its settings: ``local`` with ``jobs`` processes, or ``ray`` at ``address``.
 
-    For ``ray``, ``jobs`` > 1 caps the tasks in flight at ``2 * jobs``; otherwise the cap is twice the cluster's
-    CPUs. ``address`` None joins ``RAY_ADDRESS`` or the already-initialised Ray, else starts a local one.
+    ``local`` with ``jobs`` 1 runs records in this process (``Engine()``); with more, in ``jobs`` worker processes
+    started by the first parallel call and reused by every later one with the same ``jobs`` until exit (or
+    :meth:`close`). For ``ray``, ``jobs`` > 1 caps the tasks in flight at ``2 * jobs``; otherwise the cap is twice
+    the cluster's CPUs. ``address`` None joins ``RAY_ADDRESS`` or the already-initialised Ray, else starts a local
+    one.
     """
 
     name: str = "local"
     jobs: int = 1
     address: str | None = None
 
+    def __post_init__(self):
+        if self.name not in ENGINES:
+            raise UnknownNameError(f"unknown engine {self.name!r}; valid: {', '.join(ENGINES)}")
+        if not isinstance(self.jobs, int) or self.jobs < 1:
+            raise DevilError(f"engine {self.name}: jobs must be an integer of at least 1, got {self.jobs!r}")
+
     @property
     def parallel(self) -> bool:
         """Whether records may run outside this process (worth prefetching a stage's work in parallel)."""
         return self.name == "ray" or self.jobs > 1
+
+    def workers(self, *, gpu: bool = False) -> int:
+        """How many tasks run at once: ``jobs``; on Ray with ``jobs`` 1, the cluster's GPUs (``gpu`` and the cluster
+        has any), else its CPUs (Ray is connected to first).
+
+            >>> get_engine("local", jobs=3).workers(gpu=True)
+            3
+        """
+        if self.name != "ray" or self.jobs > 1:
+            return self.jobs
+        from . import ray as ray_engine
+
+        ray_engine.ensure_initialized(self.address)
+        return (gpu and ray_engine.cluster_gpus()) or ray_engine.cluster_cpus()
+
+    def task_gpus(self, *, gpu: bool = False) -> float:
+        """The GPUs one task declares (``num_gpus`` of :meth:`map_ordered`): 1 on a Ray cluster with GPUs when
+        ``gpu``, else 0 (local workers share this machine's GPUs).
+
+            >>> get_engine("local", jobs=2).task_gpus(gpu=True)
+            0
+        """
+        if self.name != "ray" or not gpu:
+            return 0
+        from . import ray as ray_engine
+
+        ray_engine.ensure_initialized(self.address)
+        return 1 if ray_engine.cluster_gpus() else 0
+
+    def close(self) -> None:
+        """Stop the local worker processes of this engine's ``jobs`` now instead of at exit (the next parallel call
+        starts new ones); nothing for Ray, whose workers belong to the cluster.
+
+            >>> get_engine("local", jobs=2).close()
+        """
+        if self.name == "local":
+            from .local import shutdown_pools
+
+            shutdown_pools(self.jobs)
 
     def map_ordered(self, fn: Callable[[T], R], records: Iterable[T], *, window: int | None = None,
                     on_result: Callable[[R], None] | None = None, num_cpus: float = 1,

@@ -5,18 +5,44 @@ output with any number of workers. At most ``window`` records are in flight (def
 does not grow with the number of records. ``fn`` and the records must be picklable when ``jobs > 1``
 (module-level functions, :func:`functools.partial` of them).
 
+The worker processes are kept for the whole command: the first call with ``jobs`` workers starts them, every later
+call with the same ``jobs`` reuses them (their imports, OpenCV/torch start-up and caches), and they stop at
+interpreter exit or at :func:`shutdown_pools`. A task carries the caller's working directory, import path and
+environment, and the worker adopts them before the record runs, as a worker started then would see them.
+
+Workers start with :data:`START_METHOD` ``spawn``: a fresh interpreter, once per worker and command, instead of a
+fork of a parent that may already hold torch's OpenMP threads or a CUDA context (the evaluation builds its networks
+before it scores parts in parallel; a forked child cannot use CUDA again and may hang in OpenMP). A script that
+calls a stage with ``jobs > 1`` therefore needs the usual ``if __name__ == "__main__":`` guard.
+
     >>> list(map_ordered(abs, [-2, 3, -1]))
     [2, 3, 1]
 """
 from __future__ import annotations
 
+import atexit
+import itertools
+import multiprocessing
 import os
+import signal
+import sys
+import threading
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: how worker processes start: a fresh interpreter (no OpenMP thread pool or CUDA context inherited from the parent)
+START_METHOD = "spawn"
+
+_pools: dict[int, ProcessPoolExecutor] = {}  # jobs -> the pool of this command
+_pools_lock = threading.Lock()
+_pools_pid = os.getpid()  # the process whose children the pools' workers are (a forked child starts its own)
+_busy = False  # in a worker: a record is being computed (Ctrl-C interrupts it; an idle worker ignores Ctrl-C)
+_context: tuple | None = None  # in a worker: the caller's context it adopted last (see _caller_context)
 
 
 def default_jobs(cap: int = 2) -> int:
@@ -24,12 +50,114 @@ def default_jobs(cap: int = 2) -> int:
     return max(1, min(cap, os.cpu_count() or 1))
 
 
+def _caller_context() -> tuple:
+    """What a worker started now would take from this process: working directory, import path and environment.
+
+    Each task carries it and a kept worker adopts it before the record runs, so a change made between two calls
+    (``os.chdir``, a new ``DEVIL_WEIGHTS_DIR``) reaches the workers as it would reach new ones.
+    """
+    return os.getcwd(), tuple(sys.path), tuple(sorted(os.environ.items()))
+
+
+def _adopt(context: tuple) -> None:
+    global _context
+    if context == _context:
+        return
+    cwd, path, environ = context
+    if os.getcwd() != cwd:
+        os.chdir(cwd)
+    sys.path[:] = path
+    if sorted(os.environ.items()) != list(environ):
+        os.environ.clear()
+        os.environ.update(environ)
+    _context = context
+
+
+def _on_interrupt(signum, frame):
+    if _busy:
+        raise KeyboardInterrupt
+
+
+def _start_worker() -> None:
+    """Worker initialiser: Ctrl-C interrupts the record being computed (its clean-up runs, e.g. an external
+    inpainter's process group is killed) but not an idle worker, so the pool survives an interrupted command."""
+    signal.signal(signal.SIGINT, _on_interrupt)
+
+
+def _call(context: tuple, fn: Callable[[T], R], record: T) -> R:
+    """A record's task in a worker: the caller's context adopted, then ``fn(record)`` (interruptible by Ctrl-C)."""
+    global _busy
+    _adopt(context)
+    _busy = True
+    try:
+        return fn(record)
+    finally:
+        _busy = False
+
+
+def _usable(pool: ProcessPoolExecutor) -> bool:
+    """False once a worker died or the pool was shut down (CPython's executor state; ``_processes``: pid -> process)."""
+    if getattr(pool, "_broken", False) or getattr(pool, "_shutdown_thread", False):
+        return False
+    return all(p.is_alive() for p in list((getattr(pool, "_processes", None) or {}).values()))
+
+
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    """The pool of ``jobs`` worker processes of this command: made on first use, then reused.
+
+    A pool whose worker died (killed, out of memory) is replaced.
+    """
+    global _pools_pid
+    with _pools_lock:
+        if _pools_pid != os.getpid():  # a fork of the process that started them: not our workers
+            _pools.clear()
+            _pools_pid = os.getpid()
+        pool = _pools.get(jobs)
+        if pool is not None and not _usable(pool):
+            pool.shutdown(wait=False)
+            pool = None
+        if pool is None:
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(START_METHOD),
+                                       initializer=_start_worker)
+            _pools[jobs] = pool
+        return pool
+
+
+def shutdown_pools(jobs: int | None = None) -> None:
+    """Stop the worker processes (of ``jobs`` workers, or all): queued records are cancelled, running ones finish.
+
+    The next parallel call starts new workers. Runs at interpreter exit.
+    """
+    with _pools_lock:
+        if _pools_pid != os.getpid():  # inherited by a fork: the parent stops them
+            _pools.clear()
+            return
+        chosen = [j for j in _pools if jobs is None or j == jobs]
+        pools = [_pools.pop(j) for j in chosen]
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_pools)
+
+
+def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
+    """Send Ctrl-C to the pool's workers: the records they compute stop, idle workers ignore it."""
+    for pid in list((getattr(pool, "_processes", None) or {}).keys()):
+        try:
+            os.kill(pid, signal.SIGINT)
+        except OSError:  # already gone
+            pass
+
+
 def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, window: int | None = None,
                 on_result: Callable[[R], None] | None = None) -> Iterator[R]:
-    """Yield ``fn(record)`` for every record, in record order; ``jobs > 1`` runs them in worker processes.
+    """Yield ``fn(record)`` for every record, in record order; ``jobs > 1`` runs them in this command's workers.
 
     ``on_result`` is called with each result as it is yielded (e.g. to move a progress bar). An exception in a
-    worker is raised here, for the record that raised it, after the pool is shut down.
+    worker is raised here, for the record that raised it. Leaving the loop early (or an exception) cancels the
+    records still queued; Ctrl-C also interrupts the running ones. The workers stay for the next call; a worker that
+    died raises :class:`~concurrent.futures.process.BrokenProcessPool` here and the next call starts new workers.
     """
     jobs = max(1, int(jobs))
     if jobs == 1:
@@ -40,24 +168,56 @@ def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, wi
             yield result
         return
     window = max(jobs, int(window or 2 * jobs))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending: deque = deque()
+    records = iter(records)
+    context = _caller_context()
+    pending: deque[Future] = deque()
+    submitted: deque = deque()  # the records in flight, in order
+    resubmit: list = []  # the records of a call that found its kept pool dead (submitted again to new workers)
+
+    def pop() -> R:
+        submitted.popleft()
+        result = pending.popleft().result()
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    for attempt in (1, 2):
+        pool = worker_pool(jobs)
+        yielded = False
         try:
-            for record in records:
-                pending.append(pool.submit(fn, record))
+            for record in itertools.chain(resubmit, records):
+                submitted.append(record)
+                pending.append(pool.submit(_call, context, fn, record))
                 while len(pending) >= window:
-                    result = pending.popleft().result()
-                    if on_result is not None:
-                        on_result(result)
-                    yield result
+                    value = pop()
+                    yielded = True
+                    yield value
             while pending:
-                result = pending.popleft().result()
-                if on_result is not None:
-                    on_result(result)
-                yield result
+                value = pop()
+                yielded = True
+                yield value
+            return
+        except BrokenProcessPool:
+            with _pools_lock:
+                if _pools.get(jobs) is pool:
+                    del _pools[jobs]
+            # A kept worker that died while idle (killed, out of memory) breaks the pool before this call's first
+            # result: run the call's records again on new workers, once. A worker dying on a record raises.
+            if attempt == 2 or yielded:
+                raise
+            for future in pending:
+                future.cancel()
+            pending.clear()
+            resubmit = list(submitted)
+            submitted.clear()
+        except KeyboardInterrupt:
+            for future in pending:
+                future.cancel()
+            _interrupt_workers(pool)
+            raise
         finally:
             for future in pending:
                 future.cancel()
 
 
-__all__ = ["default_jobs", "map_ordered"]
+__all__ = ["START_METHOD", "default_jobs", "map_ordered", "shutdown_pools", "worker_pool"]

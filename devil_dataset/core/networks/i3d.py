@@ -16,7 +16,7 @@ Input: float [B, 3, T, H, W]; the release feeds frames in [0, 1] without normali
 """
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Iterator, Sequence, cast
 
 import torch
 import torch.nn.functional as F
@@ -74,7 +74,8 @@ class Unit3D(nn.Module):
         self.kernel = tuple(kernel)
         self.stride = tuple(stride)
         self.relu = relu
-        self.conv3d = nn.Conv3d(cin, cout, self.kernel, stride=self.stride, padding=0, bias=bias)
+        self.conv3d = nn.Conv3d(cin, cout, cast("tuple[int, int, int]", self.kernel),
+                                stride=cast("tuple[int, int, int]", self.stride), padding=0, bias=bias)
         self.bn = nn.BatchNorm3d(cout, eps=BN_EPS, momentum=BN_MOMENTUM) if batch_norm else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -89,6 +90,7 @@ class Unit3D(nn.Module):
                 x = self.bn(x)
             else:  # eval BatchNorm as an in-place affine map: no second activation-sized tensor
                 bn = self.bn
+                assert bn.running_mean is not None and bn.running_var is not None  # track_running_stats=True
                 scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
                 shift = bn.bias - bn.running_mean * scale
                 x = x.mul_(scale.view(1, -1, 1, 1, 1)).add_(shift.view(1, -1, 1, 1, 1))
@@ -107,7 +109,8 @@ class MaxPool3dSame(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         pads = _pads(x, self.kernel, self.stride)
-        if all(f == b for f, b in pads) and all(2 * f <= k for (f, _), k in zip(pads, self.kernel)) and not x.lt(0).any():
+        if (all(f == b for f, b in pads) and all(2 * f <= k for (f, _), k in zip(pads, self.kernel))
+                and not x.lt(0).any()):
             # zero padding == max pool's implicit -inf padding for non-negative inputs (post-ReLU): no copy
             return F.max_pool3d(x, self.kernel, self.stride, padding=tuple(f for f, _ in pads))
         flat = [p for f, b in reversed(pads) for p in (f, b)]
@@ -192,11 +195,13 @@ def load_i3d(device: str = "cpu", state: dict[str, torch.Tensor] | None = None) 
     missing, unexpected = net.load_state_dict(state, strict=False)
     missing = [k for k in missing if not k.endswith("num_batches_tracked")]
     if missing or unexpected:
-        raise ValueError(f"I3D checkpoint does not match the pytorch-i3d layout: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        raise ValueError(f"I3D checkpoint does not match the pytorch-i3d layout: missing {missing[:5]}, "
+                         f"unexpected {unexpected[:5]}")
     net.eval().to(device)
     if torch.device(device).type == "cpu":
-        # NDHWC convolutions: 25-40% less CPU time with oneDNN, same values up to float reordering (~1e-5)
-        net.to(memory_format=torch.channels_last_3d)
+        # NDHWC convolutions: 25-40% less CPU time with oneDNN, same values up to float reordering (~1e-5).
+        # (Module.to accepts memory_format=; torch's type stubs omit that overload.)
+        net.to(memory_format=torch.channels_last_3d)  # type: ignore[call-overload]
     for p in net.parameters():
         p.requires_grad_(False)
     return net

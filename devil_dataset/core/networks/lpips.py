@@ -82,7 +82,8 @@ class LPIPSNetwork:
         trunk = alexnet_features_to_lpips(backbone_state)
         expected = {k for k in model.state_dict() if k.startswith("net.")}
         if set(trunk) != expected:
-            raise ValueError(f"AlexNet state dict does not fit lpips' trunk: got {sorted(trunk)[:4]}..., expected {sorted(expected)[:4]}...")
+            raise ValueError(f"AlexNet state dict does not fit lpips' trunk: got {sorted(trunk)[:4]}..., "
+                             f"expected {sorted(expected)[:4]}...")
         model.load_state_dict(trunk, strict=False)
         self.model = model.eval().to(device)
         self.device = torch.device(device)

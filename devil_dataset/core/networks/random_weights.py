@@ -26,6 +26,7 @@ def seeded_random_state(build: Callable[[], nn.Module], seed: int = 0) -> dict[s
             if isinstance(m, nn.modules.conv._ConvNd):
                 nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
             elif isinstance(m, nn.modules.batchnorm._BatchNorm):
+                assert m.running_mean is not None and m.running_var is not None  # track_running_stats=True
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
                 m.weight.data.uniform_(0.5, 1.5)

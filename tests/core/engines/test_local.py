@@ -1,12 +1,22 @@
-"""The local engine gives the same results, in record order, in-process and in worker processes."""
+"""The local engine: the same results, in record order, in-process and in worker processes that are kept for the
+whole command (reused across calls, replaced when broken, usable after an early exit or Ctrl-C)."""
 from __future__ import annotations
 
 import functools
+import os
+import signal
 import time
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pytest
 
-from devil_dataset.core.engines.local import default_jobs, map_ordered
+from devil_dataset.core.engines import Engine, get_engine
+from devil_dataset.core.engines.local import default_jobs, map_ordered, shutdown_pools
+from devil_dataset.core.errors import DevilError
+
+#: filled in the test process only: a spawned worker starts without it (a forked one would inherit it)
+_PARENT_ONLY: list[int] = []
 
 
 def _slow_square(x: int) -> int:
@@ -20,6 +30,54 @@ def _fail_on(bad: int, x: int) -> int:
     return x
 
 
+def _pid(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _touch(folder: str, x: int) -> int:
+    Path(folder, str(x)).write_text("ran")
+    time.sleep(0.3)
+    return x
+
+
+def _exit_on(bad: int, x: int) -> int:
+    if x == bad:
+        os._exit(1)  # the worker dies as if killed
+    time.sleep(0.05)
+    return x
+
+
+def _state(_) -> tuple[int, str | None, str]:
+    return len(_PARENT_ONLY), os.environ.get("DEVIL_TEST_ENGINE"), os.getcwd()
+
+
+def _worker_pids(jobs: int = 2) -> set[int]:
+    """The PIDs of the (kept) workers: enough slow records that every worker takes some."""
+    return set(map_ordered(_pid, [0.1] * 4 * jobs, jobs=jobs))
+
+
+def _wait_dead(pid: int, timeout: float = 10.0) -> None:
+    """Until ``pid`` has exited (a zombie or gone)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] in ("Z", "X"):
+                return
+        except FileNotFoundError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} still alive")
+
+
+@pytest.fixture(autouse=True)
+def fresh_pools():
+    """Each test starts and ends without kept workers (they would outlive the test otherwise)."""
+    shutdown_pools()
+    yield
+    shutdown_pools()
+
+
 def test_results_in_record_order_with_workers():
     seen = []
     out = list(map_ordered(_slow_square, range(12), jobs=2, window=3, on_result=seen.append))
@@ -30,9 +88,130 @@ def test_in_process_equals_workers():
     assert list(map_ordered(_slow_square, range(6), jobs=1)) == list(map_ordered(_slow_square, range(6), jobs=2))
 
 
-def test_worker_error_is_raised_for_its_record():
+def test_window_bounds_records_in_flight():
+    consumed, yielded, most_ahead = [0], [0], [0]
+
+    def records():
+        for x in range(12):
+            consumed[0] += 1
+            most_ahead[0] = max(most_ahead[0], consumed[0] - yielded[0])
+            yield x
+
+    def seen(_):
+        yielded[0] += 1
+
+    assert list(map_ordered(_slow_square, records(), jobs=2, window=3, on_result=seen)) == [x * x for x in range(12)]
+    assert most_ahead[0] <= 3
+
+
+def test_workers_are_kept_across_calls_and_start_fresh():
+    _PARENT_ONLY.append(1)
+    try:
+        first = _worker_pids()
+        second = _worker_pids()
+        state = set(map_ordered(_state, range(4), jobs=2))
+    finally:
+        _PARENT_ONLY.clear()
+    assert len(first) == 2 and os.getpid() not in first
+    assert second <= first  # the same processes served the second call
+    assert state == {(0, None, os.getcwd())}  # spawned: nothing of the parent's memory, its working directory
+
+
+def test_kept_workers_follow_the_environment_and_working_directory(monkeypatch, tmp_path):
+    """A change made after the workers started (a new variable, another directory) reaches them, as it would reach
+    new workers; the workers are the same."""
+    before = _worker_pids()
+    monkeypatch.setenv("DEVIL_TEST_ENGINE", "set")
+    monkeypatch.chdir(tmp_path)
+    assert set(map_ordered(_state, range(4), jobs=2)) == {(0, "set", str(tmp_path))}
+    monkeypatch.delenv("DEVIL_TEST_ENGINE")
+    assert {s[1] for s in map_ordered(_state, range(4), jobs=2)} == {None}
+    assert _worker_pids() <= before
+
+
+def test_worker_error_is_raised_for_its_record_and_workers_stay():
+    before = _worker_pids()
     with pytest.raises(ValueError, match="record 3 is bad"):
         list(map_ordered(functools.partial(_fail_on, 3), range(8), jobs=2))
+    assert _worker_pids() <= before
+
+
+def test_leaving_early_cancels_the_queued_records(tmp_path):
+    before = _worker_pids()
+    for x in map_ordered(functools.partial(_touch, str(tmp_path)), range(40), jobs=2, window=40):
+        assert x == 0
+        break
+    after = _worker_pids()  # runs once the records already handed to a worker are done
+    assert len(list(tmp_path.iterdir())) <= 10  # those running and the few handed to the workers' pipe, not 40
+    assert after <= before
+
+
+def test_ctrl_c_interrupts_running_records_and_workers_stay():
+    before = _worker_pids()
+
+    def interrupt(_):
+        raise KeyboardInterrupt  # as Ctrl-C in the main process while waiting for results
+
+    with pytest.raises(KeyboardInterrupt):
+        list(map_ordered(_pid, [0.5, 60.0, 60.0, 60.0], jobs=2, window=2, on_result=interrupt))
+    after = _worker_pids()
+    assert len(after) == 2 and after <= before  # both workers free: record 1's minute was interrupted
+
+
+def test_killed_worker_is_replaced_by_the_next_call():
+    before = _worker_pids()
+    victim = min(before)
+    os.kill(victim, signal.SIGKILL)
+    _wait_dead(victim)
+    after = _worker_pids()
+    assert len(after) == 2 and not after & before
+
+
+def test_killed_worker_not_yet_seen_dead_is_retried_on_new_workers(monkeypatch):
+    """The race of a worker dying just before a call: the pool still looks usable, the first submit breaks it;
+    the call's records run again on new workers instead of failing."""
+    from devil_dataset.core.engines import local
+
+    before = _worker_pids()
+    monkeypatch.setattr(local, "_usable", lambda pool: True)  # the death is not noticed before the submit
+    victim = min(before)
+    os.kill(victim, signal.SIGKILL)
+    _wait_dead(victim)
+    assert list(map_ordered(_slow_square, range(6), jobs=2)) == [x * x for x in range(6)]
+    assert not _worker_pids() & before
+
+
+def test_worker_dying_mid_call_raises_and_the_next_call_starts_new_workers():
+    before = _worker_pids()
+    with pytest.raises(BrokenProcessPool):
+        list(map_ordered(functools.partial(_exit_on, 2), range(6), jobs=2))
+    assert list(map_ordered(_slow_square, range(6), jobs=2)) == [x * x for x in range(6)]
+    assert not _worker_pids() & before
+
+
+def test_close_stops_the_workers():
+    eng = get_engine("local", jobs=2)
+    before = set(eng.map_ordered(_pid, [0.2] * 8))
+    eng.close()
+    for pid in before:
+        _wait_dead(pid)
+    assert not set(eng.map_ordered(_pid, [0.2] * 8)) & before
+
+
+def test_cost_runs_largest_first_in_workers():
+    eng = get_engine("local", jobs=2)
+    assert list(eng.map_ordered(_slow_square, [1, 4, 2, 3], cost=lambda x: x)) == [16, 9, 4, 1]
+    assert list(eng.map_ordered(_slow_square, [1, 4, 2, 3], cost=lambda x: x)) == \
+        list(Engine().map_ordered(_slow_square, [1, 4, 2, 3], cost=lambda x: x))
+
+
+def test_engine_settings_are_checked():
+    assert Engine() == get_engine("local", jobs=1) and not Engine().parallel
+    assert get_engine("local", jobs=2).workers(gpu=True) == 2 and get_engine("local", jobs=2).task_gpus(gpu=True) == 0
+    with pytest.raises(DevilError, match="jobs"):
+        Engine("local", 0)
+    with pytest.raises(DevilError, match="unknown engine"):
+        Engine("threads")
 
 
 def test_default_jobs_is_capped():

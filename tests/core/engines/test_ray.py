@@ -185,13 +185,13 @@ def _sources(directory: Path, count: int = 6) -> list[Path]:
     return out
 
 
-def _build(sources, out, **kw):
+def _build(sources, out, engine: Engine = Engine(), **hooks):
     from devil_dataset.builder.build import build
+    from devil_dataset.builder.build_options import BuildHooks, BuildOptions
 
-    opts = dict(size=BUILD_SIZE, curate_fn=_fake_curate, mask_loader=_fake_mask, progress=False,
-                camera_scorer=_camera, scene_scorer=_scene)
-    opts.update(kw)
-    return build(sources, out, **opts)
+    hooks = {"curate": _fake_curate, "mask_loader": _fake_mask, "camera_scorer": _camera, "scene_scorer": _scene,
+             **hooks}
+    return build(sources, out, BuildOptions(size=BUILD_SIZE, progress=False, engine=engine), hooks=BuildHooks(**hooks))
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -210,7 +210,7 @@ def local_build(tmp_path_factory):
 def test_build_identical_to_local_with_a_killed_worker(ray_cluster, local_build):
     root, sources, reference = local_build
     marker = str(root / "killed")
-    _build(sources, root / "ray", engine="ray", clip_loader=_KillingLoader("v1-00000", marker))
+    _build(sources, root / "ray", engine=get_engine("ray"), clip_loader=_KillingLoader("v1-00000", marker))
     assert Path(marker).is_file()  # a worker died mid-build and Ray ran its task again
     assert len(reference) == 4 + 22 and _hashes(root / "ray") == reference  # card, manifest, LICENSE.md, preview
 
@@ -222,15 +222,17 @@ def test_ray_build_resumes_after_a_crash(ray_cluster, local_build):
     class Crash(Exception):
         pass
 
-    def crash_after_five(path, written=[]):
+    written: list = []
+
+    def crash_after_five(path):
         written.append(path)
         if len(written) == 5:
             raise Crash(path)
 
     with pytest.raises(Crash):
-        _build(sources, root / "resumed", engine="ray", on_shard=crash_after_five)
+        _build(sources, root / "resumed", engine=get_engine("ray"), on_shard=crash_after_five)
     assert not (root / "resumed" / "README.md").exists()
-    _build(sources, root / "resumed", engine="ray")
+    _build(sources, root / "resumed", engine=get_engine("ray"))
     assert _hashes(root / "resumed") == reference
 
 
@@ -240,10 +242,10 @@ EVAL_METRICS = ["psnr", "ssim", "warp_error"]  # pcons needs frames of 50x50+
 
 
 def test_evaluate_identical_to_local(ray_cluster, local_build):
+    from devil_dataset.core.release_format import write_frame_pngs
     from devil_dataset.data import iter_slice
     from devil_dataset.eval.evaluate import evaluate_slice
     from devil_dataset.eval.protocol import EvalOptions
-    from devil_dataset.core.release_format import write_frame_pngs
 
     root, _, _ = local_build
     dataset = root / "local"
@@ -257,8 +259,8 @@ def test_evaluate_identical_to_local(ray_cluster, local_build):
     opts = EvalOptions(flow="dis")
     kw = dict(options=opts, progress=False)
     one = evaluate_slice(dataset, "all", preds, EVAL_METRICS, **kw)
-    local_two = evaluate_slice(dataset, "all", preds, EVAL_METRICS, jobs=2, **kw)
-    ray_two = evaluate_slice(dataset, "all", preds, EVAL_METRICS, jobs=2, engine="ray", **kw)
+    local_two = evaluate_slice(dataset, "all", preds, EVAL_METRICS, engine=get_engine("local", jobs=2), **kw)
+    ray_two = evaluate_slice(dataset, "all", preds, EVAL_METRICS, engine=get_engine("ray", jobs=2), **kw)
     assert ray_two == local_two == one
     assert one["dark"]["summary"]["psnr"] != one["bright"]["summary"]["psnr"]
 
@@ -280,10 +282,10 @@ class _KillingRow:
 
 
 def test_evaluate_identical_with_a_killed_worker(ray_cluster, local_build):
+    from devil_dataset.core.release_format import write_frame_pngs
     from devil_dataset.data import iter_slice
     from devil_dataset.eval.evaluate import evaluate_slice
     from devil_dataset.eval.protocol import EvalOptions
-    from devil_dataset.core.release_format import write_frame_pngs
 
     root, _, _ = local_build
     dataset = root / "local"
@@ -294,9 +296,10 @@ def test_evaluate_identical_with_a_killed_worker(ray_cluster, local_build):
                          "pred")
     marker = str(root / "killed-eval")
     kw = dict(options=EvalOptions(flow="dis"), progress=False)
-    reference = evaluate_slice(dataset, "all", [pred], EVAL_METRICS, jobs=2, rows=rows, **kw)
+    reference = evaluate_slice(dataset, "all", [pred], EVAL_METRICS, engine=get_engine("local", jobs=2), rows=rows,
+                               **kw)
     victim = str(rows[-1]["clip_id"])
-    again = evaluate_slice(dataset, "all", [pred], EVAL_METRICS, jobs=2, engine="ray",
+    again = evaluate_slice(dataset, "all", [pred], EVAL_METRICS, engine=get_engine("ray", jobs=2),
                            rows=[_KillingRow(r, victim, marker) for r in rows], **kw)
     assert Path(marker).is_file() and int(Path(marker).read_text()) != os.getpid()  # a Ray worker died
     assert again == reference

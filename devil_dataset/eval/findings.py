@@ -1,0 +1,172 @@
+"""The paper's robust slice trends (section 6), checked on any results table: held, not held or not checkable.
+
+:func:`check_findings` takes the ``{(method, slice): {key: value}}`` table of
+:func:`devil_dataset.eval.report.score_table`; ``devil demo`` and ``devil report --findings`` print the findings
+and write them with :func:`write_findings` (``findings.md``, ``findings.json``).
+
+    >>> t = {("telea", "fg_size_low"): {"psnr": 30.0}, ("telea", "fg_size_high"): {"psnr": 25.0}}
+    >>> f = check_findings(t, {"fg_size_low": 5, "fg_size_high": 5})[0]
+    >>> print(f.summary())
+    [HELD] fg_size_high is harder than fg_size_low on every reconstruction metric (psnr)
+        telea: psnr 30 -> 25 (fg_size_low: 5 videos, fg_size_high: 5 videos)
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ..core.atomic import atomic_write_text
+
+# Which baselines are per-frame (spatial) and which use other frames (temporal) (issue 6's baselines).
+PER_FRAME_METHODS: tuple[str, ...] = ("telea", "navier-stokes")
+TEMPORAL_METHODS: tuple[str, ...] = ("aligned-copy", "flow-propagation")
+# Paper section 6 / Table 1: the reconstruction metrics the findings are checked on (LPIPS where present).
+RECONSTRUCTION_KEYS: tuple[str, ...] = ("psnr", "ssim", "lpips")
+# The files :func:`write_findings` writes.
+FINDINGS_MARKDOWN = "findings.md"
+FINDINGS_JSON = "findings.json"
+
+Table = Mapping[tuple[str, str], Mapping[str, float]]
+
+
+@dataclass
+class Finding:
+    """One of the paper's trends checked on results: ``held`` is True/False, or None if not checkable."""
+
+    key: str
+    claim: str
+    held: bool | None
+    numbers: dict = field(default_factory=dict)
+    explanation: str = ""
+
+    def summary(self) -> str:
+        verdict = {True: "HELD", False: "NOT HELD", None: "NOT CHECKED"}[self.held]
+        return f"[{verdict}] {self.claim}\n    {self.explanation}"
+
+
+def _better(key: str, a: float, b: float) -> bool:
+    """True when value ``a`` is better than ``b`` for ``key`` (the registry's direction)."""
+    from .registry import higher_is_better
+
+    return a > b if higher_is_better(key) else a < b
+
+
+def _present(table: Table, methods: Sequence[str], slices: Sequence[str], keys: Sequence[str]) -> list[str]:
+    return [k for k in keys if all(not math.isnan(table.get((m, s), {}).get(k, float("nan")))
+                                   for m in methods for s in slices)]
+
+
+def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None) -> list[Finding]:
+    """Check the paper's three robust trends on a results table ``{(method, slice): {key: value}}``.
+
+    1. ``fg_size_high`` is harder than ``fg_size_low`` on every reconstruction metric (PSNR, SSIM, LPIPS where
+       present), for every method;
+    2. higher foreground displacement helps the temporal methods more than the per-frame one: the relative
+       improvement (hi - lo) / lo of ``fg_displacement`` (sign flipped where lower is better) is larger for every
+       temporal method than for the per-frame method, on every reconstruction metric;
+    3. camera motion hurts ``aligned-copy`` less than the per-frame method: its relative change from
+       ``camera_motion_low`` to ``camera_motion_high`` is larger (less negative) on every reconstruction metric.
+
+    ``slice_counts`` (slice -> videos) are quoted in the explanations.
+
+    >>> t = {("telea", "fg_size_low"): {"psnr": 30.0}, ("telea", "fg_size_high"): {"psnr": 25.0}}
+    >>> [f.held for f in check_findings(t)]
+    [True, None, None]
+    """
+    from .report import relative_improvement
+
+    counts = dict(slice_counts or {})
+    methods = list(dict.fromkeys(m for m, _ in table))
+    per_frame = next((m for m in PER_FRAME_METHODS if m in methods), None)
+    temporal = [m for m in methods if m in TEMPORAL_METHODS]
+    ri = relative_improvement({k: dict(v) for k, v in table.items()})
+
+    def n(*slices):
+        return ", ".join(f"{s}: {counts[s]} videos" for s in slices if s in counts)
+
+    findings = []
+    # (1) fg_size
+    lo, hi = "fg_size_low", "fg_size_high"
+    ms = [m for m in methods if (m, lo) in table and (m, hi) in table]
+    keys = _present(table, ms, (lo, hi), RECONSTRUCTION_KEYS)
+    claim = ("fg_size_high is harder than fg_size_low on every reconstruction metric ("
+             + ", ".join(keys or RECONSTRUCTION_KEYS[:2]) + ")")
+    if not ms or not keys:
+        findings.append(Finding("fg_size", claim, None, {}, "needs fg_size_low and fg_size_high results"))
+    else:
+        nums = {m: {k: {"low": table[(m, lo)][k], "high": table[(m, hi)][k]} for k in keys} for m in ms}
+        fails = [f"{m} {k}" for m in ms for k in keys if not _better(k, table[(m, lo)][k], table[(m, hi)][k])]
+        parts = [f"{m}: " + ", ".join(f"{k} {table[(m, lo)][k]:.4g} -> {table[(m, hi)][k]:.4g}" for k in keys)
+                 for m in ms]
+        expl = "; ".join(parts) + f" ({n(lo, hi)})"
+        if fails:
+            expl += ". Not harder for: " + ", ".join(fails)
+        findings.append(Finding("fg_size", claim, not fails, nums, expl))
+
+    def compare(attr: str, key: str, claim: str, winners: list[str], what: str) -> Finding:
+        lo_s, hi_s = f"{attr}_low", f"{attr}_high"
+        if per_frame is None or not winners:
+            return Finding(key, claim, None, {}, "needs a per-frame method (telea or navier-stokes) and "
+                           + what)
+        ms = [per_frame] + winners
+        if not all((m, s) in table for m in ms for s in (lo_s, hi_s)):
+            return Finding(key, claim, None, {}, f"needs {lo_s} and {hi_s} results")
+        keys = _present(table, ms, (lo_s, hi_s), RECONSTRUCTION_KEYS)
+        nums = {m: {k: ri.get((attr, m), {}).get(k, float("nan")) for k in keys} for m in ms}
+        fails = [f"{w} {k}" for w in winners for k in keys if not nums[w][k] > nums[per_frame][k]]
+        parts = [f"{m}: " + ", ".join(f"{k} {100 * nums[m][k]:+.2f}%" for k in keys) for m in ms]
+        expl = "relative improvement low -> high: " + "; ".join(parts) + f" ({n(lo_s, hi_s)})"
+        if fails:
+            expl += ". Not larger than " + per_frame + " for: " + ", ".join(fails)
+        return Finding(key, claim, not fails, {"relative_improvement": nums}, expl)
+
+    findings.append(compare(
+        "fg_displacement", "fg_displacement",
+        f"higher FG displacement helps the temporal methods ({', '.join(temporal) or 'none'}) more than the "
+        f"per-frame one ({per_frame or 'none'})", temporal, "a temporal method"))
+    findings.append(compare(
+        "camera_motion", "camera_motion",
+        f"camera motion hurts aligned-copy less than the per-frame method ({per_frame or 'none'})",
+        [m for m in methods if m == "aligned-copy"], "aligned-copy"))
+    return findings
+
+
+def slice_counts(docs: Iterable[Mapping]) -> dict[str, int]:
+    """Videos per slice of results documents (``num_videos``; the first document of a slice counts).
+
+    >>> slice_counts([{"slice": "fg_size_low", "num_videos": 5}, {"slice": "fg_size_low", "num_videos": 5}])
+    {'fg_size_low': 5}
+    """
+    counts: dict[str, int] = {}
+    for doc in docs:
+        if doc.get("slice") is not None and doc.get("num_videos") is not None:
+            counts.setdefault(str(doc["slice"]), int(doc["num_videos"]))
+    return counts
+
+
+def findings_markdown(findings: Sequence[Finding]) -> str:
+    """The findings as a markdown list (``findings.md``)."""
+    lines = []
+    for f in findings:
+        verdict = {True: "**held**", False: "**not held**", None: "not checked"}[f.held]
+        lines.append(f"- {verdict}: {f.claim}. {f.explanation}")
+    return "\n".join(lines) + "\n"
+
+
+def findings_json(findings: Sequence[Finding]) -> str:
+    """The findings as a JSON list of their fields (``findings.json``)."""
+    return json.dumps([asdict(f) for f in findings], indent=1, default=str) + "\n"
+
+
+def write_findings(findings: Sequence[Finding], out_dir: str | Path) -> list[Path]:
+    """Write ``findings.md`` and ``findings.json`` into ``out_dir`` (atomically); returns their paths."""
+    out_dir = Path(out_dir)
+    return [atomic_write_text(out_dir / FINDINGS_MARKDOWN, findings_markdown(findings)),
+            atomic_write_text(out_dir / FINDINGS_JSON, findings_json(findings))]
+
+
+__all__ = ["Finding", "PER_FRAME_METHODS", "RECONSTRUCTION_KEYS", "TEMPORAL_METHODS", "check_findings",
+           "findings_json", "findings_markdown", "slice_counts", "write_findings"]
