@@ -16,8 +16,8 @@ Release rules reproduced here:
   slice's video list (the shuffled ``all`` list; the cm/bsm lists in name order) with the i-th entry of the
   shuffled mask list and the i-th reversal flag; the row keeps that index as ``release_index``; a clip with T
   frames uses mask frames 0..T-1 of the (possibly reversed) 90-frame mask;
-- ranking (SPEC section 6, last bullet): ``rank_mode="release"`` ranks NaN scores last like the release's pandas
-  sort (they land in the high tail); ``rank_mode="corrected"`` leaves them out.
+- ranking (SPEC section 6, NaN bullets): ``rank_mode="release"`` ranks NaN scores last like the release's pandas
+  sort (they land in the high tail, as its last candidates); ``rank_mode="corrected"`` leaves them out.
 
 Scaled-down rule for small collections (:func:`slice_sizes`): the release's 150 videos per slice from 16% tails
 need N >= 938 clips. We use ``tail = max(1, min(floor(N / 3), max(floor(0.16 N), 150)))`` candidates per
@@ -48,7 +48,7 @@ from ..core.slices import (
     VIDEO_SUBSETS,
     release_mask_ids,
 )
-from .labels import ranked_clip_ids, select_unique_source_first
+from .labels import high_tail, ranked_clip_ids, select_unique_source_first
 
 # SPEC section 3/4: each label is a 16% rank tail.
 TAIL_FRACTION = 0.16
@@ -134,7 +134,8 @@ class SlicePlan:
 
 
 def rank_tails(scores: Mapping[str, float], tail: int, *, mode: str = "release") -> tuple[list[str], list[str]]:
-    """Low and high candidates: the ``tail`` lowest (ascending) and highest (descending, +inf highest) clips.
+    """Low and high candidates: the ``tail`` lowest clips (ascending) and the ``tail`` highest, in the release's
+    high-tail order (:func:`~devil_dataset.builder.labels.high_tail`: descending, NaN after every scored clip).
 
     Same total order as :func:`devil_dataset.builder.labels.label_by_rank` ((score, clip id); in ``"release"``
     mode NaN ranks above +inf, in ``"corrected"`` mode NaN is left out), with the tail given as a count (see
@@ -145,10 +146,12 @@ def rank_tails(scores: Mapping[str, float], tail: int, *, mode: str = "release")
     >>> rank_tails({"a": 0.1, "b": float("inf"), "n": float("nan")}, 1), rank_tails(
     ...     {"a": 0.1, "n": float("nan")}, 1, mode="corrected")
     ((['a'], ['n']), ([], []))
+    >>> rank_tails({"a": 0.1, "b": float("inf"), "c": 0.5, "n": float("nan")}, 2)  # SPEC 6: NaN after +inf
+    (['a', 'c'], ['b', 'n'])
     """
     order = ranked_clip_ids(scores, mode)
     k = min(tail, len(order) // 2)
-    return order[:k], list(reversed(order[len(order) - k :])) if k else []
+    return order[:k], high_tail(order, scores, k)
 
 
 def video_lists(

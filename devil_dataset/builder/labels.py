@@ -52,8 +52,30 @@ class RankLabels:
         return out
 
 
-def _is_missing(score: float | None) -> bool:
+def is_missing_score(score: float | None) -> bool:
+    """True for a score the release's pandas sort treats as missing (None or NaN).
+
+    >>> is_missing_score(float("nan")), is_missing_score(None), is_missing_score(float("inf"))
+    (True, True, False)
+    """
     return score is None or math.isnan(float(score))
+
+
+def high_tail(order: Sequence[str], scores: Mapping[str, float | None], k: int) -> list[str]:
+    """The last ``k`` clips of an ascending ``order`` (:func:`ranked_clip_ids`) as the release orders its high tail.
+
+    SPEC section 6, "Order inside the high tail": the release sorts its last ``k`` rows again, descending
+    (``df_sorted[-N:].sort_values(score, ascending=False)``), and pandas keeps NaN last there too, so the scored
+    clips come first, highest first (ties by descending clip id), then the NaN/None clips in name order: they are
+    the high tail's lowest-priority candidates, not its highest.
+
+    >>> s = {"a": 0.1, "b": float("inf"), "c": 0.5, "n": float("nan"), "m": None}
+    >>> high_tail(ranked_clip_ids(s), s, 3), high_tail(ranked_clip_ids(s), s, 2)
+    (['b', 'm', 'n'], ['m', 'n'])
+    """
+    tail = list(order[len(order) - k :]) if k > 0 else []
+    scored = [cid for cid in reversed(tail) if not is_missing_score(scores[cid])]
+    return scored + [cid for cid in tail if is_missing_score(scores[cid])]
 
 
 def ranked_clip_ids(scores: Mapping[str, float | None], mode: str = "release") -> list[str]:
@@ -68,10 +90,10 @@ def ranked_clip_ids(scores: Mapping[str, float | None], mode: str = "release") -
     """
     if mode not in RANK_MODES:
         raise ValueError(f"unknown ranking mode {mode!r}; valid: {', '.join(RANK_MODES)}")
-    scored = sorted((float(s), str(cid)) for cid, s in scores.items() if s is not None and not _is_missing(s))
+    scored = sorted((float(s), str(cid)) for cid, s in scores.items() if s is not None and not is_missing_score(s))
     order = [cid for _, cid in scored]
     if mode == "release":
-        order += sorted(str(cid) for cid, s in scores.items() if _is_missing(s))
+        order += sorted(str(cid) for cid, s in scores.items() if is_missing_score(s))
     return order
 
 
@@ -79,7 +101,7 @@ def label_by_rank(scores: Mapping[str, float | None], tail: float = TAIL_FRACTIO
     """Rank tails of SPEC section 3: the floor(tail * N) lowest clips are low, the floor(tail * N) highest high.
 
     One total order (:func:`ranked_clip_ids`: score, then clip id) decides ties, so the two tails never overlap;
-    ``high`` is the end of that order reversed (descending; ties by descending clip id). ``mode="release"``
+    ``high`` is the end of that order in the release's high-tail order (:func:`high_tail`). ``mode="release"``
     (parity): N counts every clip and NaN/None scores rank above +inf, as in the release's pandas sort;
     ``mode="corrected"``: N counts scored clips only and NaN/None clips stay unlabelled.
 
@@ -87,13 +109,13 @@ def label_by_rank(scores: Mapping[str, float | None], tail: float = TAIL_FRACTIO
     {'c0': 'low', 'c12': 'low', 'c8': 'high', 'c5': 'high'}
     >>> s = {f"c{i}": float(i) for i in range(12)} | {"n": float("nan")}
     >>> label_by_rank(s).high, label_by_rank(s, mode="corrected").high
-    (('n', 'c11'), ('c11',))
+    (('c11', 'n'), ('c11',))
     """
     if not 0 <= tail <= 0.5:
         raise ValueError(f"tail must be in [0, 0.5], got {tail}")
     order = ranked_clip_ids(scores, mode)
     k = math.floor(tail * len(order) + 1e-9)  # 1e-9: 0.16 * 25 must give 4, not 3.9999
-    return RankLabels(tuple(order[:k]), tuple(reversed(order[len(order) - k :])) if k else ())
+    return RankLabels(tuple(order[:k]), tuple(high_tail(order, scores, k)))
 
 
 def label_by_threshold(scores: Mapping[str, float | None], low_max: float, high_min: float) -> RankLabels:

@@ -37,8 +37,10 @@ def test_rank_tails_order_inf_nan_and_disjoint():
     scores = {"a": 0.3, "b": math.inf, "c": 0.1, "d": math.nan, "e": 0.2, "f": 0.1}
     low, high = rank_tails(scores, 2, mode="corrected")
     assert low == ["c", "f"] and high == ["b", "a"]  # ties by clip id; +inf highest; NaN left out
-    low, high = rank_tails(scores, 2)  # release: pandas puts NaN last, so it tops the high tail
-    assert low == ["c", "f"] and high == ["d", "b"]
+    # release: pandas puts NaN last, so NaN is in the high tail, but the tail's second (descending) sort puts it
+    # last again: the lowest-priority high candidate (SPEC section 6, "Order inside the high tail")
+    low, high = rank_tails(scores, 2)
+    assert low == ["c", "f"] and high == ["b", "d"]
     low, high = rank_tails({"a": 1.0, "b": 2.0, "c": 3.0}, 5)
     assert not set(low) & set(high)
 

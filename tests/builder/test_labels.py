@@ -35,7 +35,9 @@ def test_rank_release_mode_puts_nan_none_last_like_pandas():
     scores.update({f"x{i}": 0.2 for i in range(8)})
     assert lb.ranked_clip_ids(scores)[-4:] == ["b", "d", "e", "f"]  # +inf ties in name order, then NaN/None
     r = lb.label_by_rank(scores)  # N = 15 clips -> tails of floor(2.4) = 2, the top two are NaN/None
-    assert r.high == ("f", "e") and r.low == ("c", "x0")
+    # listed as the release orders its high tail: scored clips first (none here), then NaN/None in name order
+    assert r.high == ("e", "f") and r.low == ("c", "x0")
+    assert lb.label_by_rank(scores, tail=0.3).high == ("d", "b", "e", "f")  # tails of 4: +inf (descending) first
     assert lb.label_by_rank(scores, mode="release") == r
     with pytest.raises(ValueError, match="ranking mode"):
         lb.label_by_rank(scores, mode="pandas")

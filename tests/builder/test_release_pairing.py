@@ -1,8 +1,9 @@
 """Slice rows equal the release's folders 00000-00149 (SPEC section 6, "Pairing"; issue 10).
 
 ``release_folders`` below re-states the release's procedure from SPEC section 6 with pandas, independently of
-``devil_dataset.builder.assemble``: the score table lists clips in name order; each ranking is pandas' stable
-ascending ``sort_values`` (NaN last); the low tail is its head, the high tail its end read backwards; 150 clips
+``devil_dataset.builder.assemble``: the score table lists clips in name order; each ranking is pandas' ascending
+``sort_values`` (NaN last); the low tail is its head, the high tail its end sorted again descending (NaN last
+again: scored clips first, then NaN); 150 clips
 "unique source video first" (rank within source = ``groupby().cumcount()``); the cm/bsm lists are written in name
 order, the ``all`` list after ``RandomState(0).shuffle``; every mask list is shuffled by ``RandomState(0)``, which
 then draws the reversal flags; folder i holds entry i of each list.
@@ -45,8 +46,17 @@ def release_mask_folders(subset: str, count: int) -> list[tuple[str, int, bool]]
     return [(m[len("devil_"):-6], int(m[-5:]), bool(f)) for m, f in zip(masks[:count], flags[:count])]
 
 
-def release_folders(table: "pd.DataFrame", per_slice: int = 150, tail: int | None = None) -> dict[str, list[tuple]]:
-    """{slice: [(clip, preset, index, reversed) for folder 00000, 00001, ...]} by the release's procedure."""
+def release_folders(table: "pd.DataFrame", per_slice: int = 150, tail: int | None = None, *,
+                    as_written: bool = False) -> dict[str, list[tuple]]:
+    """{slice: [(clip, preset, index, reversed) for folder 00000, 00001, ...]} by the release's procedure.
+
+    ``as_written``: the release's two sorts exactly as src/main/create_devil_video_lists.py writes them,
+    ``df_sorted = df.sort_values(score)`` then ``df_sorted[-N:].sort_values(score, ascending=False)`` (pandas'
+    default quicksort, so the order among equal scores is numpy's introsort's: use it on tables without ties).
+    Otherwise the same rule with ties made explicit: equal scores by clip name (ascending in the low tail,
+    descending in the high one). Either way NaN sorts last in both sorts, so in the high tail the NaN clips come
+    after every scored clip, in name order (SPEC section 6, "Order inside the high tail").
+    """
     table = table.sort_values("clip", kind="stable").reset_index(drop=True)
     k = math.floor(0.16 * len(table)) if tail is None else tail
     videos = {}
@@ -54,8 +64,14 @@ def release_folders(table: "pd.DataFrame", per_slice: int = 150, tail: int | Non
     np.random.RandomState(0).shuffle(names)
     videos["all"] = names[:per_slice]
     for col, prefix in (("cm", "cm"), ("bsm", "bsm")):
-        ranked = table.sort_values(col, kind="stable", na_position="last")
-        for level, cands in (("l", ranked.head(k)), ("h", ranked.tail(k).iloc[::-1])):
+        if as_written:
+            ranked = table.sort_values(col)
+            low, high = ranked[:k], ranked[-k:].sort_values(col, ascending=False)
+        else:
+            ranked = table.sort_values(col, kind="stable", na_position="last")
+            end = ranked[-k:] if k else ranked[:0]
+            low, high = ranked[:k], pd.concat([end[end[col].notna()].iloc[::-1], end[end[col].isna()]])
+        for level, cands in (("l", low), ("h", high)):
             cands = cands.assign(round=cands.groupby("source").cumcount())
             chosen = cands.sort_values("round", kind="stable").head(per_slice)
             videos[f"{prefix}-{level}"] = sorted(chosen["clip"].tolist())
@@ -108,9 +124,38 @@ def test_every_slice_equals_release_folders_00000_to_00149(seed):
     for name in expected:
         assert len(got[name]) == 150
         assert got[name] == expected[name], name
-    # NaN clips really reach the high bsm tail: the 120 NaN clips are its first candidates (104-108 chosen)
+    # NaN clips reach the high bsm tail (k = 200 of 1,250 clips holds all ~120), but as its last candidates: they
+    # are chosen only as the first clip of a source not yet taken (68-72 chosen; 104-108 when they came first)
     nan_clips = set(table.loc[table["bsm"].isna(), "clip"])
-    assert len({row[0] for row in got["bg_scene_motion_high"]} & nan_clips) > 100
+    assert 50 < len({row[0] for row in got["bg_scene_motion_high"]} & nan_clips) < 100
+
+
+def nan_scenario_table(seed: int) -> "pd.DataFrame":
+    """Issue 27's scenario: 1,250 clips over 240 sources, continuous scores (no ties), 40 NaN background-scene-motion
+    scores and 10 NaN camera-motion scores."""
+    table = synthetic_table(seed)
+    rng = np.random.default_rng(100 + seed)
+    cm, bsm = rng.random(len(table)), rng.gamma(2.0, 3.0, len(table))
+    cm[rng.choice(len(table), 10, replace=False)] = np.nan
+    bsm[rng.choice(len(table), 40, replace=False)] = np.nan
+    return table.assign(cm=cm, bsm=bsm)
+
+
+@needs_pandas
+@pytest.mark.parametrize("seed", [0, 1])
+def test_nan_scenario_matches_the_release_code_as_written_row_for_row(seed):
+    table = nan_scenario_table(seed)
+    expected = release_folders(table, as_written=True)
+    got = ours(table)
+    for name in expected:
+        assert got[name] == expected[name], name
+    # the bsm high tail (200 clips) holds the 40 NaN clips as its last candidates: the 160 scored ones fill it first
+    nan_clips = set(table.loc[table["bsm"].isna(), "clip"])
+    chosen = {row[0] for row in got["bg_scene_motion_high"]}
+    assert len(chosen & nan_clips) < 40
+    # NaN first (the rule before this fix) would pick other clips: the scenario tells the two rules apart
+    first = table.assign(bsm=table["bsm"].fillna(np.inf))
+    assert {row[0] for row in ours(first)["bg_scene_motion_high"]} != chosen
 
 
 @needs_pandas
@@ -122,9 +167,10 @@ def test_corrected_rank_mode_differs_only_where_nan_matters():
     assert corrected["all"] == release["all"] and corrected["fg_size_low"] == release["fg_size_low"]
 
 
-# Pinned: computed once by ``release_folders(<pinned_records() as a DataFrame>, per_slice=4, tail=4)`` (the release's
-# rules on a fixed 25-clip table; floor(0.16 * 25) = 4). Guards pairing parity in a bare checkout, independent of
-# pandas.
+# Pinned: computed once by ``release_folders(<pinned_records() as a DataFrame>, per_slice=4, tail=6)`` (the release's
+# rules on a fixed 25-clip table; a tail of 6 > 4 videos per slice, so the order inside the high tail decides which
+# clips are chosen: the bsm high tail holds 2 scored clips and 4 NaN ones, the cm one 3 +inf, 2 scored, 1 NaN).
+# Guards pairing parity in a bare checkout, independent of pandas.
 PINNED_FOLDERS = {
     'all': [
         ['u1-v-00001', 'fgs-h_fgm-l_fgd-l', 69, False], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 675, True],
@@ -156,19 +202,19 @@ PINNED_FOLDERS = {
     ],
     'bg_scene_motion_low': [
         ['u0-v-00003', 'fgs-h_fgm-l_fgd-l', 69, False], ['u1-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True],
-        ['u1-v-00002', 'fgs-l_fgm-l_fgd-h', 385, True], ['u2-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
+        ['u2-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u5-v-00001', 'fgs-h_fgm-h_fgd-h', 543, False],
     ],
     'bg_scene_motion_high': [
-        ['u1-v-00000', 'fgs-h_fgm-l_fgd-l', 69, False], ['u3-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True],
-        ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u6-v-00002', 'fgs-h_fgm-h_fgd-h', 543, False],
+        ['u0-v-00001', 'fgs-h_fgm-l_fgd-l', 69, False], ['u1-v-00000', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u3-v-00001', 'fgs-l_fgm-l_fgd-h', 385, True], ['u5-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
     ],
     'camera_motion_low': [
-        ['u2-v-00000', 'fgs-h_fgm-l_fgd-l', 69, False], ['u4-v-00001', 'fgs-h_fgm-h_fgd-l', 675, True],
-        ['u4-v-00002', 'fgs-l_fgm-l_fgd-h', 385, True], ['u5-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
+        ['u2-v-00000', 'fgs-h_fgm-l_fgd-l', 69, False], ['u4-v-00002', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u5-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u6-v-00001', 'fgs-h_fgm-h_fgd-h', 543, False],
     ],
     'camera_motion_high': [
-        ['u0-v-00001', 'fgs-h_fgm-l_fgd-l', 69, False], ['u0-v-00002', 'fgs-h_fgm-h_fgd-l', 675, True],
-        ['u1-v-00000', 'fgs-l_fgm-l_fgd-h', 385, True], ['u4-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
+        ['u0-v-00002', 'fgs-h_fgm-l_fgd-l', 69, False], ['u1-v-00000', 'fgs-h_fgm-h_fgd-l', 675, True],
+        ['u3-v-00002', 'fgs-l_fgm-l_fgd-h', 385, True], ['u4-v-00000', 'fgs-h_fgm-h_fgd-h', 543, False],
     ],
 }
 
@@ -185,13 +231,15 @@ def pinned_records() -> list[tuple[str, str, float, float]]:
 
 
 def test_pinned_pairing_table():
-    got = ours(pinned_records(), sizes=SliceSizes(tail=4, per_slice=4))
+    got = ours(pinned_records(), sizes=SliceSizes(tail=6, per_slice=4))
     assert got == {k: [tuple(r) for r in v] for k, v in PINNED_FOLDERS.items()}
-    # NaN (u0-v-00001 has NaN cm) is in the high camera-motion tail, +inf after it
-    assert "u0-v-00001" in {r[0] for r in got["camera_motion_high"]}
+    # the high tails' NaN clips are their last candidates: u0-v-00001 (NaN cm) is not chosen for camera_motion_high,
+    # and bg_scene_motion_high takes the top scored clip (u0-v-00001, 9.0) before the NaN ones
+    assert "u0-v-00001" not in {r[0] for r in got["camera_motion_high"]}
+    assert "u0-v-00001" in {r[0] for r in got["bg_scene_motion_high"]}
 
 
 @needs_pandas
 def test_pinned_table_is_the_release_reference():
     table = pd.DataFrame(pinned_records(), columns=["clip", "source", "cm", "bsm"])
-    assert release_folders(table, per_slice=4, tail=4) == ours(pinned_records(), sizes=SliceSizes(tail=4, per_slice=4))
+    assert release_folders(table, per_slice=4, tail=6) == ours(pinned_records(), sizes=SliceSizes(tail=6, per_slice=4))
