@@ -27,7 +27,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.builder.camera_motion import SCORING_SIZE, camera_motion_score, resize_for_scoring, sample_indices  # noqa: E402
-from devil_dataset.core.alignment import detect_features, resolve_detector, warp_valid_mask  # noqa: E402
+from devil_dataset.core.alignment import (  # noqa: E402
+    detect_features,
+    refine_similarity,
+    resolve_detector,
+    warp_valid_mask,
+)
 
 
 def release_loop_score(frames: np.ndarray, detector: str) -> float:
@@ -51,7 +56,9 @@ def release_loop_score(frames: np.ndarray, detector: str) -> float:
                 if len(matches) >= 2:
                     src = source.points[[mt.trainIdx for mt in matches]]
                     dst = target.points[[mt.queryIdx for mt in matches]]
-                    m, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=5.0)
+                    m, inl = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=5.0,
+                                                         refineIters=0)  # refined CPU-independently (issue 27)
+                    m = None if m is None else refine_similarity(src, dst, inl.ravel() != 0, m)
             matrix[a, b] = np.inf if m is None else 1.0 - warp_valid_mask(m, size).mean()
     return float(np.percentile(matrix, 96, method="higher"))
 

@@ -10,6 +10,8 @@ number of CPUs; its start-up is timed separately and not counted) score the same
 local engine of 2 jobs vs the Ray engine (``BuildOptions(engine=...)``) on 2 CPUs. Both engines' results are
 checked identical. CPU seconds are the whole machine's (``/proc/stat``: Ray's workers are not child processes of
 this one), so run it on a quiet machine; the wall ratio "ray / local" is the engine's overhead (goal <= 1.15).
+Ray runs with token authentication and a fresh token held in the environment only; it leaves no
+``~/.ray/auth_token`` and no cluster behind (see docs/cluster.md, "Token authentication").
 
 The projection multiplies measured per-unit costs (this run's evaluation CPU per video-frame-pixel, scaled to
 832x480; the release rebuild's CPU per 1080p clip from ``benchmarks/release_rebuild_cost.py``; the network
@@ -183,4 +185,14 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # the local Rays it starts use a token held in the environment only: no ~/.ray/auth_token is left behind
+    # (Ray >= 2.52 writes one on a local ray.init(); every later `ray start` on the machine would then want it)
+    from devil_dataset.core.engines.ray import private_ray_token
+
+    with private_ray_token():
+        try:
+            main()
+        finally:
+            import ray
+
+            ray.shutdown()  # no cluster left behind either, whatever stopped the run

@@ -6,8 +6,14 @@ Example:
     2357136044
     >>> devil_dataset.render_mask("fgs-h_fgm-l_fgd-l", devil_dataset.mask_seed(1), num_frames=2).shape
     (2, 1080, 1920)
+
+Benchmark your methods on a built dataset in one call (imported on first use; see :mod:`devil_dataset.benchmarking`):
+
+    >>> result = devil_dataset.benchmark("devil-build/", {"telea": "telea"}, "bench-out")  # doctest: +SKIP
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .core.mask_stats import MaskStats, mask_stats
 from .core.mask_store import stored_mask, time_reverse
@@ -15,7 +21,21 @@ from .core.masks import PRESETS, mask_seed, render_mask
 from .core.slices import SLICES, SliceSpec
 from .core.version import __version__
 
+if TYPE_CHECKING:
+    from .benchmarking import benchmark as benchmark
+
+
+def __getattr__(name: str) -> Any:
+    """``devil_dataset.benchmark``: the pipeline's entry point, imported on first use (it pulls in the metrics)."""
+    if name == "benchmark":
+        from .benchmarking import benchmark
+
+        globals()["benchmark"] = benchmark
+        return benchmark
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "__version__", "PRESETS", "mask_seed", "render_mask", "stored_mask", "time_reverse",
-    "MaskStats", "mask_stats", "SLICES", "SliceSpec",
+    "MaskStats", "mask_stats", "SLICES", "SliceSpec", "benchmark",
 ]

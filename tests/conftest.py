@@ -88,3 +88,49 @@ def load_benchmark(name: str) -> ModuleType:
         del sys.modules[name]
         raise
     return module
+
+
+@pytest.fixture(autouse=True)
+def _gt_cache_in_tmp(monkeypatch, tmp_path_factory):
+    """``devil evaluate`` caches ground truth by default (``$DEVIL_GT_CACHE``): each test gets its own folder."""
+    monkeypatch.setenv("DEVIL_GT_CACHE", str(tmp_path_factory.mktemp("gt-cache")))
+
+
+# A tiny built dataset for the benchmark pipeline's tests (tests/test_benchmark.py, tests/cli/test_cli_benchmark.py):
+# 6 small panning H.264 sources built at 64x48 with fake scorers and masks, so every slice holds 2 rows and the
+# foreground slices share clips and holes (units).
+BENCH_SIZE = (64, 48)
+
+
+def _bench_fake_mask(preset: str, index: int) -> np.ndarray:
+    """A 90-frame box moving right at BENCH_SIZE, larger for the fgs-h presets."""
+    w, h = BENCH_SIZE
+    side = 20 if "fgs-h" in preset else 8
+    rng = np.random.default_rng([index, len(preset), ord(preset[4])])
+    x, y = int(rng.integers(0, w - side - 8)), int(rng.integers(0, h - side))
+    m = np.zeros((90, h, w), bool)
+    for t in range(90):
+        x0 = (x + t // 3) % (w - side)
+        m[t, y : y + side, x0 : x0 + side] = True
+    return m
+
+
+@pytest.fixture(scope="session")
+def bench_tiny_dataset(tmp_path_factory) -> Path:
+    """Path of the tiny built dataset (all 11 configs)."""
+    from devil_dataset.builder.build import build
+    from devil_dataset.builder.build_options import BuildHooks, BuildOptions
+
+    root = tmp_path_factory.mktemp("bench_tiny")
+    rng = np.random.default_rng(0)
+    w, h = BENCH_SIZE
+    sources = []
+    for i in range(6):
+        base = np.kron((rng.random((h // 4, (w + 60) // 4, 3)) * 255).astype(np.uint8), np.ones((4, 4, 1), np.uint8))
+        frames = np.stack([base[:, (k * i) // 2 % 60 : (k * i) // 2 % 60 + w] for k in range(45 + i % 3)])
+        sources.append(write_video(root / "src" / f"src{i}.mp4", frames, fps=25))
+    build(sources, root / "ds", BuildOptions(size=BENCH_SIZE, curate_options={"min_size": BENCH_SIZE}, progress=False),
+          hooks=BuildHooks(camera_scorer=lambda f: float(f[:, :, :, 0].mean()) / 255.0,
+                           scene_scorer=lambda f: float(np.abs(np.diff(f[:5].astype(int), axis=0)).mean()),
+                           mask_loader=_bench_fake_mask))
+    return root / "ds"

@@ -104,6 +104,11 @@ def test_demo_writes_predictions_results_report(demo_tiny_run, demo_tiny_dataset
     table = (out / "table1.md").read_text()
     assert "| fg_size_high | aligned-copy |" in table and "LPIPS" not in table  # empty columns dropped
     assert (out / "table1.tsv").is_file() and (out / "relative_improvement.md").is_file()
+    assert "\u2020: not significantly different from the best" in table  # issue 28: marks + legend
+    rows = json.loads((out / "comparisons.json").read_text())
+    assert rows and all(r["n"] >= 1 and "p_holm" in r for r in rows)
+    doc = json.loads((out / "results" / "telea" / "fg_size_high.json").read_text())
+    assert doc["uncertainty"]["psnr"]["n"] == doc["num_videos"] and doc["uncertainty"]["psnr"]["level"] == 0.95
     assert (out / "sensitivity_fg_size.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "method_performance_psnr.png").is_file() and (out / "slice_difficulty_ssim.png").is_file()
     assert [f.key for f in result.findings] == ["fg_size", "fg_displacement", "camera_motion"]
@@ -202,7 +207,7 @@ def test_cli_demo_rejects_bad_input(tmp_path, capsys):
     from devil_dataset.cli import main
 
     assert main(["demo", "--out", str(tmp_path / "o"), "--methods", "nope", "--dataset", str(tmp_path)]) == 2
-    assert "unknown nope" in capsys.readouterr().err
+    assert "unknown method 'nope'" in capsys.readouterr().err
     assert main(["demo", "--out", str(tmp_path / "o"), "--slices", "fg_size_mid", "--dataset", str(tmp_path)]) == 2
     with pytest.raises(SystemExit) as exc:
         main(["demo", "--out", str(tmp_path / "o"), "--jobs", "0"])
@@ -228,7 +233,8 @@ def test_devil_demo_full(tmp_path):
     for m in ("telea", "aligned-copy", "flow-propagation"):
         for s in DEMO_SLICES:
             assert (tmp_path / "results" / m / f"{s}.json").is_file()
-    assert (tmp_path / "table1.md").read_text().count("\n") == 2 + 30
+    assert (tmp_path / "table1.md").read_text().count("\n") == 2 + 30 + 2  # + blank line and legend (issue 28)
+    assert len(json.loads((tmp_path / "comparisons.json").read_text())) == 10 * 4 * 3  # slices x metrics x pairs
     assert len(json.loads((tmp_path / "findings.json").read_text())) == 3
 
 

@@ -21,6 +21,7 @@ ROOT_UNIT = "devil_dataset"
 #   sources, data, inpaint                 stages over core only
 #   builder                                may use the release's source list (sources)
 #   eval                                   may read slices (data) and call an inpainter it is given (inpaint)
+#   benchmark                              the pipeline: inpaint + evaluate + report any methods
 #   demo, cli, the package's __init__      orchestration and the public facade
 ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset(),
@@ -29,9 +30,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "inpaint": frozenset({"core"}),
     "builder": frozenset({"core", "sources"}),
     "eval": frozenset({"core", "data", "inpaint"}),
-    "demo": frozenset({"core", "builder", "data", "inpaint", "eval"}),
-    "cli": frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo"}),
-    ROOT_UNIT: frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo"}),
+    "benchmarking": frozenset({"core", "data", "inpaint", "eval"}),
+    "demo": frozenset({"core", "builder", "data", "inpaint", "eval", "benchmarking"}),
+    "cli": frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "benchmarking"}),
+    ROOT_UNIT: frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "benchmarking"}),
 }
 
 

@@ -30,6 +30,7 @@ from ..core.atomic import atomic_write_bytes, atomic_write_text
 from ..core.cover_crop import cover_crop_frames
 from ..core.engines import Engine
 from ..core.errors import DevilError
+from ..core.folder_lock import hold_folder_lock
 from ..core.masks import RELEASE_NUM_FRAMES
 from ..core.slices import SLICES
 from ..core.version import __version__
@@ -380,6 +381,8 @@ def _gather_inputs(sources: Sequence[str | os.PathLike], work: Path, options: Bu
         notes += (f" Motion scores of the sample are computed at {scoring_size[0]}x{scoring_size[1]} "
                   "(half the release's 854x480) to keep the build short.")
         curate_options = {**sample_opts, **curate_options}
+    if options.min_resolution is not None:  # wins over the sample's and curation's default minimum
+        curate_options["min_size"] = (int(options.min_resolution[0]), int(options.min_resolution[1]))
     if not paths:
         raise DevilError("no sources given (pass video files/folders, or --sample)")
     return _Inputs(paths, attributions, curate_options, notes, scoring_size, sample_root)
@@ -555,6 +558,12 @@ def build(
     """
     options = options if options is not None else BuildOptions()
     hooks = hooks if hooks is not None else BuildHooks()
+    with hold_folder_lock(out_dir):  # one writer per dataset folder (re-entered under `devil build`'s lock)
+        return _build(sources, out_dir, options, hooks)
+
+
+def _build(sources: Sequence[str | os.PathLike], out_dir: str | os.PathLike, options: BuildOptions,
+           hooks: BuildHooks) -> BuildResult:
     out, work = writer.prepare_output_dir(out_dir)
     inputs = _gather_inputs(sources, work, options)
     curated = _curate_stage(inputs, work, options, hooks)

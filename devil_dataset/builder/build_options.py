@@ -63,6 +63,10 @@ class BuildOptions:
     seed: int = 0
     #: output (W, H); the release's 832x480 cover-crop (SPEC section 6, "Resolution")
     size: tuple[int, int] = EVAL_SIZE
+    #: smallest source (W, H) curation accepts (``devil curate --min-resolution``); None = curation's default, the
+    #: release's 832x480 (:data:`devil_dataset.builder.curate.DEFAULT_MIN_SIZE`), or the sample's own minimum.
+    #: Lower it with ``size`` to build from smaller videos (e.g. 640x272 for 640x272 sources)
+    min_resolution: tuple[int, int] | None = None
     #: per-frame storage: ``jpeg`` (quality 95, the release's clip format, SPEC section 1) or ``png`` (lossless)
     frame_format: str = "jpeg"
     #: the card's ``license`` field (a Hub licence id; ``other`` for mixed per-clip licences)
@@ -103,6 +107,9 @@ class BuildOptions:
         if self.frame_format not in FRAME_FORMATS:
             raise UnknownNameError(f"frame_format: unknown frame format {self.frame_format!r}; "
                                    f"valid: {', '.join(FRAME_FORMATS)}")
+        if self.min_resolution is not None and (len(self.min_resolution) != 2
+                                                or min(int(v) for v in self.min_resolution) < 1):
+            raise DevilError(f"min_resolution: expected (W, H) of positive integers, got {self.min_resolution!r}")
         if not isinstance(self.engine, Engine):  # an Engine checks its own name and jobs
             raise DevilError(f"engine: expected an Engine (devil_dataset.core.engines.get_engine(name, jobs=, "
                              f"address=)), got {self.engine!r}")

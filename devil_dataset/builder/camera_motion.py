@@ -32,6 +32,9 @@ from ..core.alignment import (
     single_threaded_blas,
     warp_valid_mask,
 )
+from ..core.cv_determinism import pin_opencv
+
+pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # SPEC section 1: videos are scored at 854x480 (W, H), resized with area interpolation.
 SCORING_SIZE: tuple[int, int] = (854, 480)

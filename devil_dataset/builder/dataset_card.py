@@ -68,20 +68,45 @@ def size_category(num_rows: int) -> str:
     return "n>1M"
 
 
-def config_entries(configs: Sequence[str], default: str = "all", *, preview: bool = False) -> list[dict]:
+def config_entries(configs: Sequence[str], default: str = "all", *, preview: bool = False,
+                   files: Mapping[str, Sequence[str]] | None = None) -> list[dict]:
     """The card's ``configs:`` list: one entry per config with its parquet files (``default`` marked), then the
-    ``preview`` config (mp4 clips read by the ``videofolder`` builder) when the build wrote one."""
+    ``preview`` config (mp4 clips read by the ``videofolder`` builder) when the build wrote one.
+
+    ``files`` maps a config (``preview`` included) to its exact shard paths (relative, POSIX): the card then lists
+    them instead of a glob, so that a plain ``datasets.load_dataset`` of a copy missing a shard fails (a glob
+    would load the remaining shards without a word).
+
+    >>> config_entries(["all"], files={"all": ["data/all/test-00000-of-00001.parquet"]})[0]["data_files"]
+    [{'split': 'test', 'path': ['data/all/test-00000-of-00001.parquet']}]
+    """
+    files = files or {}
+
+    def data_files(name: str, folder: str) -> list[dict]:
+        exact = files.get(name)
+        return [{"split": SPLIT, "path": list(exact) if exact else f"{folder}/{SPLIT}-*.parquet"}]
+
     entries = []
     for name in configs:
         entry: dict = {"config_name": name}
         if name == default:
             entry["default"] = True
-        entry["data_files"] = [{"split": SPLIT, "path": f"{DATA_DIR}/{name}/{SPLIT}-*.parquet"}]
+        entry["data_files"] = data_files(name, f"{DATA_DIR}/{name}")
         entries.append(entry)
     if preview:
-        entries.append({"config_name": PREVIEW_CONFIG,
-                        "data_files": [{"split": SPLIT, "path": f"{PREVIEW_CONFIG}/{SPLIT}-*.parquet"}]})
+        entries.append({"config_name": PREVIEW_CONFIG, "data_files": data_files(PREVIEW_CONFIG, PREVIEW_CONFIG)})
     return entries
+
+
+def shard_files(dataset_dir: str | os.PathLike, configs: Sequence[str], *,
+                preview: bool = False) -> dict[str, list[str]]:
+    """Each config's parquet shards in ``dataset_dir`` as sorted relative POSIX paths (for :func:`config_entries`)."""
+    root = Path(dataset_dir)
+    folders = {name: f"{DATA_DIR}/{name}" for name in configs}
+    if preview:
+        folders[PREVIEW_CONFIG] = PREVIEW_CONFIG
+    return {name: sorted(p.relative_to(root).as_posix() for p in (root / folder).glob(f"{SPLIT}-*.parquet"))
+            for name, folder in folders.items()}
 
 
 def card_data(
@@ -91,8 +116,9 @@ def card_data(
     license: str,
     pretty_name: str,
     preview: bool = False,
+    files: Mapping[str, Sequence[str]] | None = None,
 ):
-    """The card's metadata as a :class:`huggingface_hub.DatasetCardData`.
+    """The card's metadata as a :class:`huggingface_hub.DatasetCardData` (``files``: see :func:`config_entries`).
 
     >>> card_data(configs=["all"], max_rows=3, license="cc-by-4.0", pretty_name="x").license
     'cc-by-4.0'
@@ -113,7 +139,7 @@ def card_data(
         task_ids=list(TASK_IDS),
         size_categories=[size_category(max_rows)],
         tags=list(TAGS),
-        configs=config_entries(configs, default, preview=preview),
+        configs=config_entries(configs, default, preview=preview, files=files),
         **extra,
     )
 
@@ -127,11 +153,13 @@ def render_card(
     attributions: Sequence[str],
     template: str | os.PathLike | None = None,
     preview: Mapping | None = None,
+    dataset_dir: str | os.PathLike | None = None,
 ):
     """The card (a :class:`huggingface_hub.DatasetCard`) for the written configs; ``str(card)`` is ``README.md``.
 
     ``configs`` maps config name -> {"rows": int, "bytes": int, "description": str}; ``preview`` (optional)
-    {"rows": int, "bytes": int} of the ``preview`` config.
+    {"rows": int, "bytes": int} of the ``preview`` config. With ``dataset_dir`` (the build's folder, shards in
+    place) each config lists its exact shard files (:func:`config_entries`); without it, a glob per config.
     """
     from huggingface_hub import DatasetCard
 
@@ -142,8 +170,9 @@ def render_card(
     names = list(configs)
     default = "all" if "all" in configs or not names else names[0]
     max_rows = max((int(c["rows"]) for c in configs.values()), default=0)
+    files = shard_files(dataset_dir, names, preview=preview is not None) if dataset_dir is not None else None
     data = card_data(configs=names, max_rows=max_rows, license=license, pretty_name=pretty_name,
-                     preview=preview is not None)
+                     preview=preview is not None, files=files)
     table = ["| config | videos x masks | rows | bytes |", "|---|---|---:|---:|"]
     for name, c in configs.items():
         table.append(f"| `{name}` | {c['description']} | {c['rows']} | {c['bytes']:,} |")
@@ -226,8 +255,10 @@ def card_problems(card_text: str, dataset_dir: str | os.PathLike | None = None) 
         root = Path(dataset_dir)
         for c in configs:
             for files in c.get("data_files") or []:
-                if not list(root.glob(files["path"])):
-                    problems.append(f"config {c.get('config_name')!r}: no file matches {files['path']!r}")
+                paths = files["path"] if isinstance(files["path"], list) else [files["path"]]
+                for path in paths:
+                    if not list(root.glob(path)):
+                        problems.append(f"config {c.get('config_name')!r}: no file matches {path!r}")
     if f"arxiv.org/abs/{ARXIV_ID}" not in card.text:
         problems.append(f"no link to the paper (https://arxiv.org/abs/{ARXIV_ID})")
     keys = set(re.findall(r"@\w+\{([^,\s]+),", card.text))

@@ -49,8 +49,10 @@ MAX_ROWS_PER_SHARD = 8
 # by the usual DDP world sizes 1, 2, 4 and 8: `datasets.distributed.split_dataset_by_node` then gives every rank
 # whole shards and the same number of them (a 150-video slice: 24 shards of 6-7 rows, not 19).
 SHARD_COUNT_STEPS = (2, 4, 8)
-# A config with 0 rows is left out of the card: `datasets` cannot load a split without data.
-EMPTY_CONFIG_REASON = "0 rows in this build; left out of the card (an empty split cannot be loaded)"
+# A config with 0 rows is left out of the card: `datasets` cannot load a split without data. The reason is recorded
+# in manifest.json (the package's loaders and commands name it) and in the card's build notes.
+EMPTY_CONFIG_REASON = ("0 rows in this build (too few clips); left out of the card (an empty split cannot be "
+                       "loaded)")
 MANIFEST_NAME = "manifest.json"
 BUILD_DIR = ".devil-build"  # the builder's work files (clips, scores, masks); never published
 SHARD_RECORDS = "shards"  # BUILD_DIR/shards/<config>/<shard>.sha256: each written shard's hash, checked on resume
@@ -304,8 +306,13 @@ def finish_repository(
         atomic_write_text(license_path, license_file(attributions, license))
     elif license_path.is_file():
         license_path.unlink()
+    omitted = [name for name in full if name not in loadable]
+    if omitted:  # plain `datasets.load_dataset(DIR, name)` can only say "not found": the card says why
+        build_notes = (f"{build_notes.rstrip()}\n\nConfigs left out of this build: {', '.join(omitted)}: "
+                       f"{EMPTY_CONFIG_REASON}. A slice takes the tails of a ranking of the clips, so a build of "
+                       "few clips has no rows for some slices; build from more videos to get them.")
     card = render_card(configs=loadable, license=license, pretty_name=pretty_name, build_notes=build_notes,
-                       attributions=attributions, template=template, preview=preview)
+                       attributions=attributions, template=template, preview=preview, dataset_dir=out_dir)
     atomic_write_text(out_dir / CARD_NAME, str(card))
     manifest = dict(info)
     manifest["configs"] = {name: {"rows": int(c["rows"]), "bytes": int(c["bytes"])} for name, c in full.items()}

@@ -243,9 +243,9 @@ def import_release(
 
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ..core.progress import progress_bar
 
-        bar = tqdm(total=sum(len(p) for p in plan.values()), desc="importing", disable=None, leave=False)
+        bar = progress_bar(total=sum(len(p) for p in plan.values()), desc="importing", unit="clip")
     configs = {}
     for name, pairs in plan.items():
         spec = SLICES[name]

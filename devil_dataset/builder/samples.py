@@ -30,10 +30,14 @@ from typing import Sequence
 import cv2
 import numpy as np
 
+from ..core.alignment import compose_affine, invert_affine
 from ..core.atomic import atomic_write_text, remove_stale_temporaries
+from ..core.cv_determinism import pin_opencv
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from .camera_motion import NUM_SAMPLED_FRAMES, SCORE_PERCENTILE, sample_indices
+
+pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # Reference frame size the magnitudes below are tuned at (the release's scoring size, SPEC section 1).
 REFERENCE_SIZE: tuple[int, int] = (854, 480)
@@ -296,7 +300,7 @@ def _world_size(spec: SceneSpec, size: tuple[int, int]) -> tuple[int, int]:
 
 def _inverse(m: np.ndarray) -> np.ndarray:
     full = np.vstack([m, [0.0, 0.0, 1.0]])
-    return np.linalg.inv(full)[:2]
+    return invert_affine(full)[:2]  # closed form: LAPACK's inverse depends on the CPU's BLAS kernel (issue 27)
 
 
 # ---------------------------------------------------------------------------------------------------- rendering
@@ -390,7 +394,8 @@ def true_camera_motion_score(mats: np.ndarray, size: tuple[int, int], *, grid_st
             if a == b:
                 continue
             # pixel p of frame j comes from frame i at A_i A_j^-1 p; covered if that lies inside frame i
-            q = (full[a] @ np.linalg.inv(full[b]) @ pts)[:2]
+            m = compose_affine(full[a], invert_affine(full[b]))  # fixed-order arithmetic, not BLAS (issue 27)
+            q = (m[0, 0] * pts[0] + m[0, 1] * pts[1] + m[0, 2], m[1, 0] * pts[0] + m[1, 1] * pts[1] + m[1, 2])
             inside = (q[0] >= -0.5) & (q[0] <= w - 0.5) & (q[1] >= -0.5) & (q[1] <= h - 0.5)
             matrix[a, b] = 1.0 - inside.mean()
     return float(np.percentile(matrix, SCORE_PERCENTILE, method="higher"))

@@ -41,7 +41,10 @@ from ..core.alignment import (
     warp_frame,
     warp_valid_mask,
 )
+from ..core.cv_determinism import pin_opencv
 from .camera_motion import SCORING_SIZE, resize_for_scoring
+
+pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # SPEC section 4: AffineScore threshold of the release, tuned on its uint8 wrap-around value.
 RELEASE_AFFINE_THRESHOLD = 375.0

@@ -72,3 +72,21 @@ def add_parity_argument(parser: argparse.ArgumentParser | argparse._ArgumentGrou
 
 
 EXAMPLE_FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+def add_wait_lock_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--wait-lock``: wait for another run writing the same output folder instead of exiting 2."""
+    parser.add_argument("--wait-lock", action="store_true",
+                        help="if another run is writing the output folder, wait for it to finish (default: name "
+                        "that run and exit 2)")
+
+
+def output_folder_lock(args: argparse.Namespace, folder: Path):
+    """The lock of the output ``folder`` for this command (:mod:`devil_dataset.core.folder_lock`), waiting when
+    ``--wait-lock`` was given; a context manager."""
+    import sys
+
+    from ..core.folder_lock import hold_folder_lock
+
+    return hold_folder_lock(folder, wait=getattr(args, "wait_lock", False),
+                            say=lambda line: print(line, file=sys.stderr, flush=True))

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 from ._args import (
     EXAMPLE_FORMATTER,
     add_parity_argument,
+    add_wait_lock_argument,
     existing_path,
     non_negative_int,
     output_directory,
+    output_folder_lock,
     positive_int,
     resolution,
 )
@@ -29,6 +31,9 @@ examples:
 
   # the corrected labelling protocol (true-difference scene-motion score; unscored clips left out of the tails)
   devil build videos/ --out devil-data --parity corrected
+
+  # your own videos smaller than the release's 832x480 (e.g. 640x272 sources)
+  devil build small-videos/ --out devil-small --resolution 640x272 --min-resolution 640x272
 
   # choose the decoder of the curation step, as `devil curate --decoder` does
   devil build videos/ --out devil-data --decoder pyav
@@ -71,6 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=non_negative_int, default=0, help="shuffle seed (default 0 = the release)")
     p.add_argument("--resolution", type=resolution, default=(832, 480), metavar="WxH",
                    help="output size (default 832x480, the release's)")
+    p.add_argument("--min-resolution", type=resolution, default=None, metavar="WxH",
+                   help="smallest source video accepted, as in `devil curate --min-resolution` (default 832x480, "
+                   "the release's); with --resolution it builds from smaller videos, e.g. --resolution 640x272 "
+                   "--min-resolution 640x272")
     p.add_argument("--frame-format", choices=("jpeg", "png"), default="jpeg",
                    help="per-frame storage: jpeg (q95, the release's clip format; default) or png (lossless)")
     p.add_argument("--license", default="other", help="licence id for the card (default: other = per-clip)")
@@ -88,6 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="video decoder for curation, as in `devil curate` (default auto: PyAV, whose streaming "
                    "memory stays flat; decord grows with the source length)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_wait_lock_argument(p)
     p.set_defaults(func=run)
 
 
@@ -102,7 +112,8 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         from ..builder.labels import read_bg_labels_csv
 
         bg = read_bg_labels_csv(args.bg_labels)
-    return BuildOptions(sample=args.sample, seed=args.seed, size=args.resolution, frame_format=args.frame_format,
+    return BuildOptions(sample=args.sample, seed=args.seed, size=args.resolution,
+                        min_resolution=args.min_resolution, frame_format=args.frame_format,
                         license=args.license, detector=args.detector, parity=args.parity, scene_mode=args.scene_mode,
                         rank_mode=args.rank_mode, bg_labels=bg, progress=not args.quiet,
                         engine=get_engine(args.engine, jobs=args.jobs, address=args.ray_address),
@@ -115,15 +126,16 @@ def run(args: argparse.Namespace) -> int:
     if sum((bool(args.sources), args.sample, args.release_sources is not None)) != 1:
         raise DevilError("give SOURCE files/folders, --sample or --release-sources DIR (exactly one of them)")
     options = options_from_args(args)
-    if args.release_sources is not None:
-        from ..builder.release_rebuild import rebuild_release, report_summary
+    with output_folder_lock(args, args.out):
+        if args.release_sources is not None:
+            from ..builder.release_rebuild import rebuild_release, report_summary
 
-        result, report = rebuild_release(args.release_sources, args.out, options)
-        print(result.summary())
-        print(report_summary(report))
-        return 0
-    from ..builder.build import build
+            result, report = rebuild_release(args.release_sources, args.out, options)
+            print(result.summary())
+            print(report_summary(report))
+            return 0
+        from ..builder.build import build
 
-    result = build([Path(s) for s in args.sources], args.out, options)
+        result = build([Path(s) for s in args.sources], args.out, options)
     print(result.summary())
     return 0

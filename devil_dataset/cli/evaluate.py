@@ -6,8 +6,15 @@ import os
 import sys
 from pathlib import Path
 
-from ..core.errors import DevilError
-from ._args import EXAMPLE_FORMATTER, add_parity_argument, existing_path, positive_int
+from ..core.errors import DevilError, unknown_name
+from ._args import (
+    EXAMPLE_FORMATTER,
+    add_parity_argument,
+    add_wait_lock_argument,
+    existing_path,
+    output_folder_lock,
+    positive_int,
+)
 
 EPILOG = """\
 examples:
@@ -20,6 +27,9 @@ examples:
 
   # the corrected protocol instead of the release's (SSIM data range 1, PVCS own-frame padding)
   devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/cpnet/ --parity corrected
+
+  # the ground truth's flows and features cached for the next method (default folder: ~/.cache/devil-dataset/gt)
+  devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/b --gt-cache /data/gt-cache
 
   # on a Ray cluster (pip install "devil-dataset[ray]"; dataset and predictions on a path every node sees)
   devil evaluate --dataset /shared/devil/ --config fg_displacement_high --predictions /shared/preds/a --engine ray
@@ -39,6 +49,30 @@ def _metric_list(values: list[str] | None) -> list[str] | None:
     return out or None
 
 
+def _positive_gib(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a size in GiB above 0")
+    return value
+
+
+def named_predictions(text: str) -> tuple[str | None, Path]:
+    """``NAME=PATH`` or ``PATH`` (an existing path; a path containing ``=`` is taken whole when it exists).
+
+    >>> named_predictions("mine=.")
+    ('mine', PosixPath('.'))
+    """
+    from ..benchmarking import METHOD_NAME_RE
+
+    name, sep, rest = text.partition("=")
+    if sep and not Path(text).exists() and METHOD_NAME_RE.match(name):
+        return name, existing_path(rest)
+    return None, existing_path(text)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "evaluate",
@@ -52,15 +86,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d = p.add_argument_group("dataset mode")
     d.add_argument("--dataset", metavar="DIR_OR_REPO", help="built DEVIL dataset folder or Hub repo id")
     d.add_argument("--config", metavar="SLICE", help="slice name, e.g. fg_displacement_high")
-    d.add_argument("--predictions", type=existing_path, nargs="+", metavar="PRED_DIR",
+    d.add_argument("--predictions", type=named_predictions, nargs="+", metavar="[NAME=]PRED_DIR",
                    help="<clip id>/frame_%%04d_pred.png folders or <clip id>.mp4 files; several folders score "
-                   "several methods in one pass (the method is the folder name)")
+                   "several methods in one pass. The method is NAME when given, else the one the folder's "
+                   ".devil-inpaint.json records (devil inpaint/benchmark write it), else the folder name")
     d.add_argument("--jobs", type=positive_int, default=1, help="processes scoring parts of the slice (default 1)")
     d.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local processes (default) or Ray tasks (the `ray` extra): --jobs parts, default one per "
                    "cluster CPU (per GPU on a GPU cluster)")
     d.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join with --engine ray (default: "
                    "RAY_ADDRESS, else a new local Ray)")
+    d.add_argument("--gt-cache", type=Path, metavar="DIR",
+                   help="ground-truth cache: the warp error's flows and FID's features per clip, computed once and "
+                   "reused by every later method (default: $DEVIL_GT_CACHE, else ~/.cache/devil-dataset/gt)")
+    d.add_argument("--no-gt-cache", action="store_true", help="neither read nor write the ground-truth cache")
+    d.add_argument("--gt-cache-max-gib", type=_positive_gib, default=None, metavar="GIB",
+                   help="size cap of the ground-truth cache; least recently used entries go first (default 128; "
+                   "one 150-video slice of 90-frame clips takes about 79)")
     r = p.add_argument_group("directory mode (release layout)")
     r.add_argument("--gt-dir", type=existing_path, metavar="GT",
                    help="one folder per video with frame_%%04d_gt.png and frame_%%04d_mask.png (1 = known)")
@@ -91,6 +133,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="number of re-inpaintings averaged (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the randomised metrics (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_wait_lock_argument(p)
     p.set_defaults(func=run)
 
 
@@ -102,6 +145,38 @@ def _print_summary(doc: dict) -> None:
     for key, value in doc["summary"].items():
         text = "n/a" if value != value else format(value, fmt.get(key, ".4f"))
         print(f"  {key:<18} {text}")
+    for line in clipped_lines(doc):
+        print(f"  {line}")
+
+
+def clipped_lines(doc: dict) -> list[str]:
+    """One line per PSNR-type key with infinite per-video values: how many, and what the summary made of them.
+
+    >>> clipped_lines({"num_videos": 3, "summary": {"psnr": 31.5}, "clipped": {"psnr": ["a"]}})
+    ['psnr: 1 of 3 videos infinite (an identical frame or patch), clipped to the best finite value (SPEC s.7)']
+    >>> clipped_lines({"num_videos": 1, "summary": {"psnr": float("inf")}, "clipped": {"psnr": ["a"]}})
+    ['psnr: 1 of 1 videos infinite (an identical frame or patch), no finite value to clip to: reported as inf']
+    """
+    lines = []
+    for key, ids in (doc.get("clipped") or {}).items():
+        value = doc["summary"].get(key, float("nan"))
+        how = ("no finite value to clip to: reported as inf" if value == float("inf")
+               else "clipped to the best finite value (SPEC s.7)")
+        lines.append(f"{key}: {len(ids)} of {doc['num_videos']} videos infinite (an identical frame or patch), "
+                     f"{how}")
+    return lines
+
+
+def _gt_cache_of(args: argparse.Namespace):
+    """The ground-truth cache the flags ask for (``None`` with ``--no-gt-cache``)."""
+    from ..eval.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
+
+    if args.no_gt_cache:
+        if args.gt_cache is not None or args.gt_cache_max_gib is not None:
+            raise DevilError("--no-gt-cache: cannot be combined with --gt-cache or --gt-cache-max-gib")
+        return None
+    cap = DEFAULT_GT_CACHE_MAX_BYTES if args.gt_cache_max_gib is None else int(args.gt_cache_max_gib * 2**30)
+    return GroundTruthCache(args.gt_cache if args.gt_cache is not None else default_gt_cache_dir(), cap)
 
 
 def check_output_file(path: Path) -> None:
@@ -117,7 +192,28 @@ def check_output_file(path: Path) -> None:
             break
 
 
+def _prediction_mapping(predictions: list[tuple[str | None, Path]]) -> dict[str, Path]:
+    """Method name -> folder: NAME=PATH names it, else the folder's manifest or name; a name used twice is refused."""
+    from ..eval.evaluate import prediction_method_name
+
+    out: dict[str, Path] = {}
+    for name, path in predictions:
+        method = name or prediction_method_name(path)
+        if method in out:
+            raise DevilError(f"--predictions: {out[method]} and {path} are both method {method!r}; name them: "
+                             "--predictions NAME=PATH ...")
+        out[method] = path
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.out is not None and args.predictions is not None and len(args.predictions) > 1:
+        with output_folder_lock(args, args.out):  # --out is a results folder: one writer at a time
+            return _run(args)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from ..eval.protocol import EvalOptions
 
     dataset_mode = any(v is not None for v in (args.dataset, args.config, args.predictions))
@@ -132,7 +228,9 @@ def run(args: argparse.Namespace) -> int:
         raise DevilError("--engine/--ray-address work in dataset mode (--dataset/--config/--predictions)")
     several = dataset_mode and len(args.predictions) > 1
     if several and args.method_name is not None:
-        raise DevilError("--method-name names one method; with several --predictions the folder names are used")
+        raise DevilError("--method-name names one method; with several --predictions name each as NAME=PATH")
+    if dataset_mode and not several and args.method_name is not None and args.predictions[0][0] is not None:
+        raise DevilError("--method-name and --predictions NAME=PATH both name the method; give one")
     if several and args.out is not None and args.out.exists() and not args.out.is_dir():
         raise DevilError(f"{args.out}: is a file; with several --predictions --out takes a folder")
     if args.out is not None:  # refused before anything is scored
@@ -140,8 +238,7 @@ def run(args: argparse.Namespace) -> int:
     from ..inpaint import INPAINTERS
 
     if args.second_inpainter not in INPAINTERS:
-        raise DevilError(f"unknown --second-inpainter {args.second_inpainter!r}; "
-                         f"valid: {', '.join(sorted(INPAINTERS))}")
+        raise unknown_name("inpainter", args.second_inpainter, sorted(INPAINTERS), prefix="--second-inpainter: ")
     options = EvalOptions(device=args.device, batch_size=args.batch_size, parity=args.parity,
                           ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow,
                           seed=args.seed, second_inpainter=args.second_inpainter,
@@ -155,13 +252,18 @@ def run(args: argparse.Namespace) -> int:
         from ..core.engines import get_engine
 
         engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
+        gt_cache = _gt_cache_of(args)
         if several:
-            docs = evaluate_slice(args.dataset, args.config, args.predictions, metrics, options,
-                                  progress=not args.no_progress, engine=engine)
+            docs = evaluate_slice(args.dataset, args.config, _prediction_mapping(args.predictions), metrics,
+                                  options, progress=not args.no_progress, engine=engine, gt_cache=gt_cache)
         else:
-            doc = evaluate_dataset(args.dataset, args.config, args.predictions[0], metrics, options,
-                                   method=args.method_name, progress=not args.no_progress, engine=engine)
+            doc = evaluate_dataset(args.dataset, args.config, args.predictions[0][1], metrics, options,
+                                   method=args.method_name or args.predictions[0][0],
+                                   progress=not args.no_progress, engine=engine,
+                                   gt_cache=gt_cache)
             docs = {doc["method"]: doc}
+        if gt_cache is not None:
+            print(f"devil evaluate: {gt_cache.summary()}", file=sys.stderr)
     else:
         doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
                                  slice_name=args.slice_name, progress=not args.no_progress)

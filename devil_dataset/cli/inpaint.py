@@ -4,8 +4,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..core.errors import DevilError
-from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int
+from ..core.errors import DevilError, UnknownNameError, unknown_name
+from ._args import (
+    EXAMPLE_FORMATTER,
+    add_wait_lock_argument,
+    existing_path,
+    output_directory,
+    output_folder_lock,
+    positive_int,
+)
 
 EPILOG = """\
 examples:
@@ -25,6 +32,11 @@ examples:
 baselines: telea, navier-stokes (per frame), aligned-copy, flow-propagation (temporal). See docs/inpainting.md.
 Output: PRED_DIR/<clip id>/frame_%04d_pred.png. The command template's placeholders: {input_dir} {output_dir}
 {clip_id} {num_frames} {width} {height}; the method must write frame_%04d_pred.png into {output_dir}.
+Mask conventions (two, easy to mix up):
+  {input_dir}/frame_%04d_mask.png (--command, --inputs, the release's PNGs): WHITE = KNOWN, black = hole;
+  the dataset's `hole` column and --callable's hole argument: True/white = HOLE.
+A prediction that changes many known pixels gets a warning ("your method wrote outside the hole; were the masks
+read inverted?").
 """
 
 
@@ -60,22 +72,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "ground truth as in the release (gt)")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS", help="--command: fail a clip after this long")
     p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N clips of the slice")
+    add_wait_lock_argument(p)
     p.set_defaults(func=run)
 
 
 def _inpainter(args: argparse.Namespace):
-    from ..inpaint import INPAINTERS, get_inpainter
-    from ..inpaint.external import callable_inpainter, command_inpainter
+    from ..benchmarking import MethodSpec
+    from ..inpaint import INPAINTERS
 
-    if args.command is not None:
-        return command_inpainter(args.command, hole_pixels=args.hole_pixels, size_divisor=args.size_divisor,
-                                 timeout=args.timeout)
-    if args.callable is not None:
-        return callable_inpainter(args.callable, hole_pixels=args.hole_pixels, size_divisor=args.size_divisor)
-    if args.method not in INPAINTERS:
-        raise DevilError(f"--method {args.method!r}: not a baseline ({', '.join(INPAINTERS)}); "
-                         "give --command or --callable for an external method")
-    return get_inpainter(args.method, args.size_divisor)
+    if args.command is None and args.callable is None and args.method not in INPAINTERS:
+        not_baseline = unknown_name("method", args.method, INPAINTERS, prefix="--method: ")
+        raise UnknownNameError(f"{not_baseline}; an external method needs --command or --callable")
+    spec = MethodSpec(baseline=args.method if args.command is None and args.callable is None else None,
+                      command=args.command, callable=args.callable, hole_pixels=args.hole_pixels,
+                      size_divisor=args.size_divisor, timeout=args.timeout)
+    return spec.inpainter()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
     run_info = {"method": args.method, **source, "size_divisor": args.size_divisor}
     if args.command is not None or args.callable is not None:
         run_info.update(command=args.command, callable=args.callable, hole_pixels=args.hole_pixels)
-    summary = run_inpainter(inpainter, rows, args.out, limit=args.limit, description=label, run_info=run_info)
+    # one writer per prediction folder; a failed run that created the folder and wrote nothing removes it again
+    with output_folder_lock(args, args.out):
+        summary = run_inpainter(inpainter, rows, args.out, limit=args.limit, description=label, run_info=run_info)
     print(f"{args.method}: wrote {len(summary.written)} clip(s), skipped {len(summary.skipped)} already complete; "
           f"predictions in {args.out}")
     return 0

@@ -121,7 +121,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.set_defaults(func=run_bg_scene_motion)
 
     r = sub.add_parser("rank", help="low/high labels from a scores JSON",
-                       description="Turn scores into low/high candidates: 16%% rank tails (release) or thresholds.",
+                       description="Turn scores into low/high candidates: 16% rank tails (release) or thresholds.",
                        epilog=RANK_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     r.add_argument("scores", type=existing_path, metavar="SCORES.json", help="output of camera-motion/scene-motion")
     r.add_argument("--tail", type=float, default=0.16, help="rank-tail fraction (default 0.16)")
@@ -146,13 +146,13 @@ def json_score(score: float | None) -> float | str | None:
 
 
 def _score_paths(paths: list[str], score_fn, desc: str, progress: bool) -> tuple[dict[str, float | None], list[str]]:
-    from tqdm.auto import tqdm
-
+    from ..core.progress import progress_bar
     from ..core.video_io import load_clip
 
     scores: dict[str, float | None] = {}
     errors: list[str] = []
-    for path in tqdm(paths, desc=desc, unit="clip", disable=None if progress else True):
+    # a bar in a terminal, log lines otherwise (tqdm alone printed nothing for minutes into a file)
+    for path in progress_bar(paths, desc=desc, unit="clip", enabled=progress):
         try:
             frames = load_clip(path)
             scores[path] = score_fn(frames)

@@ -4,10 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
-from ..core.errors import DevilError
+from ..core.errors import DevilError, unknown_name
 from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
 
 RENDER_EPILOG = """\
@@ -30,6 +29,7 @@ STATS_EPILOG = """\
 examples:
   devil masks stats --preset fgs-h_fgm-l_fgd-l --index 0 --count 5
   devil masks stats --preset all --count 20 --summary-only
+  devil masks stats --preset all --count 20 --summary-only --json     # for scripts
   devil masks stats --stored masks/devil_fgs-h_fgm-l_fgd-l/00000 masks/devil_fgs-l_fgm-h_fgd-h_00000.npz
 
 Statistics are measured on the 832x480 cover-cropped mask (see docs/masks.md): mean_area (hole fraction),
@@ -38,8 +38,9 @@ centroid_speed / centroid_path (centroid motion per frame / summed, relative to 
 """
 
 PRESETS_EPILOG = """\
-example:
+examples:
   devil masks presets
+  devil masks presets --json
 """
 
 ALL = "all"
@@ -70,20 +71,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run_render)
 
     s = sub.add_parser(
-        "stats", help="print mask statistics as JSON",
-        description="Print per-mask statistics (and per-preset median / quartiles) as JSON, for rendered "
-        "preset/index ranges or for stored masks.",
+        "stats", help="print mask statistics (a table, or JSON with --json)",
+        description="Print per-mask statistics and per-preset median / quartiles (readable tables, or JSON with "
+        "--json), for rendered preset/index ranges or for stored masks.",
         epilog=STATS_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     _selection_args(s, required=False)
     s.add_argument("--stored", nargs="+", type=existing_path, metavar="PATH",
                    help="stored masks instead: .npz files or release-png mask folders")
     s.add_argument("--summary-only", action="store_true", help="print only the per-preset summary")
+    s.add_argument("--json", action="store_true", help="print JSON (for scripts) instead of tables")
     s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     s.set_defaults(func=run_stats)
 
-    p = sub.add_parser("presets", help="print the preset table as JSON",
-                       description="Print the eight presets' parameters (SPEC section 5) as JSON.",
+    p = sub.add_parser("presets", help="print the preset table (JSON with --json)",
+                       description="Print the eight presets' parameters (SPEC section 5) as a table, or as JSON.",
                        epilog=PRESETS_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+    p.add_argument("--json", action="store_true", help="print JSON (for scripts) instead of the table")
     p.set_defaults(func=run_presets)
 
 
@@ -104,7 +107,7 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
     elif args.preset in PRESETS:
         presets = [args.preset]
     else:
-        raise DevilError(f"--preset: unknown preset {args.preset!r}; valid presets: {', '.join(PRESETS)}, {ALL}")
+        raise unknown_name("preset", args.preset, [*PRESETS, ALL], prefix="--preset: ")
     if args.index + args.count > SEED_TABLE_SIZE:
         raise DevilError(f"--index/--count: masks {args.index}..{args.index + args.count - 1} requested, but each "
                          f"preset has masks 0..{SEED_TABLE_SIZE - 1}")
@@ -112,9 +115,9 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 def _progress(total: int, disable: bool, desc: str):
-    from tqdm import tqdm
+    from ..core.progress import progress_bar
 
-    return tqdm(total=total, unit="mask", desc=desc, file=sys.stderr, disable=True if disable else None)
+    return progress_bar(total=total, unit="mask", desc=desc, enabled=not disable)
 
 
 def run_render(args: argparse.Namespace) -> int:
@@ -189,8 +192,65 @@ def run_stats(args: argparse.Namespace) -> int:
     doc: dict = {"summary": {p: summarize(s) for p, s in sorted(by_preset.items())}}
     if not args.summary_only:
         doc["masks"] = records
-    print(json.dumps(_clean(doc), indent=1))
+    print(json.dumps(_clean(doc), indent=1) if args.json else stats_text(_clean(doc)))
     return 0
+
+
+def _table(header: list[str], rows: list[list[str]], keys: int = 1) -> str:
+    """The first ``keys`` columns left-aligned, the others (numbers) right-aligned, two spaces apart."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) if i < keys else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+             for r in [header, *rows]]
+    return "\n".join(lines)
+
+
+def _number(value: object) -> str:
+    return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def stats_text(doc: dict) -> str:
+    """``devil masks stats`` as readable tables: per mask (unless summary only), then per preset and statistic
+    the median and quartiles.
+
+    >>> print(stats_text({"summary": {"p": {"mean_area": {"median": 0.03, "q25": 0.02, "q75": 0.04, "n": 2}}}}))
+    summary (median and quartiles over the masks of each preset)
+    preset  statistic  median   q25   q75  n
+    p       mean_area    0.03  0.02  0.04  2
+    """
+    parts = []
+    masks = doc.get("masks")
+    if masks:
+        names = list(masks[0]["stats"])
+        rows = [[str(m.get("path") or m.get("preset")), _number(m.get("index")), _number(m.get("seed")),
+                 *(_number(m["stats"].get(n)) for n in names)] for m in masks]
+        parts.append("masks\n" + _table(["mask", "index", "seed", *names], rows))
+    rows = [[preset, stat, _number(q.get("median")), _number(q.get("q25")), _number(q.get("q75")), _number(q.get("n"))]
+            for preset, stats in doc["summary"].items() for stat, q in stats.items()]
+    parts.append("summary (median and quartiles over the masks of each preset)\n"
+                 + _table(["preset", "statistic", "median", "q25", "q75", "n"], rows, keys=2))
+    return "\n\n".join(parts)
+
+
+def presets_text(presets: dict) -> str:
+    """The preset table as text, one row per preset (ranges as ``lo-hi``; SPEC section 5).
+
+    >>> from devil_dataset.core.masks import PRESETS
+    >>> print(presets_text(PRESETS).splitlines()[1])  # doctest: +NORMALIZE_WHITESPACE
+    fgs-h_fgm-h_fgd-h  7-13  50-70  0-60  150-300  0.8  1.5  300  9-15  300, 0.75  1-3
+    """
+    from dataclasses import asdict
+
+    def cell(field: str, value: object) -> str:  # ranges lo-hi; the centroid pull is (distance, weight)
+        if value is None:
+            return "none"
+        if isinstance(value, (tuple, list)):
+            return ", ".join(_number(v) for v in value) if field == "centroid" else "-".join(map(_number, value))
+        return _number(value)
+
+    records = {name: asdict(p) for name, p in presets.items()}
+    fields = [f for f in next(iter(records.values())) if f != "name"]
+    rows = [[name, *(cell(f, records[name][f]) for f in fields)] for name in records]
+    return _table(["preset", *fields], rows)
 
 
 def run_presets(args: argparse.Namespace) -> int:
@@ -198,5 +258,8 @@ def run_presets(args: argparse.Namespace) -> int:
 
     from ..core.masks import PRESETS
 
-    print(json.dumps({name: asdict(p) for name, p in PRESETS.items()}, indent=1))
+    if args.json:
+        print(json.dumps({name: asdict(p) for name, p in PRESETS.items()}, indent=1))
+    else:
+        print(presets_text(PRESETS))
     return 0

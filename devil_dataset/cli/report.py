@@ -14,7 +14,11 @@ example:
   devil report results/*/*.json --html report-html/ --clip-metric lpips
   # -> report-html/index.html (open from disk): sortable Table 1, plots, worst/best clips as synced players
   devil report demo-out/results/*/*.json --findings --out report/
-  # -> also report/findings.md, findings.json: the paper's slice trends checked (held / not held / not checked)
+  # -> also report/findings.md, findings.json: the paper's slice trends checked, each with its permutation test
+  devil report demo-out/results/*/*.json --ci interval --out report/
+  # -> Table 1 cells "mean [lo, hi]" (95% BCa bootstrap over videos; --ci se: "mean ± se"); report/comparisons.json
+  devil report demo-out/results/*/*.json --compare aligned-copy telea
+  # -> per slice: where aligned-copy beats telea, where telea beats it, where they cannot be told apart
 """
 
 
@@ -36,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--findings", action="store_true",
                    help="check the paper's robust slice trends (section 6) on the results: printed after the tables, "
                    "and written to findings.md/.json with --out")
+    p.add_argument("--ci", nargs="?", const="interval", choices=("interval", "se"), metavar="{interval,se}",
+                   help="Table 1 cells with their uncertainty over videos: 'interval' (default when given: 95%% "
+                   "BCa bootstrap interval) or 'se' (standard error, sample std / sqrt(n))")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="print, slice by slice, where method A beats B, where B beats A and where they cannot be "
+                   "told apart (paired sign-flip permutation test over videos, Holm-adjusted)")
     p.add_argument("--html", type=output_directory, metavar="DIR",
                    help="also write a self-contained HTML diagnosis report (DIR/index.html, plots, clip videos)")
     p.add_argument("--clip-metric", metavar="KEY", help="result key that ranks the worst/best clips (default psnr)")
@@ -47,24 +57,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..eval.report import relative_improvement_markdown, score_table, table1_markdown, write_report
+    from ..eval.report import relative_improvement_markdown, score_table, table1_markdown, video_intervals, write_report
     from ..eval.results import read_results
+    from ..eval.uncertainty import compare_methods
 
     docs = [read_results(p) for p in args.results]
     table = score_table(docs)
     keys = [k.strip() for item in args.metrics for k in item.split(",") if k.strip()] if args.metrics else None
-    sys.stdout.write(table1_markdown(table, keys))
+    comparisons = compare_methods(docs)
+    intervals = video_intervals(docs)
+    ci = getattr(args, "ci", None)
+    if args.compare:
+        from ..eval.comparisons import compare_text
+
+        sys.stdout.write(compare_text(comparisons, *args.compare))
+        return 0
+    sys.stdout.write(table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci))
     ri = relative_improvement_markdown(table, keys)
     if ri.count("\n") > 2:
-        sys.stdout.write("\nRelative improvement (low -> high):\n\n" + ri)
+        from ..eval.report import RELATIVE_IMPROVEMENT_CAPTION
+
+        sys.stdout.write("\nRelative improvement (low -> high):\n\n" + RELATIVE_IMPROVEMENT_CAPTION + "\n\n" + ri)
     findings = None
     if args.findings:
         from ..eval.findings import check_findings, findings_markdown, slice_counts
 
-        findings = check_findings(table, slice_counts(docs))
+        findings = check_findings(table, slice_counts(docs), docs=docs)
         sys.stdout.write("\nFindings (paper section 6):\n\n" + findings_markdown(findings))
     if args.out is not None:
-        written = write_report(table, args.out, keys, plots=not args.no_plots)
+        written = write_report(table, args.out, keys, plots=not args.no_plots, intervals=intervals,
+                               comparisons=comparisons, ci=ci)
         if findings is not None:
             from ..eval.findings import write_findings
 
@@ -76,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
         index = write_html_report(docs, args.html, keys,
                                   clip_metric=args.clip_metric, per_end=max(0, args.clips_per_end),
-                                  clips=args.clips_per_end > 0, plots=not args.no_plots,
+                                  clips=args.clips_per_end > 0, plots=not args.no_plots, comparisons=comparisons,
                                   engine=get_engine("local", jobs=args.jobs))
         print(f"wrote the HTML report {index}", file=sys.stderr)
     return 0

@@ -15,12 +15,17 @@ them for every pair.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
 
 import cv2
 import numpy as np
+
+from .cv_determinism import fast_simd, pin_opencv, serial_opencv
+
+pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # SPEC section 2: the release's SURF hessianThreshold (other SURF parameters are OpenCV defaults).
 SURF_HESSIAN_THRESHOLD = 750
@@ -90,7 +95,8 @@ def detect_features(frame: np.ndarray, detector: str | None = None, mask: np.nda
     if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
         raise ValueError(f"expected a uint8 RGB frame [H, W, 3], got {frame.dtype} {frame.shape}")
     cv_mask = None if mask is None else np.ascontiguousarray(mask, dtype=np.uint8) * 255
-    keypoints, descriptors = _create(detector).detectAndCompute(np.ascontiguousarray(frame), cv_mask)
+    with serial_opencv():  # pinned SIFT races across OpenCV threads (core/cv_determinism.py)
+        keypoints, descriptors = _create(detector).detectAndCompute(np.ascontiguousarray(frame), cv_mask)
     points = np.array([kp.pt for kp in keypoints], dtype=np.float32).reshape(-1, 2)
     return Features(points, descriptors if len(keypoints) else None, detector)
 
@@ -195,13 +201,56 @@ def reverse_matches(matches: np.ndarray) -> np.ndarray:
 
 
 def similarity_from_matches(source: Features, target: Features, matches: np.ndarray) -> np.ndarray | None:
-    """Similarity RANSAC (5 px, OpenCV defaults otherwise) on given matches; ``None`` when alignment fails."""
+    """Similarity RANSAC (5 px, OpenCV defaults otherwise) on given matches; ``None`` when alignment fails.
+
+    OpenCV's final Levenberg-Marquardt refinement on the inliers runs on its bundled OpenBLAS, whose kernels (and
+    results) depend on the CPU; the same least-squares fit is computed by :func:`refine_similarity` instead (closed
+    form, correctly rounded sums), unless ``DEVIL_FAST_SIMD=1`` keeps OpenCV's.
+    """
     if len(matches) < MIN_MATCHES:
         return None
     src = np.ascontiguousarray(source.points[matches[:, 0]])
     dst = np.ascontiguousarray(target.points[matches[:, 1]])
-    matrix, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=RANSAC_REPROJ_THRESHOLD)
-    return matrix
+    if fast_simd():
+        matrix, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC,
+                                                ransacReprojThreshold=RANSAC_REPROJ_THRESHOLD)
+        return matrix
+    matrix, inliers = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC,
+                                                  ransacReprojThreshold=RANSAC_REPROJ_THRESHOLD, refineIters=0)
+    if matrix is None:
+        return None
+    return refine_similarity(src, dst, inliers.ravel() != 0, matrix)
+
+
+def refine_similarity(src: np.ndarray, dst: np.ndarray, inliers: np.ndarray, initial: np.ndarray) -> np.ndarray:
+    """Least-squares 4-DOF similarity [2, 3] mapping ``src`` [N, 2] onto ``dst`` on the ``inliers`` (bool [N]).
+
+    The objective of OpenCV's refinement in ``estimateAffinePartial2D`` (sum of squared reprojection errors of
+    x' = a x - b y + tx, y' = b x + a y + ty), which is linear in (a, b, tx, ty): solved in closed form around the
+    centroids, every sum with ``math.fsum`` (correctly rounded, so independent of order and SIMD). ``initial`` (the
+    RANSAC model) is returned when the inliers are all one point.
+
+    >>> src = np.array([[0, 0], [10, 0], [0, 10]], np.float32); dst = src * 2 + 1
+    >>> refine_similarity(src, dst, np.ones(3, bool), np.zeros((2, 3))).tolist()
+    [[2.0, -0.0, 1.0], [0.0, 2.0, 1.0]]
+    """
+    p = np.asarray(src, np.float64)[inliers]
+    q = np.asarray(dst, np.float64)[inliers]
+    n = len(p)
+    if n == 0:
+        return initial
+    px, py, qx, qy = p[:, 0], p[:, 1], q[:, 0], q[:, 1]
+    mpx, mpy = math.fsum(px) / n, math.fsum(py) / n
+    mqx, mqy = math.fsum(qx) / n, math.fsum(qy) / n
+    cpx, cpy, cqx, cqy = px - mpx, py - mpy, qx - mqx, qy - mqy
+    norm = math.fsum(np.concatenate([cpx * cpx, cpy * cpy]))
+    if norm == 0.0:
+        return initial
+    a = math.fsum(np.concatenate([cpx * cqx, cpy * cqy])) / norm
+    b = math.fsum(np.concatenate([cpx * cqy, -(cpy * cqx)])) / norm
+    tx = mqx - (a * mpx - b * mpy)
+    ty = mqy - (b * mpx + a * mpy)
+    return np.array([[a, -b, tx], [b, a, ty]], np.float64)
 
 
 def estimate_similarity(source: Features, target: Features) -> np.ndarray | None:
@@ -235,3 +284,36 @@ def warp_frame(frame: np.ndarray, matrix: np.ndarray, size: tuple[int, int] | No
     if size is None:
         size = (frame.shape[1], frame.shape[0])
     return cv2.warpAffine(frame, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+
+
+def compose_affine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` for 3x3 (or stacked [..., 3, 3]) matrices, summed in a fixed order (same bits on every CPU).
+
+    numpy's ``@`` on float64 goes through the BLAS, whose kernel (and rounding: FMA or not) depends on the CPU
+    (measured: OpenBLAS's Sandybridge kernel changed the aligned-copy baseline's output).
+
+    >>> m = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 3.0], [0.0, 0.0, 1.0]])
+    >>> compose_affine(m, m)[:2, 2].tolist()
+    [4.0, 6.0]
+    """
+    return (a[..., :, 0:1] * b[..., 0:1, :] + a[..., :, 1:2] * b[..., 1:2, :]) + a[..., :, 2:3] * b[..., 2:3, :]
+
+
+def invert_affine(m: np.ndarray) -> np.ndarray:
+    """Inverse of 3x3 affine matrices [..., 3, 3] (last row 0, 0, 1) in closed form (same bits on every CPU).
+
+    ``np.linalg.inv`` runs LAPACK on CPU-dispatched BLAS kernels; this is a fixed sequence of IEEE operations.
+
+    >>> m = np.array([[2.0, 0.0, 4.0], [0.0, 2.0, -2.0], [0.0, 0.0, 1.0]])
+    >>> (invert_affine(m)[:2] + 0.0).tolist()  # + 0.0: -0.0 prints as 0.0
+    [[0.5, 0.0, -2.0], [0.0, 0.5, 1.0]]
+    """
+    a, b, tx = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    c, d, ty = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    det = a * d - b * c
+    ia, ib, ic, id_ = d / det, -b / det, -c / det, a / det
+    out = np.zeros(m.shape, np.float64)
+    out[..., 0, 0], out[..., 0, 1], out[..., 0, 2] = ia, ib, -(ia * tx + ib * ty)
+    out[..., 1, 0], out[..., 1, 1], out[..., 1, 2] = ic, id_, -(ic * tx + id_ * ty)
+    out[..., 2, 2] = 1.0
+    return out

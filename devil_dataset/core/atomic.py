@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from .folder_lock import hold_folder_lock, holds_lock
+
 TMP_PREFIX = ".tmp-"
 
 
@@ -112,11 +114,19 @@ def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False) -> Ite
 
 
 def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
-    """Delete leftovers of interrupted atomic writes (``.tmp-*``) in ``directory``; return what was removed."""
+    """Delete leftovers of interrupted atomic writes (``.tmp-*``) in ``directory``; return what was removed.
+
+    Only under the folder's lock (:mod:`devil_dataset.core.folder_lock`): a caller that does not hold the lock of
+    ``directory`` (or of a folder containing it) takes it for the cleaning, so a run writing that folder right now
+    makes this raise :class:`~devil_dataset.core.folder_lock.FolderLockedError` instead of deleting its files.
+    """
     directory = Path(directory)
-    removed: list[Path] = []
     if not directory.is_dir():
-        return removed
+        return []
+    if not holds_lock(directory):
+        with hold_folder_lock(directory):
+            return remove_stale_temporaries(directory)
+    removed: list[Path] = []
     for p in directory.glob(TMP_PREFIX + "*"):
         if p.is_dir():
             shutil.rmtree(p, ignore_errors=True)

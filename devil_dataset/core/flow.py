@@ -14,7 +14,10 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from .cv_determinism import pin_opencv
 from .errors import UnknownNameError
+
+pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # DIS preset: MEDIUM is OpenCV's balance of speed and accuracy; named once here.
 DIS_PRESET = cv2.DISOPTICAL_FLOW_PRESET_MEDIUM

@@ -23,6 +23,8 @@ from typing import Any, Iterator, Literal, overload
 import numpy as np
 from PIL import Image, ImageDraw
 
+from .errors import unknown_name
+
 # SPEC section 5: masks are rendered at 1920x1080 (W, H), 90 frames.
 RELEASE_SIZE: tuple[int, int] = (1920, 1080)
 RELEASE_NUM_FRAMES = 90
@@ -109,7 +111,7 @@ def get_preset(name: str) -> MaskPreset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise ValueError(f"unknown preset {name!r}; valid presets: {', '.join(PRESETS)}") from None
+        raise unknown_name("preset", name, PRESETS) from None
 
 
 # --- physics (SPEC section 5). Every float operation below mirrors the release's expression and operand types,

@@ -75,23 +75,43 @@ class LineProgress:
         pass
 
     def close(self) -> None:
+        """The last line: ``desc: 150/150 videos done in 118.4 s``."""
         if not self.closed:
             self.closed = True
             self._write(f"{self._count()} done in {time.perf_counter() - self.start:.1f} s")
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        """The last line of work that did not finish (an exception, Ctrl-C): ``desc: 3/150 videos interrupted
+        after 2.1 s``; never "done"."""
+        if not self.closed:
+            self.closed = True
+            self._write(f"{self._count()} {reason} after {time.perf_counter() - self.start:.1f} s")
 
     def __iter__(self) -> Iterator:
         try:
             for item in self.iterable or ():
                 yield item
                 self.update(1)
-        finally:
+        except GeneratorExit:  # the loop over us stopped early (an exception in its body, Ctrl-C)
+            if self.total is None or self.n < self.total:
+                self.interrupt()
             self.close()
+            raise
+        except BaseException as exc:
+            interrupted = isinstance(exc, KeyboardInterrupt)
+            self.interrupt("interrupted" if interrupted else f"failed ({type(exc).__name__})")
+            raise
+        self.close()
 
     def __enter__(self) -> "LineProgress":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            interrupted = issubclass(exc_type, KeyboardInterrupt)
+            self.interrupt("interrupted" if interrupted else f"failed ({exc_type.__name__})")
 
 
 def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, desc: str = "", unit: str = "it",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import UnknownNameError
+from .errors import unknown_name
 from .masks import PRESETS
 
 # SPEC section 6: video subsets, from the camera-motion (cm) and background-scene-motion (bsm) labels.
@@ -72,7 +72,7 @@ ATTRIBUTES: tuple[str, ...] = ("bg_scene_motion", "camera_motion", "fg_displacem
 def mask_presets_for(mask_subset: str) -> tuple[str, ...]:
     """Presets of a mask subset, in the release's sorted order of ``devil_<preset>`` names (SPEC section 6)."""
     if mask_subset not in MASK_SUBSETS:
-        raise UnknownNameError(f"unknown mask subset {mask_subset!r}; valid: {', '.join(MASK_SUBSETS)}")
+        raise unknown_name("mask subset", mask_subset, MASK_SUBSETS)
     names = sorted(f"devil_{p}" for p in PRESETS if mask_subset == "all" or mask_subset in p.split("_"))
     return tuple(n[len("devil_") :] for n in names)
 
@@ -91,4 +91,4 @@ def slice_for(name: str) -> SliceSpec:
     try:
         return SLICES[name]
     except KeyError:
-        raise UnknownNameError(f"unknown slice {name!r}; valid: {', '.join(SLICES)}") from None
+        raise unknown_name("slice", name, SLICES) from None

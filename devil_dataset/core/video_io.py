@@ -29,6 +29,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .atomic import atomic_path
+from .cv_determinism import SWS_AREA, SWS_BILINEAR, sws_flags
 from .errors import DevilError
 
 # Encoder settings of every clip and sample source. CRF 18 is the quality ENVIRONMENT.md's size table uses
@@ -160,6 +161,24 @@ class _DecordMisread(Exception):
     """decord decoded a frame with the wrong shape (a known decord bug on very narrow videos)."""
 
 
+def frame_to_rgb(frame, size: tuple[int, int] | None = None) -> np.ndarray:
+    """uint8 RGB ``[H, W, 3]`` of a decoded PyAV frame, resized to ``size`` (W, H) with area interpolation if given.
+
+    swscale converts with ``SWS_BITEXACT | SWS_ACCURATE_RND`` (:mod:`devil_dataset.core.cv_determinism`): its SIMD
+    YUV -> RGB paths round differently from CPU to CPU (up to 20 levels on a chroma edge); these flags give the same
+    bytes on every CPU (``DEVIL_FAST_SIMD=1`` keeps the dispatched path).
+
+    >>> import av
+    >>> rgb = av.VideoFrame.from_ndarray(np.full((16, 16, 3), 200, np.uint8), format="rgb24")
+    >>> frame = rgb.reformat(format="yuv420p")
+    >>> frame_to_rgb(frame).shape, frame_to_rgb(frame, (8, 4)).shape
+    ((16, 16, 3), (4, 8, 3))
+    """
+    if size is None:
+        return frame.to_ndarray(format="rgb24", interpolation=sws_flags(SWS_BILINEAR))
+    return frame.to_ndarray(format="rgb24", width=size[0], height=size[1], interpolation=sws_flags(SWS_AREA))
+
+
 def _iter_pyav(path: Path, size: tuple[int, int] | None) -> Iterator[np.ndarray]:
     import av
 
@@ -171,10 +190,7 @@ def _iter_pyav(path: Path, size: tuple[int, int] | None) -> Iterator[np.ndarray]
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
             for frame in container.decode(stream):
-                if size is None:
-                    yield frame.to_ndarray(format="rgb24")
-                else:
-                    yield frame.to_ndarray(format="rgb24", width=size[0], height=size[1], interpolation="AREA")
+                yield frame_to_rgb(frame, size)
                 index += 1
     except DevilError:
         raise
@@ -299,7 +315,9 @@ def encode_video_bytes(
         stream.pix_fmt = "yuv420p" if (w % 2 == 0 and h % 2 == 0) else "yuv444p"
         stream.options = {"crf": str(ENCODER_CRF), "preset": ENCODER_PRESET, "threads": str(ENCODER_THREADS)}
         for f in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(f, format="rgb24")):
+            yuv = av.VideoFrame.from_ndarray(f, format="rgb24").reformat(
+                format=stream.pix_fmt, interpolation=sws_flags(SWS_BILINEAR))  # CPU-independent RGB -> YUV
+            for packet in stream.encode(yuv):
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
@@ -371,7 +389,7 @@ def load_clip(path: str | os.PathLike) -> np.ndarray:
         with av.open(str(path)) as container:
             stream = container.streams.video[0]
             stream.thread_type = "SLICE"
-            frames = [frame.to_ndarray(format="rgb24") for frame in container.decode(stream)]
+            frames = [frame_to_rgb(frame) for frame in container.decode(stream)]
     except (av.error.FFmpegError, IndexError, OSError) as exc:
         raise DevilError(f"{path}: cannot decode clip ({_short(exc, path)})") from None
     if not frames:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core.atomic import file_sha256
 from ..core.dataset_schema import decode_frames, decode_hole, to_numpy_frames, to_numpy_hole
-from ..core.errors import DevilError
+from ..core.errors import DevilError, unknown_name
 from ..core.slices import SLICES
 
 SPLIT = "test"
@@ -34,7 +34,7 @@ VIDEO_COLUMNS = ("frames", "hole")
 def resolve_config(config: str) -> str:
     """Check a config name (``all`` or one of the ten slices); the error lists the valid names."""
     if config not in SLICES:
-        raise DevilError(f"unknown config {config!r}; valid: {', '.join(SLICES)}")
+        raise unknown_name("config", config, SLICES)
     return config
 
 
@@ -142,7 +142,7 @@ def check_local_slice(directory: str | os.PathLike, config: str, split: str = SP
     cfg = manifest.get("configs", {}).get(config, {})
     if not listed and not present:
         if config in manifest.get("configs", {}) and int(cfg.get("rows", -1)) == 0:
-            return []  # an empty config of a small build: no shard, an empty slice
+            raise DevilError(omitted_config_message(directory, config, manifest))
         raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards "
                          "(is it a dataset built by `devil build`?)")
     problems = []
@@ -172,6 +172,24 @@ def check_local_slice(directory: str | os.PathLike, config: str, split: str = SP
     return [directory / rel for rel in sorted(listed)]
 
 
+def omitted_config_message(directory: str | os.PathLike, config: str, manifest: dict) -> str:
+    """Why ``config`` is not in the build at ``directory`` (its manifest records 0 rows), and what to use instead.
+
+    >>> print(omitted_config_message("ds", "camera_motion_high", {"configs": {"all": {"rows": 6},
+    ...     "camera_motion_high": {"rows": 0, "omitted": "0 rows in this build"}}}))  # doctest: +NORMALIZE_WHITESPACE
+    ds: config camera_motion_high is not in this build: 0 rows in this build. 6 clips in all: a slice takes
+    the tails of a ranking of the clips, so a small build has none for some slices. Configs with rows: all
+    """
+    configs = manifest.get("configs", {})
+    total = configs.get("all", {}).get("rows")
+    reason = str(configs.get(config, {}).get("omitted", "0 rows in this build")).rstrip(".")
+    count = f"{total} clips in all: a" if total is not None else "A"
+    have = [name for name, c in configs.items() if int(c.get("rows", 0)) > 0]
+    return (f"{directory}: config {config} is not in this build: {reason}. {count} slice takes the tails of a "
+            "ranking of the clips, so a small build has none for some slices. Configs with rows: "
+            f"{', '.join(have) or 'none'}")
+
+
 def _read_errors():
     import pyarrow as pa
 
@@ -190,9 +208,8 @@ def load_slice(dir_or_repo: str | os.PathLike, config: str = "all", split: str =
     import datasets
 
     resolve_config(config)
-    if Path(dir_or_repo).is_dir() and not check_local_slice(dir_or_repo, config, split):
-        raise DevilError(f"{dir_or_repo}: config {config} has 0 rows in this build and is not in its card "
-                         "(datasets cannot load an empty split); iter_slice yields no rows for it")
+    if Path(dir_or_repo).is_dir():
+        check_local_slice(dir_or_repo, config, split)  # a config left out of a small build: its reason, named
     return datasets.load_dataset(str(dir_or_repo), config, split=split, streaming=streaming, **kwargs)
 
 
@@ -224,19 +241,26 @@ def iter_slice(
     clips' rows (the others are not decoded). One row group (one clip) is in
     memory at a time. A Hub repo id (``ORG/NAME``) is fetched with :func:`fetch_slice` (that config only, cached).
     A local directory's shards are first checked against its ``manifest.json``
-    (:func:`check_local_slice`): a missing, truncated or altered shard is a :class:`DevilError` naming it.
+    (:func:`check_local_slice`): a missing, truncated or altered shard is a :class:`DevilError` naming it. These
+    checks (and a config a small build left out, named with the reason) raise at the call, before any row.
 
     >>> for row in iter_slice("path/to/dataset", "camera_motion_high"):  # doctest: +SKIP
     ...     frames, hole = row["frames"], row["hole"]
     """
     resolve_config(config)
     path = local_dataset_dir(dir_or_repo, config, split)
+    shards = check_local_slice(path, config, split)
+    wanted = None if clip_ids is None else {str(c) for c in clip_ids}
+    return _iter_shards(shards, columns, wanted)
+
+
+def _iter_shards(shards: Sequence[Path], columns: Sequence[str] | None, wanted: set[str] | None) -> Iterator[dict]:
+    """The rows of checked ``shards`` (see :func:`iter_slice`), one row group in memory at a time."""
     import pyarrow.parquet as pq
 
     errors = _read_errors()
-    wanted = None if clip_ids is None else {str(c) for c in clip_ids}
     read = None if columns is None else list(dict.fromkeys([*columns, *(["clip_id"] if wanted is not None else [])]))
-    for shard in check_local_slice(path, config, split):
+    for shard in shards:
         try:
             pf = pq.ParquetFile(shard)
             num_groups = pf.num_row_groups

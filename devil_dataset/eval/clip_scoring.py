@@ -21,17 +21,23 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from .evaluate import build_metrics, prepare_clip, prepared_for_hole, update_metrics
+from .gt_cache import GroundTruthCache, cached_prepare_clip
 from .protocol import EvalOptions, VideoSample
 
 
 class ClipScorer:
     """The per-video values of predictions of the clip ``clip_id`` (ground truth ``gt`` uint8 [T, H, W, 3]) for
-    the metrics ``metric_names`` (per-video metrics, e.g. :data:`~devil_dataset.eval.registry.PIXEL_METRICS`)."""
+    the metrics ``metric_names`` (per-video metrics, e.g. :data:`~devil_dataset.eval.registry.PIXEL_METRICS`).
 
-    def __init__(self, clip_id: str, gt: np.ndarray, metric_names: Sequence[str], options: EvalOptions):
+    ``gt_cache``: the cached metrics' ground-truth work (:mod:`devil_dataset.eval.gt_cache`) is read from it or
+    computed and stored there (the same values)."""
+
+    def __init__(self, clip_id: str, gt: np.ndarray, metric_names: Sequence[str], options: EvalOptions,
+                 gt_cache: GroundTruthCache | None = None):
         self.clip_id, self.gt = clip_id, gt
         self.metrics, _ = build_metrics(list(metric_names), options)
-        self.prepared = prepare_clip(self.metrics, gt, None)
+        self.prepared = (prepare_clip(self.metrics, gt, None) if gt_cache is None
+                         else cached_prepare_clip(self.metrics, gt, gt_cache))
         self._hole_key: Hashable | None = None
         self._for_hole: dict[str, object] = {}
 

@@ -128,6 +128,12 @@ def _png_info(directory: Path, kind: str, clip_id: str) -> VideoShapeInfo:
             problems.append(f"{path}: {frame_size[0]}x{frame_size[1]}, expected {size[0]}x{size[1]} (as {first})")
     if len(problems) > MAX_PROBLEMS_PER_CLIP:
         problems[MAX_PROBLEMS_PER_CLIP:] = [f"... and {len(problems) - MAX_PROBLEMS_PER_CLIP} more faulty frames"]
+    if not paths and kind == "pred":  # e.g. 00000.png: name what is there and the names expected
+        others = sorted(p.name for p in directory.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg"))
+        if others:
+            shown = ", ".join(others[:2]) + (", ..." if len(others) > 2 else "")
+            problems.append(f"found {len(others)} image(s) ({shown}) but predicted frames must be named "
+                            "frame_%04d_pred.png (frame_0000_pred.png, frame_0001_pred.png, ...)")
     return VideoShapeInfo(clip_id, len(paths), size or (0, 0), str(directory), tuple(problems))
 
 
@@ -135,9 +141,11 @@ def read_video_file(path: str | Path) -> np.ndarray:
     """Decode every frame of a video file to uint8 RGB [T, H, W, 3] with PyAV."""
     import av
 
+    from ..core.video_io import frame_to_rgb
+
     try:
         with av.open(str(path)) as container:
-            frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+            frames = [frame_to_rgb(f) for f in container.decode(video=0)]  # CPU-independent YUV -> RGB
     except (av.error.FFmpegError, IndexError) as exc:
         raise DevilError(f"{path}: unreadable video ({exc})") from None
     if not frames:
@@ -180,6 +188,13 @@ class PredictionStore:
         else:
             self.layout = "frames"
         self.single_clip_id = single_clip_id
+
+    def inpaint_manifest(self) -> dict:
+        """The folder's ``.devil-inpaint.json`` (``devil inpaint`` writes it: the run and each clip's hole
+        fingerprint), or ``{}`` when it has none."""
+        from ..inpaint.run import read_prediction_manifest
+
+        return read_prediction_manifest(self.root)
 
     def _video_path(self, clip_id: str) -> Path | None:
         for ext in VIDEO_EXTENSIONS:
@@ -247,7 +262,8 @@ def validate_clips(gt: Mapping[str, VideoShapeInfo], pred: Mapping[str, VideoSha
             issues.append("prediction missing")
         else:
             if p.num_frames != g.num_frames:
-                issues.append(f"{p.num_frames} predicted frames, expected {g.num_frames}")
+                named = " (frame_%04d_pred.png)" if p.source and Path(p.source).is_dir() else ""
+                issues.append(f"{p.num_frames} predicted frames{named}, expected {g.num_frames}")
             if p.size != g.size and p.size != (0, 0):
                 issues.append(f"prediction is {p.size[0]}x{p.size[1]}, expected {g.size[0]}x{g.size[1]}")
             issues.extend(p.problems)
@@ -256,6 +272,63 @@ def validate_clips(gt: Mapping[str, VideoShapeInfo], pred: Mapping[str, VideoSha
     if problems:
         head = f"{where}: " if where else ""
         raise DevilError(f"{head}{len(problems)} of {len(gt)} clips cannot be evaluated:\n" + "\n".join(problems))
+
+
+def check_slice_manifest(pred_dir: str | Path, manifest: Mapping, config: str, fingerprints: Mapping[str, str]) -> None:
+    """Refuse predictions whose ``.devil-inpaint.json`` records other hole masks than the slice being scored.
+
+    ``manifest``: the folder's inpaint manifest (:func:`devil_dataset.inpaint.run.read_prediction_manifest`);
+    ``fingerprints``: clip id -> hole fingerprint of the slice ``config``. The six foreground slices share clip ids
+    with other masks, so only the masks tell a wrong slice: a :class:`DevilError` names both slices. Predictions
+    made for another config with the same masks (the same inputs) pass.
+
+    >>> m = {"run": {"config": "fg_size_high"}, "clips": {"a": "1111"}}
+    >>> check_slice_manifest("preds", m, "fg_size_high", {"a": "1111"})
+    >>> check_slice_manifest("preds", m, "fg_size_low", {"a": "2222"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.DevilError: preds: these predictions were made for slice fg_size_high, not for ...
+    """
+    recorded = manifest.get("clips") or {}
+    wrong = [c for c, fp in fingerprints.items() if c in recorded and recorded[c] != fp]
+    if not wrong:
+        return
+    made_for = (manifest.get("run") or {}).get("config")
+    listed = ", ".join(wrong[:MAX_PROBLEMS_PER_CLIP]) + (f" and {len(wrong) - MAX_PROBLEMS_PER_CLIP} more"
+                                                        if len(wrong) > MAX_PROBLEMS_PER_CLIP else "")
+    why = (f"its .devil-inpaint.json records other hole masks for {len(wrong)} of {len(fingerprints)} clips "
+           f"({listed})")
+    if made_for and made_for != config:
+        raise DevilError(f"{pred_dir}: these predictions were made for slice {made_for}, not for slice {config} (the "
+                         f"slice being scored): {why}; score them with --config {made_for}, or inpaint {config} "
+                         "into another folder")
+    raise DevilError(f"{pred_dir}: these predictions were made for other masks than slice {config}'s (another "
+                     f"build of the dataset?): {why}; inpaint {config} again into another folder")
+
+
+# A prediction made for another slice's masks: composited (it keeps at least KEPT_FRACTION of the known pixels
+# exactly) yet it differs from the ground truth on more than OUTSIDE_FRACTION of the known pixels, i.e. outside
+# this slice's hole. A method that changes every pixel a little (lossy video, whole-frame output) is not flagged.
+KEPT_FRACTION = 0.5
+OUTSIDE_FRACTION = 0.001
+
+
+def differs_outside_hole(pred: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> bool:
+    """True when ``pred`` keeps the known pixels of ``gt`` but changed some outside ``hole``: inpainted for other
+    masks (see :data:`KEPT_FRACTION`).
+
+    >>> gt = np.zeros((1, 10, 10, 3), np.uint8); hole = np.zeros((1, 10, 10), bool); hole[:, :2] = True
+    >>> pred = gt.copy(); pred[:, :2] = 9
+    >>> differs_outside_hole(pred, gt, hole), differs_outside_hole(pred, gt, np.roll(hole, 5, axis=1))
+    (False, True)
+    """
+    known = ~np.asarray(hole, bool)
+    n_known = int(np.count_nonzero(known))
+    if n_known == 0 or pred.shape != gt.shape:
+        return False
+    changed = np.any(pred != gt, axis=-1) & known
+    n_changed = int(np.count_nonzero(changed))
+    return n_changed <= (1 - KEPT_FRACTION) * n_known and n_changed > OUTSIDE_FRACTION * n_known
 
 
 def _holds_frames(directory: Path, kind: str) -> bool:

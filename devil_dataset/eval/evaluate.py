@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core.engines import Engine
 from ..core.errors import DevilError, UnknownNameError, WeightsMissingError
+from .gt_cache import GroundTruthCache, cached_prepare_clip, open_gt_cache
 from .pixel import clip_psnr_values
 from .protocol import EvalOptions, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, metric_entry
@@ -191,8 +192,11 @@ def evaluate_methods(
     return {m: collect(metrics[m], per_video[m], frames) for m in predictions}
 
 
-def _one_pass(clips, predictions, metrics, *, total, progress) -> tuple[dict[str, dict[str, dict[str, float]]], int]:
-    """The updates of :func:`evaluate_methods`: raw per-video rows per method and the number of GT frames."""
+def _one_pass(clips, predictions, metrics, *, total, progress,
+              gt_cache: GroundTruthCache | None = None) -> tuple[dict[str, dict[str, dict[str, float]]], int]:
+    """The updates of :func:`evaluate_methods`: raw per-video rows per method and the number of GT frames.
+
+    ``gt_cache``: the cached metrics' ground-truth work is read from it or computed and stored there."""
     from ..core.progress import progress_bar
 
     methods = list(predictions)
@@ -204,7 +208,11 @@ def _one_pass(clips, predictions, metrics, *, total, progress) -> tuple[dict[str
     for clip_id, gt, hole in bar:
         if clip_id in per_video[methods[0]]:
             raise DevilError(f"clip {clip_id}: appears twice in the evaluation")
-        prepared = prepare_clip(metrics[methods[0]], gt, hole) if len(methods) > 1 else {}
+        if gt_cache is not None:
+            prepared = prepared_for_hole(
+                cached_prepare_clip(metrics[methods[0]], gt, gt_cache, others=len(methods) > 1), hole)
+        else:
+            prepared = prepare_clip(metrics[methods[0]], gt, hole) if len(methods) > 1 else {}
         for m in methods:
             video = VideoSample(clip_id, gt, predictions[m](clip_id), hole)
             per_video[m][clip_id] = update_metrics(metrics[m], video, prepared)
@@ -352,24 +360,83 @@ def _row_info(row):
 
 def _score_rows(rows: Iterable, stores: Mapping[str, PredictionStore], metric_names: Sequence[str] | None,
                 options: EvalOptions, metrics: Mapping[str, Mapping[str, VideoMetric]] | None = None, *,
-                total: int | None = None, progress: bool = False):
-    """One pass over ``rows`` for every method of ``stores``; returns (raw per-video rows, frames, metrics)."""
+                total: int | None = None, progress: bool = False, gt_cache: GroundTruthCache | None = None,
+                outside: dict[str, list[str]] | None = None):
+    """One pass over ``rows`` for every method of ``stores``; returns (raw per-video rows, frames, metrics).
+
+    ``outside`` (method -> [], for the methods without an inpaint manifest) receives the clips whose prediction
+    differs from the ground truth outside this slice's hole (:func:`~.composite.differs_outside_hole`).
+    """
+    from .composite import differs_outside_hole
+
     if metrics is None:
         metrics = {m: build_metrics(metric_names, options)[0] for m in stores}
+    current: dict[str, Any] = {}  # the clip being scored: its ground truth and hole, for the outside-hole check
 
     def clips():
         for row in rows:
-            yield _row_fields(row)
+            fields = _row_fields(row)
+            current["gt"], current["hole"] = fields[1], fields[2]
+            yield fields
 
-    per_video, frames = _one_pass(clips(), {m: store.read for m, store in stores.items()}, metrics, total=total,
-                                  progress=progress)
+    def reader(m: str, store: PredictionStore) -> Callable[[str], np.ndarray]:
+        def read(clip_id: str) -> np.ndarray:
+            pred = store.read(clip_id)
+            if outside is not None and m in outside and differs_outside_hole(pred, current["gt"], current["hole"]):
+                outside[m].append(clip_id)
+            return pred
+        return read
+
+    per_video, frames = _one_pass(clips(), {m: reader(m, store) for m, store in stores.items()}, metrics,
+                                  total=total, progress=progress, gt_cache=gt_cache)
     return per_video, frames, metrics
 
 
+def _manifest_checks(stores: Mapping[str, PredictionStore], predictions: Mapping[str, str | Path], config: str,
+                     hole_rows: Callable[[], Iterable]) -> list[str]:
+    """Check every predictions folder with an inpaint manifest against the slice's hole masks
+    (:func:`~.composite.check_slice_manifest`); return the methods without one (checked while scoring)."""
+    from ..inpaint.run import hole_fingerprint
+    from .composite import check_slice_manifest
+
+    manifests = {m: store.inpaint_manifest() for m, store in stores.items()}
+    with_clips = [m for m, man in manifests.items() if man.get("clips")]
+    if with_clips:
+        fingerprints = {}
+        for row in hole_rows():
+            clip_id, hole = _row_id_hole(row)
+            fingerprints[clip_id] = hole_fingerprint(hole)
+        for m in with_clips:
+            check_slice_manifest(predictions[m], manifests[m], config, fingerprints)
+    return [m for m in stores if m not in with_clips]
+
+
+def _row_id_hole(row) -> tuple[str, np.ndarray]:
+    """A row's clip id and hole (bool [T, H, W]), without its frames."""
+    if isinstance(row, VideoSample):
+        return row.clip_id, row.hole
+    get = row.get if isinstance(row, Mapping) else (lambda k, d=None: getattr(row, k, d))
+    hole = get("hole") if get("hole") is not None else get("mask")
+    return str(get("clip_id")), np.asarray(hole, bool)
+
+
+def _warn_outside(outside: Mapping[str, list[str]], predictions: Mapping[str, str | Path], config: str,
+                  num_clips: int) -> None:
+    """The warning of predictions without a manifest that differ from the ground truth outside the hole."""
+    for m, ids in outside.items():
+        if ids:
+            shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+            print(f"devil evaluate: warning: {predictions[m]}: the predictions of {len(ids)} of {num_clips} clips "
+                  f"differ from the ground truth outside slice {config}'s hole ({shown}); were they made for another "
+                  "slice? (the folder has no .devil-inpaint.json to check)", file=sys.stderr)
+
+
 def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pred_paths: dict[str, str],
-                metric_names: Sequence[str] | None, options: EvalOptions):
-    """One part of a parallel evaluation: score the clips ``ids`` (read here) and send back per-video rows and
-    metric states."""
+                metric_names: Sequence[str] | None, options: EvalOptions, gt_cache: GroundTruthCache | None = None,
+                watch: Sequence[str] = ()):
+    """One part of a parallel evaluation: score the clips ``ids`` (read here) and send back per-video rows,
+    metric states, frames, the ground-truth cache's counts (the worker opens the cache folder it was sent) and, for
+    the methods in ``watch`` (no inpaint manifest), the clips whose prediction differs outside the slice's hole."""
     from .composite import PredictionStore
 
     wanted = set(ids)
@@ -381,8 +448,11 @@ def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pr
         for name, metric in per_method.items():
             if not hasattr(metric, "state_dict"):
                 raise DevilError(f"metric {name}: its state cannot be merged, score it in one process (jobs 1)")
-    per_video, frames, metrics = _score_rows(mine, stores, metric_names, options, metrics)
-    return per_video, {m: {n: x.state_dict() for n, x in ms.items()} for m, ms in metrics.items()}, frames
+    outside: dict[str, list[str]] = {m: [] for m in watch}
+    per_video, frames, metrics = _score_rows(mine, stores, metric_names, options, metrics, gt_cache=gt_cache,
+                                             outside=outside)
+    states = {m: {n: x.state_dict() for n, x in ms.items()} for m, ms in metrics.items()}
+    return per_video, states, frames, (gt_cache.stats if gt_cache is not None else None), outside
 
 
 def _chunk_task_of(task: tuple):
@@ -397,6 +467,19 @@ def _row_fields_id(row) -> str:
     return str(get("clip_id"))
 
 
+def prediction_method_name(predictions: str | Path) -> str:
+    """The method name of a predictions folder: the ``run.method`` its ``.devil-inpaint.json`` records (``devil
+    inpaint`` and ``devil benchmark`` write it), else the folder's name (``preds/<method>/<slice>/`` is named
+    after its method, not its slice).
+
+    >>> prediction_method_name("preds/cpnet")
+    'cpnet'
+    """
+    from ..inpaint.run import recorded_method
+
+    return recorded_method(predictions) or Path(predictions).resolve().name
+
+
 def evaluate_slice(
     dataset: str,
     config: str,
@@ -407,10 +490,12 @@ def evaluate_slice(
     progress: bool = True,
     rows: Iterable | None = None,
     engine: Engine = Engine(),
+    gt_cache: GroundTruthCache | str | Path | None = None,
 ) -> dict[str, dict]:
     """Score one or several methods on the slice ``config`` in one pass over its ground truth.
 
-    ``predictions``: method name -> predictions folder, or a list of folders (the method is the folder name).
+    ``predictions``: method name -> predictions folder, or a list of folders (the method is
+    :func:`prediction_method_name`: the one the folder's manifest records, else the folder name).
     Returns method -> results document (one document per method, as ``devil evaluate`` writes them).
     ``engine`` (:func:`devil_dataset.core.engines.get_engine`; default: this process): a parallel engine splits the
     slice into contiguous parts, :meth:`~devil_dataset.core.engines.Engine.workers` of them, scored as its tasks;
@@ -420,14 +505,21 @@ def evaluate_slice(
     one GPU); the dataset and predictions must be paths every node sees (or a Hub repo id); the documents are the
     same as the local engine's with the same number of parts.
     ``rows`` replaces the loader (see :func:`evaluate_dataset`).
+    ``gt_cache`` (:class:`~devil_dataset.eval.gt_cache.GroundTruthCache` or a folder; default none): the metrics'
+    ground-truth work (warp error flows, FID features) is read from it or computed once and stored, for every
+    engine (workers open the same folder); the documents are identical with and without it.
     """
     from .composite import PredictionStore, VideoShapeInfo, validate_clips
 
+    cache = open_gt_cache(gt_cache)
+
     if not isinstance(predictions, Mapping):
         paths = [Path(p) for p in predictions]
-        names = [p.resolve().name for p in paths]
+        names = [prediction_method_name(p) for p in paths]
         if len(set(names)) != len(names):
-            raise DevilError(f"predictions: two folders have the same name ({', '.join(names)}); pass a mapping")
+            same = sorted({n for n in names if names.count(n) > 1})
+            raise DevilError(f"predictions: two folders are both named {', '.join(same)} ({', '.join(map(str, paths))}"
+                             "); name each method: --predictions NAME=PATH (in Python: a mapping name -> folder)")
         predictions = dict(zip(names, paths))
     if not predictions:
         raise DevilError("predictions: no method to score")
@@ -456,15 +548,22 @@ def evaluate_slice(
             except DevilError as exc:
                 pred_info[c] = VideoShapeInfo(c, g.num_frames, g.size, problems=(str(exc),))
         validate_clips(gt_info, pred_info, str(predictions[m]))
+    # predictions made for another slice (the foreground slices share clip ids with other masks): refused when the
+    # folder's inpaint manifest records other masks; without a manifest, flagged while scoring (on every engine)
+    watch = _manifest_checks(stores, predictions, config, lambda: row_iter(("clip_id", "hole")))
+    outside: dict[str, list[str]] = {m: [] for m in watch}
     options, first, skipped = _prepare(metric_names, options or EvalOptions())
     names = list(first)
     metrics = {m: (first if i == 0 else build_metrics(names, options)[0]) for i, m in enumerate(stores)}
     if not engine.parallel or len(gt_info) < 2:
         per_video, frames, _ = _score_rows(row_iter(("clip_id", "frames", "hole")), stores, names, options, metrics,
-                                           total=len(gt_info), progress=progress)
+                                           total=len(gt_info), progress=progress, gt_cache=cache, outside=outside)
         evs = {m: collect(metrics[m], per_video[m], frames) for m in stores}
+        _warn_outside(outside, predictions, config, len(gt_info))
     else:
-        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, engine)
+        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, engine,
+                              cache, outside)
+        _warn_outside(outside, predictions, config, len(gt_info))
     docs: dict[str, dict] = {}
     for m, ev in evs.items():
         inputs = {"mode": "dataset", "dataset": str(dataset), "config": config, "predictions": str(predictions[m]),
@@ -474,9 +573,10 @@ def evaluate_slice(
 
 
 def _score_parallel(dataset, config, ids, rows, predictions, names, options, metrics,
-                    engine: Engine) -> dict[str, Evaluation]:
+                    engine: Engine, gt_cache: GroundTruthCache | None = None,
+                    outside: dict[str, list[str]] | None = None) -> dict[str, Evaluation]:
     """Contiguous parts of ``ids``, one task of ``engine`` each; states merged and per-video rows joined in slice
-    order."""
+    order; ``outside`` (method -> [] for the methods to watch) receives the parts' outside-hole clips in order."""
     gpu = options.device != "cpu"
     parts = [list(p) for p in np.array_split(np.array(ids, dtype=object), min(engine.workers(gpu=gpu), len(ids)))
              if len(p)]
@@ -486,15 +586,22 @@ def _score_parallel(dataset, config, ids, rows, predictions, names, options, met
         for r in rows:
             by_id.setdefault(_row_fields_id(r), r)
     paths = {m: str(p) for m, p in predictions.items()}
-    tasks = [(dataset, config, part, [by_id[c] for c in part] if by_id is not None else None, paths, names, options)
-             for part in parts]
+    watch = tuple(outside or ())
+    tasks = [(dataset, config, part, [by_id[c] for c in part] if by_id is not None else None, paths, names, options,
+              gt_cache, watch) for part in parts]
     # every part in flight at once; networks load once per part
     results = list(engine.map_ordered(_chunk_task_of, tasks, window=len(tasks), num_gpus=engine.task_gpus(gpu=gpu)))
+    for *_, cache_stats, part_outside in results:
+        if gt_cache is not None and cache_stats is not None:
+            gt_cache.stats.add(cache_stats)
+        for m, clip_ids in part_outside.items():
+            if outside is not None:
+                outside[m].extend(clip_ids)
     out = {}
     for m, per_method in metrics.items():
         per_video: dict[str, dict[str, float]] = {}
         frames = 0
-        for videos, states, n in results:
+        for videos, states, n, *_ in results:
             per_video.update(videos[m])
             frames += n
             for name, metric in per_method.items():
@@ -514,19 +621,21 @@ def evaluate_dataset(
     progress: bool = True,
     rows: Iterable | None = None,
     engine: Engine = Engine(),
+    gt_cache: GroundTruthCache | str | Path | None = None,
 ) -> dict:
     """Dataset mode: score ``predictions`` for the slice ``config`` of a built dataset (folder or Hub repo).
 
     The slice is read twice through :func:`devil_dataset.data.iter_slice`: its metadata columns (clip_id,
     num_frames, height, width) for validation, then frames and hole (True = hole) one clip at a time for scoring.
     ``rows`` replaces the loader (any re-iterable of rows with clip_id, frames uint8 [T,H,W,3], hole bool [T,H,W]).
-    Several methods at once, ``engine``: :func:`evaluate_slice`.
+    Several methods at once, ``engine``, ``gt_cache``: :func:`evaluate_slice`.
     """
-    name = method or Path(predictions).resolve().name
+    name = method or prediction_method_name(predictions)
     return evaluate_slice(dataset, config, {name: predictions}, metric_names, options, progress=progress, rows=rows,
-                          engine=engine)[name]
+                          engine=engine, gt_cache=gt_cache)[name]
 
 
 __all__ = ["Evaluation", "build_metrics", "collect", "evaluate", "evaluate_methods", "evaluation_from_values",
+           "prediction_method_name",
            "prepare_clip", "prepared_for_hole", "update_metrics", "evaluate_dataset", "evaluate_directory",
            "evaluate_slice", "resolve_device", "METRICS"]

@@ -27,8 +27,11 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from ..core.cv_determinism import pin_opencv
 from .pixel import mean_of
 from .protocol import EvalOptions, VideoSample
+
+pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 FlowFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

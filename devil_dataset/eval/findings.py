@@ -1,4 +1,5 @@
-"""The paper's robust slice trends (section 6), checked on any results table: held, not held or not checkable.
+"""The paper's robust slice trends (section 6), checked on any results table: held, not held or not checkable,
+and, with the per-video values (``docs``), whether the effect is significant under a permutation test over videos.
 
 :func:`check_findings` takes the ``{(method, slice): {key: value}}`` table of
 :func:`devil_dataset.eval.report.score_table`; ``devil demo`` and ``devil report --findings`` print the findings
@@ -41,10 +42,22 @@ class Finding:
     held: bool | None
     numbers: dict = field(default_factory=dict)
     explanation: str = ""
+    significant: bool | None = None  # every part of the effect significant (Holm over the parts); None: not tested
+    test: str = ""  # the test behind ``significant``
+    pvalues: dict = field(default_factory=dict)  # "<method> <key>" -> Holm-adjusted p
+
+    def verdict(self) -> str:
+        """``HELD, SIGNIFICANT`` / ``HELD, NOT SIGNIFICANT`` / ``HELD`` (untested) / ``NOT HELD`` / ``NOT CHECKED``."""
+        if self.held is None:
+            return "NOT CHECKED"
+        if not self.held:
+            return "NOT HELD"
+        return {True: "HELD, SIGNIFICANT", False: "HELD, NOT SIGNIFICANT", None: "HELD"}[self.significant]
 
     def summary(self) -> str:
-        verdict = {True: "HELD", False: "NOT HELD", None: "NOT CHECKED"}[self.held]
-        return f"[{verdict}] {self.claim}\n    {self.explanation}"
+        tested = f"\n    {self.test}: " + ", ".join(f"{k} p={v:.3g}" for k, v in self.pvalues.items()) \
+            if self.test else ""
+        return f"[{self.verdict()}] {self.claim}\n    {self.explanation}{tested}"
 
 
 def _better(key: str, a: float, b: float) -> bool:
@@ -59,7 +72,8 @@ def _present(table: Table, methods: Sequence[str], slices: Sequence[str], keys: 
                                    for m in methods for s in slices)]
 
 
-def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None) -> list[Finding]:
+def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None,
+                   docs: Iterable[Mapping] | None = None) -> list[Finding]:
     """Check the paper's three robust trends on a results table ``{(method, slice): {key: value}}``.
 
     1. ``fg_size_high`` is harder than ``fg_size_low`` on every reconstruction metric (PSNR, SSIM, LPIPS where
@@ -70,7 +84,10 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None) 
     3. camera motion hurts ``aligned-copy`` less than the per-frame method: its relative change from
        ``camera_motion_low`` to ``camera_motion_high`` is larger (less negative) on every reconstruction metric.
 
-    ``slice_counts`` (slice -> videos) are quoted in the explanations.
+    ``slice_counts`` (slice -> videos) are quoted in the explanations. With the results documents ``docs`` (their
+    per-video values) each held finding is also tested (:func:`_significance`): low and high slices hold different
+    videos, so an unpaired permutation test over videos (``scipy.stats.permutation_test``,
+    ``permutation_type="independent"``), Holm-adjusted over the finding's (method, metric) parts.
 
     >>> t = {("telea", "fg_size_low"): {"psnr": 30.0}, ("telea", "fg_size_high"): {"psnr": 25.0}}
     >>> [f.held for f in check_findings(t)]
@@ -79,6 +96,7 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None) 
     from .report import relative_improvement
 
     counts = dict(slice_counts or {})
+    videos = _videos(docs) if docs is not None else None
     methods = list(dict.fromkeys(m for m, _ in table))
     per_frame = next((m for m in PER_FRAME_METHODS if m in methods), None)
     temporal = [m for m in methods if m in TEMPORAL_METHODS]
@@ -104,7 +122,8 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None) 
         expl = "; ".join(parts) + f" ({n(lo, hi)})"
         if fails:
             expl += ". Not harder for: " + ", ".join(fails)
-        findings.append(Finding("fg_size", claim, not fails, nums, expl))
+        findings.append(_significance(Finding("fg_size", claim, not fails, nums, expl), videos,
+                                      [(m, None, k) for m in ms for k in keys], lo, hi))
 
     def compare(attr: str, key: str, claim: str, winners: list[str], what: str) -> Finding:
         lo_s, hi_s = f"{attr}_low", f"{attr}_high"
@@ -121,7 +140,8 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None) 
         expl = "relative improvement low -> high: " + "; ".join(parts) + f" ({n(lo_s, hi_s)})"
         if fails:
             expl += ". Not larger than " + per_frame + " for: " + ", ".join(fails)
-        return Finding(key, claim, not fails, {"relative_improvement": nums}, expl)
+        return _significance(Finding(key, claim, not fails, {"relative_improvement": nums}, expl), videos,
+                             [(w, per_frame, k) for w in winners for k in keys], lo_s, hi_s)
 
     findings.append(compare(
         "fg_displacement", "fg_displacement",
@@ -132,6 +152,50 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None) 
         f"camera motion hurts aligned-copy less than the per-frame method ({per_frame or 'none'})",
         [m for m in methods if m == "aligned-copy"], "aligned-copy"))
     return findings
+
+
+FINDINGS_TEST = ("two-sided unpaired permutation test over videos (low vs high slice; scipy.stats.permutation_test, "
+                 "independent), Holm-adjusted over the finding's parts")
+
+
+def _videos(docs: Iterable[Mapping]) -> dict[tuple[str, str], Mapping[str, Mapping]]:
+    return {(str(d.get("method")), str(d.get("slice"))): d.get("videos") or {} for d in docs}
+
+
+def _per_video(videos, method: str, other: str | None, slice_name: str, key: str) -> list[float]:
+    """``method``'s per-video values on ``slice_name`` (minus ``other``'s on the same video when given)."""
+    from .registry import higher_is_better
+
+    sign = 1.0 if higher_is_better(key) else -1.0  # "better" is up for every key
+    a = videos.get((method, slice_name), {})
+    b = videos.get((other, slice_name), {}) if other is not None else None
+    out = []
+    for c in sorted(a):
+        va = a[c].get(key)
+        vb = (b.get(c) or {}).get(key) if b is not None else 0.0
+        if va is None or vb is None or math.isnan(float(va)) or math.isnan(float(vb)):
+            continue
+        out.append(sign * (float(va) - float(vb)))
+    return out
+
+
+def _significance(f: Finding, videos, parts: Sequence[tuple[str, str | None, str]], lo: str, hi: str) -> Finding:
+    """Test a held finding part by part: ``(method, None, key)`` compares the method's per-video values on the low
+    and high slice; ``(method, baseline, key)`` the per-video differences method - baseline (the same videos)
+    between the slices (does the slice move the method more than the baseline?)."""
+    from .uncertainty import SIGNIFICANCE_ALPHA, holm, unpaired_test
+
+    if videos is None or not f.held or not parts:
+        return f
+    ps = []
+    for m, base, k in parts:
+        low, high = _per_video(videos, m, base, lo, k), _per_video(videos, m, base, hi, k)
+        ps.append(unpaired_test(low, high) if len(low) >= 2 and len(high) >= 2 else float("nan"))
+    adjusted = holm(ps)
+    f.pvalues = {(f"{m} - {base} {k}" if base else f"{m} {k}"): p for (m, base, k), p in zip(parts, adjusted)}
+    f.test = FINDINGS_TEST
+    f.significant = None if any(math.isnan(p) for p in adjusted) else all(p < SIGNIFICANCE_ALPHA for p in adjusted)
+    return f
 
 
 def slice_counts(docs: Iterable[Mapping]) -> dict[str, int]:
@@ -151,8 +215,10 @@ def findings_markdown(findings: Sequence[Finding]) -> str:
     """The findings as a markdown list (``findings.md``)."""
     lines = []
     for f in findings:
-        verdict = {True: "**held**", False: "**not held**", None: "not checked"}[f.held]
-        lines.append(f"- {verdict}: {f.claim}. {f.explanation}")
+        tested = f" Test: {f.test}: " + ", ".join(f"{k} p={v:.3g}" for k, v in f.pvalues.items()) + "." \
+            if f.test else ""
+        verdict = f"**{f.verdict().lower()}**" if f.held is not None else "not checked"
+        lines.append(f"- {verdict}: {f.claim}. {f.explanation}" + (f".{tested}" if tested else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -5,8 +5,9 @@ The folder holds ``index.html`` (Jinja2 template ``templates/report.html.j2``, i
 PyAV: per slice and method the worst and best clips by a chosen metric, as ground truth, masked input, each
 method's output and error map, played in sync and steppable frame by frame).
 
-Number formats, titles, best-per-slice and relative improvements come from :mod:`devil_dataset.eval.report`
-(one source of truth).
+Number formats, titles, best-per-slice, relative improvements, per-slice intervals over videos and what was
+skipped come from :mod:`devil_dataset.eval.report` (one source of truth); the marks of methods not significantly
+different from the best come from the paired comparisons of :mod:`devil_dataset.eval.uncertainty`.
 
     >>> error_map(np.zeros((1, 2, 2, 3), np.uint8), np.full((1, 2, 2, 3), 10, np.uint8))[0, 0, 0].tolist()
     [40, 40, 40]
@@ -27,7 +28,24 @@ from ..core.atomic import atomic_path, atomic_write_text
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from .registry import higher_is_better
-from .report import KEY_TITLES, Table, _best, _keys, _methods, _ri_rows, _slices, fmt, score_table, title, write_plots
+from .report import (
+    KEY_TITLES,
+    RELATIVE_IMPROVEMENT_CAPTION,
+    Table,
+    _best,
+    _keys,
+    _methods,
+    _ri_rows,
+    _slices,
+    fmt,
+    score_table,
+    skipped_line,
+    skipped_metrics,
+    title,
+    video_intervals,
+    write_plots,
+)
+from .uncertainty import DEFAULT_LEVEL, SIGNIFICANCE_ALPHA, indistinguishable_from_best, smallest_sign_flip_p
 
 # Clip video: longest side in pixels, frame rate and H.264 quality. Small on purpose (issue 15: the demo's
 # report stays under 50 MB); baseline profile + yuv420p play in every Chromium build, Debian's included.
@@ -204,6 +222,7 @@ def write_html_report(
     clips: bool = True,
     plots: bool = True,
     plots_from: Sequence[str | Path] | None = None,
+    comparisons: Sequence[Mapping] | None = None,
     engine: Engine,
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
@@ -212,6 +231,9 @@ def write_html_report(
     ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
     ``plots_from``: PNG plots already drawn for the same table and keys (what
     :func:`devil_dataset.eval.report.write_report` returned): copied into ``plots/`` instead of drawn again.
+    ``comparisons``: the paired comparisons of the same documents (``comparisons.json``,
+    :func:`devil_dataset.eval.uncertainty.compare_methods`): Table 1 then marks the methods whose Holm-adjusted
+    p against the best is not below 0.05; without them only the best is marked.
     ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one slice per task (the same
     files on every engine and worker count).
 
@@ -229,17 +251,36 @@ def write_html_report(
     methods, slices, ks = _methods(table), _slices(table), _keys(table, keys)
     by = {(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs}
 
-    # Table 1: one row per slice, methods side by side per metric.
+    # Table 1: one row per slice, methods side by side per metric; mean, standard error over videos and interval.
+    intervals = video_intervals(docs)
     t1_rows = []
+    level = None
     for s in slices:
         cells = []
         for k in ks:
             best = _best(table, s, k, methods)
+            tied = set() if best is None or comparisons is None else indistinguishable_from_best(
+                comparisons, s, k, best)
             for m in methods:
                 v = table.get((m, s), {}).get(k)
                 num = None if v is None or math.isnan(v) else v
-                cells.append({"text": fmt(k, v), "value": num, "best": best == m})
+                iv = intervals.get((m, s), {}).get(k) or {}
+                se, ci = iv.get("se"), iv.get("ci") or [None, None]
+                ok = num is not None and isinstance(se, (int, float)) and math.isfinite(se)
+                level = level or iv.get("level")
+                tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {iv.get('n')} videos, "
+                       f"{round(100 * iv.get('level', 0.95))}% interval [{fmt(k, ci[0])}, {fmt(k, ci[1])}] "
+                       f"({iv.get('method')})") if ok else ""
+                cells.append({"text": fmt(k, v), "se": f"±{fmt(k, se)}" if ok else "", "tip": tip, "value": num,
+                              "best": best == m, "tied": num is not None and m in tied})
         t1_rows.append({"slice": s, "cells": cells})
+    skipped = skipped_line(skipped_metrics(docs))
+    n_paired = max((int(r.get("n") or 0) for r in comparisons or ()), default=0)
+    power_note = ""
+    if n_paired and smallest_sign_flip_p(n_paired) >= SIGNIFICANCE_ALPHA:  # say it rather than hide it (issue 28)
+        power_note = (f"With at most {n_paired} videos per slice the smallest p a paired sign-flip test can give is "
+                      f"2/2^{n_paired} = {smallest_sign_flip_p(n_paired):.4g}, not below {SIGNIFICANCE_ALPHA}: no "
+                      "difference between two methods can be called significant here; more videos are needed.")
     t1_header = [{"title": title(k), "key": k, "methods": methods} for k in ks]
     ri_header, ri_rows = _ri_rows(table, keys)
 
@@ -252,7 +293,7 @@ def write_html_report(
                 shutil.copyfile(src, tmp)
             plot_files.append(target.relative_to(out).as_posix())
     elif plots:
-        plot_files = [p.relative_to(out).as_posix() for p in write_plots(table, out / "plots", ks)]
+        plot_files = [p.relative_to(out).as_posix() for p in write_plots(table, out / "plots", ks, intervals)]
 
     # Clips: per slice, union of each method's worst/best; one player group per clip.
     metric = clip_metric or ("psnr" if "psnr" in ks else (ks[0] if ks else None))
@@ -290,6 +331,9 @@ def write_html_report(
     env = Environment(loader=PackageLoader("devil_dataset.eval", "templates"), autoescape=select_autoescape())
     page = env.get_template("report.html.j2").render(
         methods=methods, t1_header=t1_header, t1_rows=t1_rows, ri_header=ri_header, ri_rows=ri_rows,
+        ri_caption=RELATIVE_IMPROVEMENT_CAPTION, skipped=skipped, compared=comparisons is not None,
+        power_note=power_note,
+        level=round(100 * (level or DEFAULT_LEVEL)), alpha=SIGNIFICANCE_ALPHA,
         plots=plot_files, sections=sections, metric=metric, metric_title=KEY_TITLES.get(metric or "", metric),
         fps=CLIP_FPS, provenance=json.dumps(prov, indent=1, sort_keys=True, default=str), escape=html.escape)
     return atomic_write_text(out / "index.html", page)

@@ -455,21 +455,24 @@ def clip_psnr_values(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, 
     """Clip PSNR-type per-video values to [0, max finite] (SPEC section 7); return (clipped, cap).
 
     Our reading of the release's rule: ``+inf`` (a video with an identical frame or patch) becomes the largest
-    finite value among the slice's videos; if no video is finite, the largest finite float64. NaN stays NaN
-    (excluded from means).
+    finite value among the slice's videos. If no video is finite there is nothing to clip to: the values stay
+    ``inf`` (and so does their mean; never a sentinel such as the largest float64, which would be printed and
+    stored as a score). NaN stays NaN (excluded from means).
 
     >>> clip_psnr_values([30.0, float("inf"), 40.0])[0].tolist()
     [30.0, 40.0, 40.0]
+    >>> clip_psnr_values([float("inf")])
+    (array([inf]), inf)
     """
     arr = np.asarray(values, np.float64)
     finite = arr[np.isfinite(arr)]
-    cap = float(finite.max()) if len(finite) else float(np.finfo(np.float64).max)
-    cap = max(cap, 0.0)
+    cap = max(float(finite.max()), 0.0) if len(finite) else math.inf
     return np.where(np.isnan(arr), np.nan, np.clip(arr, 0.0, cap)), cap
 
 
 def mean_of(values: np.ndarray) -> float:
-    """Mean ignoring NaN, without overflow when values sit at the float64 maximum; NaN when empty."""
+    """Mean ignoring NaN, without overflow when values sit near the float64 maximum; NaN when empty (``inf``
+    when a value is ``inf``)."""
     v = np.asarray(values, np.float64)
     v = v[~np.isnan(v)]
     return float(np.sum(v / len(v))) if len(v) else float("nan")

@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ..core.errors import UnknownNameError
+from ..core.errors import unknown_name
 from .protocol import EvalOptions, VideoMetric
 
 
@@ -72,7 +72,7 @@ def metric_entry(name: str) -> MetricEntry:
     try:
         return METRICS[name]
     except KeyError:
-        raise UnknownNameError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}") from None
+        raise unknown_name("metric", name, METRICS) from None
 
 
 # Result key -> True when a higher value is better (the entries' ``higher_is_better``), for :func:`higher_is_better`.

@@ -4,9 +4,11 @@
 - :func:`table1_markdown` / :func:`table1_tsv`: methods x slices x metrics with the release's number formats
   (registry ``formats``) and arrows for the better direction (▲ higher, ▼ lower); best method per slice in bold;
 - :func:`relative_improvement`: (hi - lo) / lo per attribute (negated where lower is better; paper section 6.2);
-- :func:`write_plots`: method performance (paper Fig. 4: mean over slices, standard-error bars), slice
-  difficulty (Fig. 5: mean over methods, standard-error bars, one marker per method) and sensitivity per
-  attribute (Figs. 6, 9, 12: relative improvement of each method, one panel per metric).
+- :func:`write_plots`: method performance (paper Fig. 4: mean over slices, standard-error whiskers), slice
+  difficulty (Fig. 5: mean over methods, standard-error whiskers, each method with its standard error over
+  videos from :func:`video_intervals`) and sensitivity per attribute (Figs. 6, 9, 12: relative improvement of
+  each method, one panel per metric in a grid); means are points with whiskers on axes zoomed to the data, only
+  computed keys are drawn (:func:`skipped_metrics` / :func:`skipped_line` say what was not computed and why).
 
     >>> t = {("A", "fg_size_low"): {"psnr": 30.0}, ("A", "fg_size_high"): {"psnr": 27.0}}
     >>> round(relative_improvement(t)[("fg_size", "A")]["psnr"], 3)
@@ -61,7 +63,7 @@ def _slices(table: Table) -> list[str]:
 
 
 def _keys(table: Table, keys: Sequence[str] | None = None) -> list[str]:
-    present = {k for row in table.values() for k in row}
+    present = {k for row in table.values() for k, v in row.items() if not math.isnan(v)}  # computed somewhere
     if keys is not None:
         return [k for k in keys if k in present]
     return [k for k in KEY_ORDER if k in present] + sorted(present - set(KEY_ORDER))
@@ -90,22 +92,82 @@ def _best(table: Table, slice_name: str, key: str, methods: list[str]) -> str | 
     return winners[0] if len(winners) == 1 else None
 
 
-def _rows(table: Table, keys: Sequence[str] | None, bold: bool) -> tuple[list[str], list[list[str]]]:
+def _ci_text(key: str, u: Mapping | None, ci: str) -> str:
+    """`` ± se`` or `` [lo, hi]`` for a cell (``ci``: ``se`` or ``interval``); empty when not known."""
+    if not u:
+        return ""
+    if ci == "se":
+        se = u.get("se")
+        return "" if se is None or math.isnan(float(se)) else f" ± {fmt(key, float(se))}"
+    lo, hi = (u.get("ci") or [None, None])[:2]
+    if lo is None or hi is None or math.isnan(float(lo)) or math.isnan(float(hi)):
+        return ""
+    return f" [{fmt(key, float(lo))}, {fmt(key, float(hi))}]"
+
+
+def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Sequence[Mapping] | None = None,
+          uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None, ci: str | None = None
+          ) -> tuple[list[str], list[list[str]]]:
+    from .uncertainty import indistinguishable_from_best
+
+    if ci not in (None, "se", "interval"):
+        raise DevilError(f"ci: expected 'se' or 'interval', got {ci!r}")
     ks = _keys(table, keys)
     methods = _methods(table)
+    marks = comparisons is not None
     header = ["slice", "method"] + [title(k) for k in ks]
+    if not bold:  # TSV: numbers stay numbers; the interval and the marks get their own columns
+        extra = {"se": ["se"], "interval": ["ci low", "ci high"]}.get(ci or "", [])
+        header = ["slice", "method"] + [c for k in ks for c in
+                                        [title(k)] + [f"{title(k)} {e}" for e in extra]
+                                        + ([f"{title(k)} vs best"] if marks else [])]
     rows = []
     for s in _slices(table):
-        best = {k: _best(table, s, k, methods) for k in ks} if bold else {}
+        best = {k: _best(table, s, k, methods) for k in ks} if (bold or marks) else {}
+        ties = {k: indistinguishable_from_best(comparisons or (), s, k, b) for k, b in best.items()
+                if b is not None and marks}
         for m in methods:
             if (m, s) not in table:
                 continue
             cells = []
             for k in ks:
                 text = fmt(k, table[(m, s)].get(k))
-                cells.append(f"**{text}**" if bold and text and best.get(k) == m else text)
+                u = (uncertainty or {}).get((m, s), {}).get(k)
+                mark = "best" if text and best.get(k) == m else "n.s." if text and m in ties.get(k, ()) else ""
+                if bold:
+                    text += _ci_text(k, u, ci) if ci and text else ""
+                    cells.append(f"**{text}**" if mark == "best" else f"{text}\u2020" if mark == "n.s." else text)
+                    continue
+                cells.append(text)
+                if ci == "se":
+                    cells.append(fmt(k, None if not u or u.get("se") is None else float(u["se"])))
+                elif ci == "interval":
+                    lo, hi = (u.get("ci") or [None, None])[:2] if u else (None, None)
+                    cells += [fmt(k, None if lo is None else float(lo)), fmt(k, None if hi is None else float(hi))]
+                if marks:
+                    cells.append(mark)
             rows.append([s, m] + cells)
     return header, rows
+
+
+def table1_legend(ci: str | None = None, level: float = 0.95, marks: bool = True) -> str:
+    """The line under Table 1 saying what bold, the dagger and the +/- or brackets mean (test and level).
+
+    >>> table1_legend(marks=False)
+    '**bold**: best mean per slice and metric.\\n'
+    """
+    from .uncertainty import BOOTSTRAP_METHOD, SIGNIFICANCE_ALPHA
+
+    parts = ["**bold**: best mean per slice and metric"]
+    if marks:
+        parts.append(f"\u2020: not significantly different from the best (two-sided paired sign-flip permutation "
+                     f"test over the slice's videos, Holm-adjusted across the method pairs of the slice and metric, "
+                     f"\u03b1 = {SIGNIFICANCE_ALPHA:g})")
+    if ci == "se":
+        parts.append("\u00b1: standard error over videos (sample std / \u221an)")
+    elif ci == "interval":
+        parts.append(f"[lo, hi]: {100 * level:g}% {BOOTSTRAP_METHOD} bootstrap interval over videos")
+    return "; ".join(parts) + ".\n"
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -118,20 +180,34 @@ def _tsv(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join("\t".join(r) for r in [header] + rows) + "\n"
 
 
-def table1_markdown(table: Table, keys: Sequence[str] | None = None) -> str:
+def table1_markdown(table: Table, keys: Sequence[str] | None = None, *,
+                    comparisons: Sequence[Mapping] | None = None,
+                    uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None,
+                    ci: str | None = None) -> str:
     """Paper Table 1 as markdown: one row per (slice, method), best method per slice and metric in bold.
+
+    With ``comparisons`` (:func:`~devil_dataset.eval.uncertainty.compare_methods`) the methods not significantly
+    different from the best carry a dagger and a legend line follows; ``ci`` (``"se"`` or ``"interval"``) adds
+    each cell's standard error or bootstrap interval from ``uncertainty`` (:func:`video_intervals`).
 
     >>> print(table1_markdown({("A", "all"): {"psnr": 36.6234, "lpips": 0.0273449}}), end="")
     | slice | method | PSNR ▲ | LPIPS ▼ |
     |---|---|---:|---:|
     | all | A | 36.62 | 0.027345 |
     """
-    return _markdown(*_rows(table, keys, bold=True))
+    text = _markdown(*_rows(table, keys, True, comparisons, uncertainty, ci))
+    if comparisons is not None or ci:
+        text += "\n" + table1_legend(ci, marks=comparisons is not None)
+    return text
 
 
-def table1_tsv(table: Table, keys: Sequence[str] | None = None) -> str:
-    """Paper Table 1 as TSV (no bold), same columns and formats as :func:`table1_markdown`."""
-    return _tsv(*_rows(table, keys, bold=False))
+def table1_tsv(table: Table, keys: Sequence[str] | None = None, *,
+               comparisons: Sequence[Mapping] | None = None,
+               uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None,
+               ci: str | None = None) -> str:
+    """Paper Table 1 as TSV (no bold), same columns and formats as :func:`table1_markdown`; with ``ci`` and
+    ``comparisons``, extra columns per metric (``se`` or ``ci low``/``ci high``; ``vs best``: best / n.s.)."""
+    return _tsv(*_rows(table, keys, False, comparisons, uncertainty, ci))
 
 
 def relative_improvement(table: Table) -> dict[tuple[str, str], dict[str, float]]:
@@ -190,88 +266,201 @@ def _mean_se(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(var / len(vals))
 
 
+# (method, slice) -> key -> {"n", "mean", "se", "ci", "level", "method"} (eval/uncertainty.py's video_summary).
+Intervals = dict[tuple[str, str], dict[str, dict]]
+
+# Figures are drawn PLOT_WIDTH_IN wide at PLOT_DPI: 660 px, shown 1:1 in the HTML report's two plot columns on a
+# 1400 px screen and readable as single PNGs (issue 28: legible at the page's width, nothing shrunk to ~380 px).
+PLOT_DPI = 110
+PLOT_WIDTH_IN = 6.0
+RELATIVE_IMPROVEMENT_CAPTION = (
+    "Relative improvement (high - low) / low between each attribute's low and high slice, in percent. For metrics "
+    "where lower is better (▼) the sign is flipped, so a positive number always means the method does better on "
+    "the high slice (paper section 6.2).")
+
+
+def video_intervals(docs: Iterable[Mapping]) -> Intervals:
+    """Per-slice intervals over videos: each document's ``"uncertainty"`` block, or (older results without one)
+    the same numbers computed from its per-video values (:func:`~devil_dataset.eval.uncertainty.results_uncertainty`).
+
+    >>> iv = video_intervals([{"method": "A", "slice": "all", "videos": {"a": {"psnr": 30.0}, "b": {"psnr": 32.0}}}])
+    >>> iv[("A", "all")]["psnr"]["mean"], iv[("A", "all")]["psnr"]["se"]
+    (31.0, 1.0)
+    """
+    from .uncertainty import results_uncertainty
+
+    out: Intervals = {}
+    for doc in docs:
+        key = (str(doc.get("method") or "?"), str(doc.get("slice") or "-"))
+        block = doc.get("uncertainty")
+        out[key] = dict(block) if block else results_uncertainty(doc.get("videos") or {})
+    return out
+
+
+def skipped_metrics(docs: Iterable[Mapping]) -> dict[str, str]:
+    """``key -> reason`` for the result keys of metrics the evaluation skipped (e.g. network weights missing) and
+    that no document computed; the reason is the first sentence of what the results file records.
+
+    >>> skipped_metrics([{"summary": {"psnr": 30.0, "fid": None}, "skipped": {"fid": "w.pth: not cached. Run x"}}])
+    {'fid': 'w.pth: not cached'}
+    """
+    reasons: dict[str, str] = {}
+    computed: set[str] = set()
+    for doc in docs:
+        computed |= {k for k, v in (doc.get("summary") or {}).items()
+                     if isinstance(v, (int, float)) and not math.isnan(float(v))}
+        for name, reason in (doc.get("skipped") or {}).items():
+            entry = METRICS.get(name)
+            for k in (entry.keys if entry is not None else (name,)):
+                reasons.setdefault(k, str(reason).split(". ")[0].rstrip("."))
+    return {k: r for k, r in reasons.items() if k not in computed}
+
+
+def skipped_line(skipped: Mapping[str, str]) -> str:
+    """One line naming what was not computed and why (keys with the same reason grouped); empty if nothing.
+
+    >>> skipped_line({"vfid": "i3d.pt: not cached", "pvcs": "i3d.pt: not cached"})
+    'Not computed: PVCS, VFID (i3d.pt: not cached).'
+    """
+    if not skipped:
+        return ""
+    by_reason: dict[str, list[str]] = {}
+    for k in [k for k in KEY_ORDER if k in skipped] + sorted(set(skipped) - set(KEY_ORDER)):
+        by_reason.setdefault(skipped[k], []).append(KEY_TITLES.get(k, k))
+    return "Not computed: " + "; ".join(f"{', '.join(ks)} ({r})" for r, ks in by_reason.items()) + "."
+
+
 def _save(fig, path: Path) -> Path:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120, metadata={"Software": None})
+    with atomic_path(path) as tmp:  # fixed metadata: the same bytes for the same inputs
+        fig.savefig(tmp, format="png", dpi=PLOT_DPI, metadata={"Software": None})
     return path
 
 
-def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = None) -> list[Path]:
-    """PNG plots (matplotlib Agg): ``method_performance_<key>``, ``slice_difficulty_<key>``,
-    ``sensitivity_<attribute>``; returns the written paths."""
-    import matplotlib
+def _direction(key: str) -> str:
+    return "higher is better" if higher_is_better(key) else "lower is better"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+def plot_figures(table: Table, keys: Sequence[str] | None = None, intervals: Intervals | None = None):
+    """``(file stem, matplotlib Figure)`` of every plot, in :func:`write_plots`' order; only computed keys.
+
+    - ``method_performance_<key>`` (paper Fig. 4): per method, the mean over the attribute slices as a point with
+      standard-error whiskers across slices, on an axis zoomed to the points (no bars from zero);
+    - ``slice_difficulty_<key>`` (paper Figs. 5, 13): per slice, the mean over methods with standard-error
+      whiskers across methods (black diamond) and each method's mean with its standard error over videos
+      (``intervals``, :func:`video_intervals`; points only when absent);
+    - ``sensitivity_<attribute>`` (Figs. 6, 9, 12): relative improvement low -> high of each method, one panel per
+      key in a two-column grid, the value written next to each method's name.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
     methods, slices, ks = _methods(table), _slices(table), _keys(table, keys)
     attr_slices = [s for s in slices if SLICES.get(s) is not None and SLICES[s].attribute] or slices
+    intervals = intervals or {}
     for k in ks:
-        arrow = "higher is better" if higher_is_better(k) else "lower is better"
-        # Fig. 4: mean of each method over the (attribute) slices, standard error across slices.
-        stats = [_mean_se([table[(m, s)].get(k, float("nan")) for s in attr_slices if (m, s) in table])
-                 for m in methods]
-        fig, ax = plt.subplots(figsize=(max(4, 0.9 * len(methods) + 2), 3.5))
-        ax.bar(methods, [s[0] for s in stats], yerr=[s[1] for s in stats], capsize=4, color="tab:blue")
-        ax.set_ylabel(KEY_TITLES.get(k, k))
-        ax.set_title(f"Mean {KEY_TITLES.get(k, k)} over slices ({arrow})")
-        ax.tick_params(axis="x", rotation=30)
-        fig.tight_layout()
-        written.append(_save(fig, out_dir / f"method_performance_{k}.png"))
-        plt.close(fig)
-        # Fig. 5: per slice, mean over methods with standard error across methods; a marker per method.
-        stats = [_mean_se([table[(m, s)].get(k, float("nan")) for m in methods if (m, s) in table]) for s in slices]
-        fig, ax = plt.subplots(figsize=(max(5, 0.7 * len(slices) + 2), 4))
-        xs = list(range(len(slices)))
-        ax.bar(xs, [s[0] for s in stats], yerr=[s[1] for s in stats], capsize=4, color="lightgray",
-               label="mean over methods")
+        name = KEY_TITLES.get(k, k)
+        stats = [(m, len(vals), *_mean_se(vals)) for m in methods
+                 if (vals := [v for s in attr_slices if (m, s) in table
+                              and not math.isnan(v := table[(m, s)].get(k, math.nan))])]
+        fig = Figure(figsize=(PLOT_WIDTH_IN, 3.4), layout="constrained")
+        ax = fig.add_subplot()
+        xs = list(range(len(stats)))
+        ax.errorbar(xs, [s[2] for s in stats], yerr=[s[3] for s in stats], fmt="o", ms=7, capsize=6, color="C0")
+        for x, (_, _, mean, _) in zip(xs, stats):
+            ax.annotate(fmt(k, mean), (x, mean), xytext=(9, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.set_xticks(xs, [s[0] for s in stats])
+        ax.set_xlim(-0.5, len(stats) - 0.3)
+        ax.margins(y=0.15)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_ylabel(name)
+        n_slices = max((s[1] for s in stats), default=0)
+        ax.set_title(f"Method performance: {name} ({_direction(k)})\nmean over {n_slices} slices, "
+                     "whiskers: standard error across slices", fontsize=10)
+        yield f"method_performance_{k}", fig
+
+        fig = Figure(figsize=(PLOT_WIDTH_IN, 4.4), layout="constrained")
+        ax = fig.add_subplot()
+        ks_slices = [s for s in slices if any((m, s) in table and not math.isnan(table[(m, s)].get(k, math.nan))
+                                              for m in methods)]
+        xs = list(range(len(ks_slices)))
+        step = 0.5 / max(1, len(methods))
         for i, m in enumerate(methods):
-            pts = [(x, table[(m, s)][k]) for x, s in zip(xs, slices) if (m, s) in table and k in table[(m, s)]]
+            offset = (i - (len(methods) - 1) / 2) * step  # methods side by side around the slice's tick
+            pts = [(x + offset, v, intervals.get((m, s), {}).get(k, {}).get("se")) for x, s in zip(xs, ks_slices)
+                   if (m, s) in table and not math.isnan(v := table[(m, s)].get(k, math.nan))]
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", ms=4, label=m, color=f"C{i % 10}")
-        ax.set_xticks(xs, slices, rotation=45, ha="right")
-        ax.set_ylabel(KEY_TITLES.get(k, k))
-        ax.set_title(f"Slice difficulty: {KEY_TITLES.get(k, k)} ({arrow})")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        written.append(_save(fig, out_dir / f"slice_difficulty_{k}.png"))
-        plt.close(fig)
-    # Figs. 6, 9, 12: relative improvement low -> high per attribute, one panel per metric, a bar per method.
+                err = [e if isinstance(e, (int, float)) and math.isfinite(e) else 0.0 for _, _, e in pts]
+                ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=err if any(err) else None, fmt="o", ms=4,
+                            capsize=2, elinewidth=1, color=f"C{i % 10}", label=m)
+        stats2 = [_mean_se([table[(m, s)].get(k, math.nan) for m in methods if (m, s) in table]) for s in ks_slices]
+        ax.errorbar(xs, [s[0] for s in stats2], yerr=[s[1] for s in stats2], fmt="D", ms=6, capsize=6,
+                    color="black", label="mean over methods", zorder=3)
+        ax.set_xticks(xs, ks_slices, rotation=40, ha="right", fontsize=8)
+        ax.margins(y=0.1)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_ylabel(name)
+        has_iv = any(k in intervals.get((m, s), {}) for m in methods for s in ks_slices)
+        ax.set_title(f"Slice difficulty: {name} ({_direction(k)})\nwhiskers: standard error across methods (◆)"
+                     + (", over videos (●)" if has_iv else ""), fontsize=10)
+        fig.legend(loc="outside lower center", ncols=min(4, len(methods) + 1), fontsize=8, frameon=False)
+        yield f"slice_difficulty_{k}", fig
     ri = relative_improvement(table)
     for attr in ATTRIBUTES:
         rows = {m: v for (a, m), v in ri.items() if a == attr}
-        if not rows:
+        panels = [k for k in ks if any(k in v for v in rows.values())]
+        if not panels:
             continue
-        fig, axes = plt.subplots(1, len(ks), figsize=(max(4, 2.6 * len(ks)), 3.5), squeeze=False)
-        for ax, k in zip(axes[0], ks):
+        ncols = min(2, len(panels))
+        nrows = -(-len(panels) // ncols)
+        fig = Figure(figsize=(PLOT_WIDTH_IN, 0.8 + (0.45 + 0.32 * len(rows)) * nrows), layout="constrained")
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+        for ax, k in zip(axes.flat, panels):
             ms = [m for m in rows if k in rows[m]]
             vals = [100 * rows[m][k] for m in ms]
-            ax.bar(ms, vals, color=["tab:green" if v >= 0 else "tab:red" for v in vals])
-            ax.axhline(0, color="black", lw=0.8)
-            ax.set_title(KEY_TITLES.get(k, k))
-            ax.tick_params(axis="x", rotation=45)
-        axes[0][0].set_ylabel("relative improvement (%)")
-        fig.suptitle(f"{attr}: low -> high")
-        fig.tight_layout()
-        written.append(_save(fig, out_dir / f"sensitivity_{attr}.png"))
-        plt.close(fig)
-    return written
+            ys = list(range(len(ms)))[::-1]
+            ax.barh(ys, vals, color=["tab:green" if v >= 0 else "tab:red" for v in vals], height=0.6)
+            ax.axvline(0, color="black", lw=0.8)
+            ax.set_yticks(ys, [f"{m} {v:+.1f}%" for m, v in zip(ms, vals)], fontsize=8)
+            ax.tick_params(axis="x", labelsize=7)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # few ticks: labels never run into each other
+            ax.set_title(f"{KEY_TITLES.get(k, k)} ({UP if higher_is_better(k) else DOWN})", fontsize=9)
+        for ax in list(axes.flat)[len(panels):]:
+            fig.delaxes(ax)  # no empty panels
+        fig.suptitle(f"Sensitivity to {attr}: relative improvement low → high (%)\n"
+                     "positive = better on the high slice (sign flipped where lower is better)", fontsize=10)
+        yield f"sensitivity_{attr}", fig
+
+
+def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = None,
+                intervals: Intervals | None = None) -> list[Path]:
+    """PNG plots of :func:`plot_figures` (matplotlib Agg, fixed metadata: the same bytes for the same inputs):
+    ``method_performance_<key>``, ``slice_difficulty_<key>``, ``sensitivity_<attribute>``; returns the paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return [_save(fig, out_dir / f"{stem}.png") for stem, fig in plot_figures(table, keys, intervals)]
 
 
 def write_report(
-    table: Table, out_dir: str | Path, keys: Sequence[str] | None = None, plots: bool = True
+    table: Table, out_dir: str | Path, keys: Sequence[str] | None = None, plots: bool = True,
+    intervals: Intervals | None = None, *, comparisons: Sequence[Mapping] | None = None, ci: str | None = None,
 ) -> list[Path]:
-    """Write ``table1.md``, ``table1.tsv``, ``relative_improvement.md/.tsv`` and (optionally) the plots."""
+    """Write ``table1.md``, ``table1.tsv``, ``relative_improvement.md/.tsv`` and (optionally) the plots; with
+    ``comparisons`` (:func:`~devil_dataset.eval.uncertainty.compare_methods`) also ``comparisons.json`` and
+    Table 1's significance marks; ``ci`` (``se``/``interval``, from ``intervals``) in Table 1's cells."""
     out_dir = Path(out_dir)
     written = [
-        atomic_write_text(out_dir / "table1.md", table1_markdown(table, keys)),
-        atomic_write_text(out_dir / "table1.tsv", table1_tsv(table, keys)),
-        atomic_write_text(out_dir / "relative_improvement.md", relative_improvement_markdown(table, keys)),
+        atomic_write_text(out_dir / "table1.md",
+                          table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci)),
+        atomic_write_text(out_dir / "table1.tsv",
+                          table1_tsv(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci)),
+        atomic_write_text(out_dir / "relative_improvement.md",
+                          RELATIVE_IMPROVEMENT_CAPTION + "\n\n" + relative_improvement_markdown(table, keys)),
         atomic_write_text(out_dir / "relative_improvement.tsv", relative_improvement_tsv(table, keys)),
     ]
+    if comparisons is not None:
+        from .comparisons import write_comparisons
+
+        written.append(write_comparisons(comparisons, out_dir))
     if plots:
-        written += write_plots(table, out_dir, keys)
+        written += write_plots(table, out_dir, keys, intervals)
     return written

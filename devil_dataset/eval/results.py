@@ -10,13 +10,18 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
       "metrics": ["psnr", "ssim", ...],     # metrics that ran (registry names)
       "summary": {"psnr": 36.62, "ssim": 0.9807, "vfid_clips": 0.0622, ...},   # slice-level values
       "videos": {"<clip id>": {"psnr": 35.1, ...}, ...},                        # per-video values
+      "uncertainty": {"psnr": {"n": 150, "mean": 36.62, "se": 0.41, "ci": [35.8, 37.4], "level": 0.95,
+                               "method": "bootstrap BCa, ..."}, ...},   # per-video keys, eval/uncertainty.py
       "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)
       "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
       "provenance": {"package_version": ..., "options": {...}, "inputs": {...}, "flow_backend": ...,
                      "weights": {...}, "metrics": {"<name>": {...modes, hashes...}}}
     }
 
-Values that do not exist (NaN) are written as ``null``; no timestamps, so equal inputs give equal bytes.
+Values that do not exist (NaN) are written as ``null``; an infinite value (a PSNR-type value of a slice where
+no video has a finite one to clip to, SPEC section 7) as the string ``"inf"`` (JSON has no infinity), which
+:func:`read_results` reads back as ``float("inf")``; no sentinel number is ever stored as a score. No timestamps,
+so equal inputs give equal bytes.
 :func:`merge_results` joins two documents of the same method and slice (other metrics); :class:`ValuesCache`
 keeps per-video values on disk so that a resumed run scores only what is missing.
 
@@ -89,6 +94,7 @@ def build_results(
     """Assemble the results document from an :class:`~devil_dataset.eval.evaluate.Evaluation`."""
     from ..core.version import __version__
     from .registry import METRICS
+    from .uncertainty import results_uncertainty
 
     summary = dict(ev.summary)
     for name in skipped:  # a stable schema: keys of skipped metrics are present, null
@@ -107,6 +113,7 @@ def build_results(
         "metrics": metrics,
         "summary": summary,
         "videos": ev.videos,
+        "uncertainty": results_uncertainty(ev.videos),  # a function of the per-video values: mergeable
         "clipped": ev.clipped,
         "skipped": skipped,
         "provenance": {
@@ -150,6 +157,10 @@ def read_results(path: str | Path) -> dict:
         doc["summary"] = {k: num(v) for k, v in doc["summary"].items()}
     except (TypeError, ValueError):
         raise DevilError(f"{path}: summary values must be numbers") from None
+    try:  # per-video values: "inf" (an infinite PSNR-type value with no finite one to clip to) -> float inf
+        doc["videos"] = {c: {k: num(v) for k, v in row.items()} for c, row in (doc.get("videos") or {}).items()}
+    except (TypeError, ValueError, AttributeError):
+        raise DevilError(f"{path}: per-video values must be numbers") from None
     return doc
 
 
@@ -174,6 +185,11 @@ def merge_results(doc: dict, extra: dict) -> dict:
     for c, vals in extra["videos"].items():
         doc["videos"].setdefault(c, {}).update(vals)
     doc["clipped"].update(extra.get("clipped", {}))
+    from .uncertainty import results_uncertainty
+
+    # recomputed from the joined per-video values (same numbers as one pass); set-level entries carried over
+    doc["uncertainty"] = {**doc.get("uncertainty", {}), **extra.get("uncertainty", {}),
+                          **results_uncertainty(doc["videos"])}
     doc["provenance"]["metrics"].update(extra["provenance"]["metrics"])
     doc["provenance"]["weights"].update(extra["provenance"].get("weights", {}))
     doc["provenance"]["flow_backend"].update(extra["provenance"].get("flow_backend", {}))

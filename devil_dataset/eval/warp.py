@@ -7,7 +7,7 @@ every method scored on that clip and hole reuses both through ``update(video, pr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -173,6 +173,17 @@ class GroundTruthFlow:
     def for_hole(self, hole: np.ndarray) -> "GroundTruthFlow":
         """The same flow with the hole-dependent part (``points``) for ``hole``."""
         return GroundTruthFlow(self.fw, self.bw, hole, hole_points_for(hole, self))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The hole-independent part as arrays ``fw``, ``bw`` [pairs, H, W, 2] (the ground-truth cache,
+        :mod:`devil_dataset.eval.gt_cache`); :meth:`from_arrays` gives back the same floats."""
+        empty = np.zeros((0, 0, 0, 2), np.float32)
+        return {"fw": np.stack(self.fw) if self.fw else empty, "bw": np.stack(self.bw) if self.bw else empty}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "GroundTruthFlow":
+        """The flow of :meth:`to_arrays` (without a hole: :meth:`for_hole` adds one)."""
+        return cls(list(arrays["fw"]), list(arrays["bw"]))
 
 
 def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:

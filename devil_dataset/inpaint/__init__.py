@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..core.errors import UnknownNameError
+from ..core.errors import unknown_name
 
 # The inpainter contract: (frames uint8 [T, H, W, 3], hole bool [T, H, W], True = hole) -> uint8 [T, H, W, 3].
 Inpainter = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -42,7 +42,7 @@ def get_inpainter(name: str, size_divisor: int | None = None) -> Inpainter:
     try:
         inpainter = INPAINTERS[name]
     except KeyError:
-        raise UnknownNameError(f"unknown inpainter {name!r}; valid: {', '.join(sorted(INPAINTERS))}") from None
+        raise unknown_name("inpainter", name, sorted(INPAINTERS)) from None
     if size_divisor is not None and size_divisor > 1:
         from .padding import divisor_safe
 

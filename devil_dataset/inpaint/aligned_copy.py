@@ -24,8 +24,18 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..core.alignment import Features, detect_features, estimate_similarity, warp_frame
+from ..core.alignment import (
+    Features,
+    compose_affine,
+    detect_features,
+    estimate_similarity,
+    invert_affine,
+    warp_frame,
+)
+from ..core.cv_determinism import pin_opencv
 from .spatial import blank_hole, check_inputs, inpaint_frame
+
+pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # Farthest neighbour (in frames, each direction) that may give pixels; bounds the work per frame.
 MAX_OFFSET = 20
@@ -74,7 +84,7 @@ def chained_alignments(features: list[Features]) -> np.ndarray:
         matrix = estimate_similarity(features[t], features[t - 1])
         if matrix is not None and np.isfinite(matrix).all():
             step[:2] = matrix
-        to_first[t] = to_first[t - 1] @ step
+        to_first[t] = compose_affine(to_first[t - 1], step)  # fixed-order sums: the same on every CPU
     return to_first
 
 
@@ -104,7 +114,7 @@ def aligned_copy(
         return frames
     known = [(~m).view(np.uint8) * np.uint8(KNOWN) for m in hole]
     to_first = chained_alignments([frame_features(f, m, detector) for f, m in zip(frames, hole)])
-    from_first = np.linalg.inv(to_first)
+    from_first = invert_affine(to_first)  # closed form: LAPACK's result depends on the CPU's BLAS kernel
     out = frames.copy()
     for t in range(num_frames):
         remaining = hole[t].copy()
@@ -114,7 +124,7 @@ def aligned_copy(
                 break
             box = (bw, bh)  # (W, H) of the bounding box of the pixels still missing
             shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
-            matrix = (shift @ from_first[t] @ to_first[s])[:2]
+            matrix = compose_affine(compose_affine(shift, from_first[t]), to_first[s])[:2]
             # The known map is warped with border 0, so this also requires landing inside the neighbour's frame
             # (what core.alignment.warp_valid_mask gives for full frames; it cannot take a sub-window).
             gives = warp_frame(known[s], matrix, box) == KNOWN

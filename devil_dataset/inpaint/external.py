@@ -43,7 +43,7 @@ import numpy as np
 from ..core.errors import DevilError
 from ..core.release_format import list_frames, read_frame_pngs, write_frame_pngs, write_mask_pngs
 from . import Inpainter
-from .padding import crop_padding, divisor_safe, pad_to_multiple
+from .padding import crop_padding, pad_to_multiple
 from .spatial import blank_hole
 
 # How hole pixels of the input frames reach an external method (see the module docstring).
@@ -233,6 +233,38 @@ def load_callable(spec: str) -> Callable:
     return fn
 
 
+@dataclass
+class CallableInpainter:
+    """A user function wrapped with the hole-pixel and padding rules (see :func:`callable_inpainter`).
+
+    Picklable, so worker processes can run it: a ``module:function`` spec is imported again in each worker on first
+    use, a function object is pickled by reference (a module-level function).
+    """
+
+    fn: Callable | str
+    hole_pixels: str = "zero"
+    size_divisor: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_hole_pixels(self.hole_pixels)
+        self._fn: Callable | None = self.fn if callable(self.fn) else load_callable(self.fn)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if isinstance(self.fn, str):
+            state["_fn"] = None  # a function loaded from a file is re-imported in the worker
+        return state
+
+    def __call__(self, frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
+        if self._fn is None:
+            self._fn = load_callable(str(self.fn))
+        info = None
+        if self.size_divisor and self.size_divisor > 1:
+            frames, hole, info = pad_to_multiple(frames, hole, self.size_divisor)
+        pred = np.asarray(self._fn(_method_input(frames, hole, self.hole_pixels), hole.copy()))
+        return np.ascontiguousarray(crop_padding(pred, info)) if info is not None else pred
+
+
 def callable_inpainter(
     fn: Callable | str, *, hole_pixels: str = "zero", size_divisor: int | None = None
 ) -> Inpainter:
@@ -244,11 +276,4 @@ def callable_inpainter(
     >>> int(inpaint(frames, hole)[0, 0, 0, 0])  # the function saw the hole pixel as 0
     0
     """
-    _check_hole_pixels(hole_pixels)
-    if isinstance(fn, str):
-        fn = load_callable(fn)
-
-    def inpaint(frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
-        return np.asarray(fn(_method_input(frames, hole, hole_pixels), hole.copy()))
-
-    return divisor_safe(inpaint, size_divisor) if size_divisor and size_divisor > 1 else inpaint
+    return CallableInpainter(fn, hole_pixels, size_divisor)

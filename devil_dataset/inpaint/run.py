@@ -27,6 +27,8 @@ import itertools
 import json
 import os
 import shutil
+import sys
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sized
@@ -35,6 +37,7 @@ import numpy as np
 
 from ..core.atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
 from ..core.errors import DevilError
+from ..core.folder_lock import acquire_folder_lock
 from ..core.release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
 
 # Hidden file in PRED_DIR recording the run and per-clip input fingerprints (not part of the release layout).
@@ -67,6 +70,33 @@ def _read_manifest(out_dir: Path) -> dict:
     return manifest
 
 
+def recorded_method(predictions: str | os.PathLike) -> str | None:
+    """The method a predictions folder records in its manifest (``run.method``), or None (no manifest, or a file).
+
+    >>> import tempfile
+    >>> folder = PredictionFolder(Path(tempfile.mkdtemp()) / "fg_size_high", {"method": "telea"})
+    >>> folder.record("a", "0123")  # the manifest is written with the first clip
+    >>> recorded_method(folder.path), recorded_method(folder.path.parent)
+    ('telea', None)
+    """
+    path = Path(predictions)
+    if not path.is_dir():
+        return None
+    method = _read_manifest(path).get("run", {}).get("method")
+    return method if isinstance(method, str) and method else None
+
+
+def read_prediction_manifest(out_dir: str | Path) -> dict:
+    """The ``.devil-inpaint.json`` of a predictions folder (``run`` and ``clips``: clip id -> hole fingerprint), or
+    ``{}`` when it has none; an unreadable one is a :class:`DevilError`.
+
+    >>> import tempfile
+    >>> read_prediction_manifest(tempfile.mkdtemp())
+    {}
+    """
+    return _read_manifest(Path(out_dir))
+
+
 def dataset_run_info(method: str, dataset: str, config: str, split: str = "test",
                      size_divisor: int | None = None) -> dict:
     """The manifest's ``run`` record of a baseline run over a dataset slice, as ``devil inpaint --dataset``
@@ -97,7 +127,16 @@ class PredictionFolder:
 
     def __init__(self, path: str | Path, run_info: dict | None = None):
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+        # one writer per folder (held until close() or the object is collected): see core/folder_lock.py
+        self._lock = acquire_folder_lock(self.path)
+        self._release = weakref.finalize(self, self._lock.release)
+        try:
+            self._open(run_info)
+        except BaseException:
+            self.close(failed=True)
+            raise
+
+    def _open(self, run_info: dict | None) -> None:
         remove_stale_temporaries(self.path)
         manifest = _read_manifest(self.path)
         self.run_info = json.loads(json.dumps(run_info or {}))  # normalised as it will read back
@@ -108,6 +147,12 @@ class PredictionFolder:
                 "to reuse it"
             )
         self.clips: dict[str, str] = dict(manifest.get("clips", {}))
+
+    def close(self, *, failed: bool = False) -> None:
+        """Release the folder's lock; ``failed=True`` also removes the folder if this run created it and wrote
+        nothing into it."""
+        if self._release.detach() is not None:
+            self._lock.release(failed=failed)
 
     def holds(self, clip_id: str, fingerprint: str, num_frames: int) -> bool:
         """True when the clip's folder is complete and was written for the hole ``fingerprint``."""
@@ -139,10 +184,48 @@ def link_prediction(source_dir: str | Path, clip_dir: str | Path) -> None:
 
 @dataclass
 class RunSummary:
-    """Clip ids written in this run and those skipped because their predictions were already complete."""
+    """Clip ids written in this run and those skipped because their predictions were already complete;
+    ``outside_hole``: clip id -> fraction of its known pixels the method changed (:func:`known_pixels_changed`),
+    for the clips above :data:`WROTE_OUTSIDE_FRACTION`."""
 
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    outside_hole: dict[str, float] = field(default_factory=dict)
+
+
+# A method that reads the masks inverted (release PNGs and --command inputs: white = known; the dataset's hole:
+# white = hole) inpaints the known region: most known pixels change a lot. Known pixels changed by more than
+# WROTE_OUTSIDE_LEVELS (8-bit levels, above the noise of a lossy round trip) on more than WROTE_OUTSIDE_FRACTION of
+# them get a warning; methods that keep the known pixels (every baseline) or re-render them closely do not.
+WROTE_OUTSIDE_LEVELS = 8
+WROTE_OUTSIDE_FRACTION = 0.05
+OUTSIDE_HOLE_WARNING = "your method wrote outside the hole; were the masks read inverted?"
+
+
+def known_pixels_changed(pred: np.ndarray, frames: np.ndarray, hole: np.ndarray) -> float:
+    """The fraction of known pixels (outside ``hole``) where ``pred`` differs from the input ``frames`` by more than
+    :data:`WROTE_OUTSIDE_LEVELS` on some channel (0 when there is no known pixel).
+
+    >>> frames = np.zeros((1, 4, 4, 3), np.uint8); hole = np.zeros((1, 4, 4), bool); hole[:, :2] = True
+    >>> pred = frames.copy(); pred[:, 2:] = 200  # the known half changed: masks read inverted
+    >>> known_pixels_changed(pred, frames, hole), known_pixels_changed(frames, frames, hole)
+    (1.0, 0.0)
+    """
+    known = ~np.asarray(hole, bool)
+    n_known = int(np.count_nonzero(known))
+    if n_known == 0:
+        return 0.0
+    diff = np.abs(pred.astype(np.int16) - frames.astype(np.int16)).max(axis=-1) > WROTE_OUTSIDE_LEVELS
+    return float(np.count_nonzero(diff & known)) / n_known
+
+
+def _warn_outside_hole(summary: RunSummary) -> None:
+    if summary.outside_hole:
+        worst = max(summary.outside_hole, key=summary.outside_hole.__getitem__)
+        print(f"devil inpaint: warning: {OUTSIDE_HOLE_WARNING} In {len(summary.outside_hole)} of "
+              f"{len(summary.written)} clips it changed known pixels (clip {worst}: "
+              f"{summary.outside_hole[worst]:.0%} of them). Release mask PNGs and --command inputs: white = known; "
+              "the dataset's hole and --callable's hole argument: True = hole.", file=sys.stderr)
 
 
 def _check_clip_id(clip_id: object) -> str:
@@ -213,18 +296,29 @@ def run_inpainter(
     rows = itertools.islice(rows, limit) if limit is not None else rows
     total = limit if limit is not None else (len(rows) if isinstance(rows, Sized) else None)
     bar = progress_bar(rows, total=total, desc=description, unit="clip", enabled=progress)
-    for row in bar:
-        clip_id = _check_clip_id(row["clip_id"])
-        frames, hole = np.asarray(row["frames"]), np.asarray(row["hole"])
-        clip_dir = folder.path / clip_id
-        fingerprint = hole_fingerprint(hole)
-        if clip_complete(clip_dir, len(frames)) and folder.clips.get(clip_id, fingerprint) == fingerprint:
-            summary.skipped.append(clip_id)
-            continue
-        write_prediction(clip_dir, inpaint_clip(inpainter, frames, hole, clip_id))
-        folder.record(clip_id, fingerprint)
-        summary.written.append(clip_id)
-    bar.close()
+    try:
+        for row in bar:
+            clip_id = _check_clip_id(row["clip_id"])
+            frames, hole = np.asarray(row["frames"]), np.asarray(row["hole"])
+            clip_dir = folder.path / clip_id
+            fingerprint = hole_fingerprint(hole)
+            if clip_complete(clip_dir, len(frames)) and folder.clips.get(clip_id, fingerprint) == fingerprint:
+                summary.skipped.append(clip_id)
+                continue
+            pred = inpaint_clip(inpainter, frames, hole, clip_id)
+            changed = known_pixels_changed(pred, frames, hole)
+            if changed > WROTE_OUTSIDE_FRACTION:
+                summary.outside_hole[clip_id] = changed
+            write_prediction(clip_dir, pred)
+            folder.record(clip_id, fingerprint)
+            summary.written.append(clip_id)
+        bar.close()
+        _warn_outside_hole(summary)
+    except BaseException:
+        getattr(bar, "interrupt", bar.close)()  # the log says "interrupted", not "done"
+        folder.close(failed=True)  # a folder this run created and left empty is removed
+        raise
+    folder.close()
     return summary
 
 
@@ -251,5 +345,6 @@ def iter_release_inputs(directory: str | Path) -> Iterator[dict]:
 
 
 __all__ = ["MANIFEST_NAME", "PRED_PATTERN", "PredictionFolder", "RunSummary", "check_prediction", "clip_complete",
-           "dataset_run_info", "hole_fingerprint", "inpaint_clip", "iter_release_inputs", "link_prediction",
-           "run_inpainter", "write_prediction"]
+           "dataset_run_info", "hole_fingerprint", "inpaint_clip", "iter_release_inputs", "known_pixels_changed",
+           "link_prediction", "read_prediction_manifest",
+           "recorded_method", "run_inpainter", "write_prediction"]

@@ -400,10 +400,11 @@ def download_sources(
     records = read_sources_manifest(out)
     todo = [v for v in ids if not _complete(records.get(v), out)]
     lock = threading.Lock()
-    from tqdm.auto import tqdm
+    from ..core.progress import progress_bar
 
-    with tqdm(total=len(ids), initial=len(ids) - len(todo), desc="sources", unit="video",
-              disable=None if progress else True) as bar, ThreadPoolExecutor(max_workers=jobs) as pool:
+    with progress_bar(total=len(ids), desc="sources", unit="video", enabled=progress) as bar, \
+            ThreadPoolExecutor(max_workers=jobs) as pool:
+        bar.update(len(ids) - len(todo))  # already downloaded
         futures = {pool.submit(_download_one, v, s, sleep): v for v in todo}
         for fut in as_completed(futures):
             rec = fut.result()

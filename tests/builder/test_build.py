@@ -324,3 +324,28 @@ def test_corrected_parity_leaves_unscored_clips_out_of_the_tails(build_once, tmp
         assert manifest["modes"] == {"parity": parity, "scene_mode": parity, "rank_mode": parity}
         high[parity] = manifest["configs"]["bg_scene_motion_high"]["clip_ids"]
     assert unscored in high["release"] and unscored not in high["corrected"]
+
+
+def test_min_resolution_reaches_curation(tmp_path):
+    """Issue 29 item 4: `devil build --min-resolution WxH` (BuildOptions.min_resolution) is curation's min_size."""
+    import argparse
+
+    from devil_dataset.cli.build import options_from_args, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["build", "--sample", "--out", str(tmp_path / "o"), "--resolution", "640x272",
+                              "--min-resolution", "640x272"])
+    options = options_from_args(args)
+    assert (options.size, options.min_resolution) == ((640, 272), (640, 272))
+    seen = []
+
+    def curate(sources, out_dir, *, progress=True, **options):
+        seen.append(options.get("min_size"))
+        return build_fake_curate(sources, out_dir, progress=progress)
+
+    build_tiny(build_sources(tmp_path / "src", 2), tmp_path / "ds", hooks=replace(BUILD_HOOKS, curate=curate),
+               min_resolution=(64, 48))
+    assert seen == [(64, 48)]
+    with pytest.raises(DevilError, match="min_resolution"):
+        BuildOptions(min_resolution=(0, 48))

@@ -202,6 +202,8 @@ def test_empty_config_is_left_out_of_card_and_data(tmp_path):
     card = (tmp_path / "README.md").read_text()
     head = yaml.safe_load(card.split("---")[1])
     assert [c["config_name"] for c in head["configs"]] == ["all", "preview"]
+    # issue 29 item 4: plain `datasets` can only say "not found"; the card says which configs are out and why
+    assert f"Configs left out of this build: fg_size_low: {w.EMPTY_CONFIG_REASON}." in card
     doc = w.verify_manifest(tmp_path)
     assert doc["configs"]["fg_size_low"]["rows"] == 0 and doc["configs"]["fg_size_low"]["omitted"]
 
@@ -217,3 +219,24 @@ def test_prepare_output_dir_removes_temporaries_left_in_work_subfolders(tmp_path
     keep.write_bytes(b"done")
     w.prepare_output_dir(out)
     assert not any(p.exists() for p in stale) and keep.read_bytes() == b"done"
+
+
+def test_plain_load_dataset_of_a_build_missing_a_shard_fails(tmp_path, monkeypatch):
+    """Issue 29 item 3: the card lists each config's exact shards, so plain `datasets` refuses a copy missing one
+    (with globs it loaded the remaining rows without a word)."""
+    import datasets
+
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    out = tmp_path / "ds"
+    w.write_config(out, "all", 4, _row)
+    w.finish_repository(out, configs={"all": {"rows": 4, "description": "all x all"}}, license="mit",
+                        pretty_name="t", build_notes="", attributions=[], info={}, preview_rows=0)
+    head = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    assert head["configs"][0]["data_files"] == [{"split": "test", "path": [
+        "data/all/test-00000-of-00002.parquet", "data/all/test-00001-of-00002.parquet"]}]
+    cache = str(tmp_path / "cache")
+    assert len(datasets.load_dataset(str(out), "all", split="test", cache_dir=cache)) == 4
+    (out / "data" / "all" / "test-00001-of-00002.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match="test-00001-of-00002.parquet"):
+        datasets.load_dataset(str(out), "all", split="test", cache_dir=str(tmp_path / "cache2"))

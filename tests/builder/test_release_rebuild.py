@@ -52,8 +52,14 @@ def indexed_video(path, frames, size=(64, 48), cut_at=None, preset="medium"):
 
 
 def ffmpeg_select(path, start):
-    """The release's decode: ``ffmpeg -i SRC -vf select=gte(n\\,START) -vsync 0`` (libavfilter through PyAV)."""
+    """The release's decode: ``ffmpeg -i SRC -vf select=gte(n\\,START) -vsync 0`` (libavfilter through PyAV).
+
+    Frames are converted to RGB as the package converts them (:func:`devil_dataset.core.video_io.frame_to_rgb`: the
+    bit-exact swscale path, the same bytes on every CPU), so the comparison checks which frames each chunk holds.
+    """
     import av
+
+    from devil_dataset.core.video_io import frame_to_rgb
 
     out = []
     with av.open(str(path)) as c:
@@ -69,7 +75,7 @@ def ffmpeg_select(path, start):
             graph.push(frame)
             while True:
                 try:
-                    out.append(graph.pull().to_ndarray(format="rgb24"))
+                    out.append(frame_to_rgb(graph.pull()))
                 except (av.error.BlockingIOError, av.error.EOFError):
                     break
     return out

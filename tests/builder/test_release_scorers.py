@@ -2,9 +2,10 @@
 
 The ``release_*`` functions below are straightforward re-statements of SPEC sections 2-4, written without the
 package's alignment/scorer code: per ordered pair OpenCV's cross-checked brute-force matcher (query = target,
-train = input), ``estimateAffinePartial2D`` (RANSAC, 5 px), and an all-ones **float64** mask (the release's
-``np.float``) warped bilinearly with border 0, valid where >= 1. Features come from the same OpenCV detector
-(SIFT/ORB: pip OpenCV has no SURF), which is deterministic per frame.
+train = input), ``estimateAffinePartial2D`` (RANSAC, 5 px, refinement solved exactly: :func:`ransac_similarity`),
+and an all-ones **float64** mask (the release's ``np.float``) warped bilinearly with border 0, valid where >= 1.
+Features come from the same OpenCV detector (SIFT/ORB: pip OpenCV has no SURF), deterministic per frame on one
+OpenCV thread (``serial_opencv``: pinned SIFT races across threads, issue 27).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from devil_dataset.builder import camera_motion as cm
 from devil_dataset.builder import scene_motion as sm
 from devil_dataset.builder.samples import render_scene, scene
+from devil_dataset.core.cv_determinism import serial_opencv
 from devil_dataset.core.flow import dis_flow
 
 SIZE = (256, 144)
@@ -26,7 +28,8 @@ CLIPS = {"still": "still_static", "pan": "pan_static", "zoom": "zoom_static", "s
 def _detect(frame, detector):
     # ORB is our stand-in detector (not the release's); the package keeps 2000 ORB features
     det = cv2.SIFT_create() if detector == "sift" else cv2.ORB_create(nfeatures=2000)
-    kps, desc = det.detectAndCompute(frame, None)
+    with serial_opencv():
+        kps, desc = det.detectAndCompute(frame, None)
     return np.array([k.pt for k in kps], np.float32).reshape(-1, 2), desc
 
 
@@ -41,8 +44,26 @@ def release_align(source, target, detector):
         return None
     src = sp[[m.trainIdx for m in matches]]
     dst = tp[[m.queryIdx for m in matches]]
-    matrix, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=5.0)
-    return matrix
+    return ransac_similarity(src, dst)
+
+
+def ransac_similarity(src, dst):
+    """``estimateAffinePartial2D`` (RANSAC, 5 px), its final refinement solved to convergence (issue 27).
+
+    OpenCV refines the RANSAC model on the inliers with Levenberg-Marquardt on its bundled OpenBLAS (CPU-dependent
+    kernels), stopping at a FLT_EPSILON-relative step; the package solves that least-squares problem (linear in
+    a, b, tx, ty) exactly instead. Restated here with numpy's ``lstsq`` on the inliers of OpenCV's RANSAC.
+    """
+    matrix, inliers = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=5.0,
+                                                  refineIters=0)
+    if matrix is None:
+        return None
+    p = src[inliers.ravel() != 0].astype(np.float64)
+    q = dst[inliers.ravel() != 0].astype(np.float64)
+    one, zero = np.ones(len(p)), np.zeros(len(p))
+    design = np.concatenate([np.stack([p[:, 0], -p[:, 1], one, zero], 1), np.stack([p[:, 1], p[:, 0], zero, one], 1)])
+    (a, b, tx, ty), *_ = np.linalg.lstsq(design, np.concatenate([q[:, 0], q[:, 1]]), rcond=None)
+    return np.array([[a, -b, tx], [b, a, ty]])
 
 
 def release_valid(matrix, w, h):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.cli import main
-from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
+from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
 
 DEVKIT = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "release-devkit"
 
@@ -75,7 +75,8 @@ def test_evaluate_validation_error_exit_2(tmp_path, capsys):
     shutil.rmtree(pred / "c2")
     assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "2 of 3 clips cannot be evaluated" in err and "c0: 2 predicted frames, expected 3" in err
+    assert "2 of 3 clips cannot be evaluated" in err
+    assert "c0: 2 predicted frames (frame_%04d_pred.png), expected 3" in err
     assert "c2: prediction missing" in err
 
 
@@ -116,9 +117,10 @@ def test_report_cli(tmp_path, capsys):
             paths.append(str(p))
     assert main(["report", *paths, "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
     out = capsys.readouterr().out
-    assert "| camera_motion_low | A | 30.00 |  |" in out
+    # only what was computed is shown: LPIPS has no value anywhere, so it has no column (issue 28)
+    assert "| camera_motion_low | A | 30.00 |\n" in out and "LPIPS" not in out.split("| attribute |")[0]
     assert "| camera_motion | A | +10.00% |" in out and "| camera_motion | B | -3.23% |" in out
-    assert (tmp_path / "rep" / "table1.tsv").read_text().splitlines()[0] == "slice\tmethod\tPSNR ▲\tLPIPS ▼"
+    assert (tmp_path / "rep" / "table1.tsv").read_text().splitlines()[0].startswith("slice\tmethod\tPSNR ▲")
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     assert main(["report", str(bad)]) == 2
@@ -230,3 +232,39 @@ def test_float_rows_with_nan_are_refused(tmp_path):
     rows = [{"clip_id": "c0", "frames": frames, "hole": np.zeros((3, 56, 64), bool)}]
     with pytest.raises(DevilError, match="c0.*float32"):
         evaluate_dataset("ds", "all", pred, ["psnr"], rows=rows, progress=False)
+
+
+def test_perfect_predictions_report_inf_not_a_sentinel(tmp_path, capsys):
+    """Issue 29 item 2: every video infinite -> the summary, the JSON and `devil report` say inf (not 1.8e308), and
+    the summary says how many videos were infinite; with a finite video the release's clipping applies."""
+    gt, _ = _write_clips(tmp_path)
+    for c in ("c0", "c1"):
+        write_frame_pngs(read_frame_pngs(gt / c, "gt"), tmp_path / "perfect" / c, "pred")
+    out = tmp_path / "perfect.json"
+    assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(tmp_path / "perfect"), "--metrics", "psnr",
+                 "--method-name", "P",
+                 "--slice", "fg_size_low", "--no-progress", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "psnr               inf" in text and "179769" not in text
+    assert "psnr: 2 of 2 videos infinite (an identical frame or patch), no finite value to clip to: reported as " \
+           "inf" in text
+    doc = json.loads(out.read_text())
+    assert doc["summary"]["psnr"] == "inf" and doc["videos"]["c0"]["psnr"] == "inf"
+    assert main(["report", str(out), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    table = capsys.readouterr().out
+    assert "| fg_size_low | P | inf |" in table and "179769" not in table
+
+
+def test_one_infinite_video_is_clipped_and_counted(tmp_path, capsys):
+    gt, pred = _write_clips(tmp_path)
+    import shutil
+
+    shutil.rmtree(pred / "c0")
+    write_frame_pngs(read_frame_pngs(gt / "c0", "gt"), pred / "c0", "pred")
+    assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--json",
+                 "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["clipped"] == {"psnr": ["c0"]} and doc["videos"]["c0"]["psnr"] == doc["videos"]["c1"]["psnr"]
+    assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"]) == 0
+    assert "psnr: 1 of 2 videos infinite (an identical frame or patch), clipped to the best finite value (SPEC " \
+           "s.7)" in capsys.readouterr().out

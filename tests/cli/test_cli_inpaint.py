@@ -76,7 +76,9 @@ def test_inputs_mode_with_command_and_divisor(tmp_path, capsys):
 def test_errors_exit_2(tmp_path, capsys, inpaint_cli_slice):
     out = str(tmp_path / "p")
     assert main(["inpaint", "--method", "nope", "--dataset", "ds", "--config", "all", "--out", out]) == 2
-    assert "not a baseline" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--method: unknown method 'nope'" in err and "an external method needs --command or --callable" in err
+    assert not (tmp_path / "p").exists()  # refused before the folder is made
     assert main(["inpaint", "--method", "telea", "--dataset", "ds", "--out", out]) == 2
     assert "--dataset needs --config" in capsys.readouterr().err
     assert main(["inpaint", "--method", "telea", "--out", out]) == 2

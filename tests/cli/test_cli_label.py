@@ -68,6 +68,15 @@ def test_scene_motion_json(label_videos, capsys):
     assert "mode corrected" in err
 
 
+def test_scene_motion_logs_progress_when_stderr_is_a_file(label_videos, capsys):
+    """Into a log (stderr not a terminal) the command says what it does, not nothing until the end."""
+    still, _, _ = label_videos
+    code, _, err = _run(["label", "scene-motion", str(still), str(still), "--json", "--mode", "corrected",
+                         "--detector", "sift", "--scoring-size", "192x112"], capsys)
+    assert code == 0
+    assert "scene motion: 0/2 clips" in err and "scene motion: 2/2 clips done in " in err
+
+
 def test_import_bg_labels_merges_and_reports_bad_rows(tmp_path, capsys):
     labels_file = tmp_path / "bg_labels.json"
     (tmp_path / "a.csv").write_text("clip_id,label\nc1,high\nc2,low\n")
@@ -97,12 +106,13 @@ def test_rank_from_scores_json(tmp_path, capsys):
     p.write_text(json.dumps(scores))
     code, out, _ = _run(["label", "rank", str(p), "--mode", "corrected"], capsys)
     assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "c11"]}
-    code, out, _ = _run(["label", "rank", str(p)], capsys)  # release: the null score ranks above +inf
-    assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["broken", "flat"]}
+    # release: the null score ranks above +inf, so it is in the high tail, listed last (SPEC 6, order in the tail)
+    code, out, _ = _run(["label", "rank", str(p)], capsys)
+    assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "broken"]}
     code, out, _ = _run(["label", "rank", str(p), "--parity", "corrected"], capsys)  # --parity sets --mode
     assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "c11"]}
     code, out, _ = _run(["label", "rank", str(p), "--parity", "corrected", "--mode", "release"], capsys)
-    assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["broken", "flat"]}  # --mode wins
+    assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "broken"]}  # --mode wins
     code, out, _ = _run(["label", "rank", str(p), "--threshold", "0.05", "1.0"], capsys)
     assert json.loads(out) == {"low": ["c00"], "high": ["flat", "c11", "c10"]}
     p.write_text(json.dumps({"a": "high"}))

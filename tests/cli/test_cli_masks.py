@@ -46,26 +46,42 @@ def test_render_npz_reversed_raw(tmp_path, capsys):
 
 def test_stats_json(tmp_path, capsys):
     code, out, _ = _run(["masks", "stats", "--preset", PRESET, "--index", "1", "--count", "2", "--num-frames", "4",
-                         "--no-progress"], capsys)
+                         "--no-progress", "--json"], capsys)
     assert code == 0
     doc = json.loads(out)
     assert [m["index"] for m in doc["masks"]] == [1, 2]
     assert doc["summary"][PRESET]["mean_area"]["n"] == 2 and 0 < doc["masks"][0]["stats"]["mean_area"] < 0.2
     _run(["masks", "render", "--preset", PRESET, "--index", "1", "--num-frames", "4", "--format", "npz",
           "--out", str(tmp_path)], capsys)
-    code, out, _ = _run(["masks", "stats", "--stored", str(tmp_path / f"devil_{PRESET}_00001.npz")], capsys)
+    code, out, _ = _run(["masks", "stats", "--stored", str(tmp_path / f"devil_{PRESET}_00001.npz"), "--json"], capsys)
     assert code == 0
     stored = json.loads(out)["masks"][0]
     assert stored["stats"] == doc["masks"][0]["stats"] and stored["preset"] == PRESET
 
 
 def test_presets_json(capsys):
-    code, out, _ = _run(["masks", "presets"], capsys)
+    code, out, _ = _run(["masks", "presets", "--json"], capsys)
     assert code == 0 and len(json.loads(out)) == 8
 
 
+def test_presets_and_stats_print_tables_by_default(capsys):
+    code, out, _ = _run(["masks", "presets"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 9  # header + the eight presets
+    assert lines[0].split()[:3] == ["preset", "vertices", "head_speed"]
+    assert lines[1].split() == ["fgs-h_fgm-h_fgd-h", "7-13", "50-70", "0-60", "150-300", "0.8", "1.5", "300", "9-15",
+                                "300,", "0.75", "1-3"]
+    code, out, _ = _run(["masks", "stats", "--preset", PRESET, "--count", "2", "--num-frames", "4", "--summary-only",
+                         "--no-progress"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[1].split() == ["preset", "statistic", "median", "q25", "q75", "n"]
+    area = next(line.split() for line in lines if " mean_area " in line)
+    assert area[0] == PRESET and area[-1] == "2" and 0 < float(area[2]) < 0.2
+    assert len(lines) == 2 + 6  # title, header, one row per statistic
+
+
 @pytest.mark.parametrize("args, message", [
-    (["--preset", "fgs-x_fgm-l_fgd-l"], "valid presets: fgs-h_fgm-h_fgd-h"),
+    (["--preset", "fgs-x_fgm-l_fgd-l"], "unknown preset 'fgs-x_fgm-l_fgd-l'; did you mean 'fgs-l_fgm-l_fgd-l' or"),
     (["--preset", PRESET, "--resolution", "832by480"], "malformed resolution"),
     (["--preset", PRESET, "--resolution", "0x480"], "malformed resolution"),
     (["--preset", PRESET, "--index", "-1"], "must be >= 0"),

@@ -35,7 +35,8 @@ def test_report_findings_flag_checks_the_trends_on_any_results(tmp_path, capsys)
     out = capsys.readouterr()
     assert "Findings (paper section 6):" in out.out and "**not held**: fg_size_high is harder" in out.out
     assert "Not harder for: aligned-copy psnr" in out.out and "fg_size_low: 3 videos, fg_size_high: 4 videos" in out.out
-    assert "wrote 6 files" in out.err
+    assert "wrote 7 files" in out.err  # tables, relative improvement, comparisons.json, findings
+    assert json.loads((tmp_path / "out" / "comparisons.json").read_text()) == []  # no per-video values here
     findings = json.loads((tmp_path / "out" / "findings.json").read_text())
     assert [f["held"] for f in findings] == [False, None, None]
     assert (tmp_path / "out" / "findings.md").read_text() in out.out
@@ -45,3 +46,29 @@ def test_report_without_findings_flag_writes_no_findings(tmp_path, capsys):
     paths = [write_results(tmp_path / f"{s}.json", _doc("telea", s, 30.0)) for s in ("fg_size_low", "fg_size_high")]
     assert main(["report", *map(str, paths), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
     assert "Findings" not in capsys.readouterr().out and not (tmp_path / "out" / "findings.md").exists()
+
+
+def _video_doc(method: str, slice_name: str, values: list[float]) -> dict:
+    videos = {f"c{i}": {"psnr": v} for i, v in enumerate(values)}
+    return {"format": "devil-results", "format_version": 1, "method": method, "slice": slice_name,
+            "num_videos": len(values), "summary": {"psnr": sum(values) / len(values)}, "videos": videos}
+
+
+def test_report_ci_and_compare_flags(tmp_path, capsys):
+    import json
+
+    base = [30.0, 28.0, 33.0, 31.0, 29.5, 32.0, 27.0, 30.5]
+    docs = [_video_doc("good", "fg_size_high", [v + 4 + 0.1 * i for i, v in enumerate(base)]),
+            _video_doc("bad", "fg_size_high", base), _video_doc("twin", "fg_size_high", list(base))]
+    paths = [write_results(tmp_path / f"{d['method']}.json", d) for d in docs]
+    assert main(["report", *map(str, paths), "--ci", "se", "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert "| fg_size_high | good | **34.48 ± " in out and "| fg_size_high | bad | 30.12 ± " in out
+    assert "sign-flip permutation test" in out and "standard error over videos" in out
+    rows = json.loads((tmp_path / "out" / "comparisons.json").read_text())
+    assert {(r["a"], r["b"]) for r in rows} == {("good", "bad"), ("good", "twin"), ("bad", "twin")}
+    assert main(["report", *map(str, paths), "--compare", "bad", "good"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("bad vs good") and "fg_size_high: good better on psnr (-4.35" in out
+    assert main(["report", *map(str, paths), "--compare", "bad", "twin"]) == 0
+    assert "cannot be told apart on psnr" in capsys.readouterr().out

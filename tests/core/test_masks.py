@@ -86,7 +86,7 @@ def test_preset_table_is_the_spec_table():
         (10, 22), (50, 125), 400, (9, 15), (150, 1), (1, 3))
     assert get_preset("fgs-h_fgm-l_fgd-l").centroid is None
     assert get_preset("fgs-h_fgm-h_fgd-l").labels == {"fgs": "h", "fgm": "h", "fgd": "l"}
-    with pytest.raises(ValueError, match="valid presets: fgs-h_fgm-h_fgd-h"):
+    with pytest.raises(ValueError, match="valid: fgs-h_fgm-h_fgd-h"):
         get_preset("fgs-x")
 
 

@@ -64,3 +64,34 @@ def test_cpu_seconds_counts_a_running_child_process():
     finally:
         child.kill()
         child.wait()
+
+
+def test_progress_lines_say_interrupted_not_done():
+    """Ctrl-C (or an error) in the loop body or inside the iterable: the last line never says "done"."""
+    log = io.StringIO()
+    bar = progress_bar(range(5), desc="inpaint", unit="clip", file=log, min_interval_s=0)
+    with pytest.raises(KeyboardInterrupt):
+        for i in bar:
+            if i == 2:
+                raise KeyboardInterrupt
+    bar.close()  # a later close() (a finally clause) adds no "done" line
+    del bar
+    last = log.getvalue().splitlines()[-1]
+    assert last.startswith("inpaint: 2/5 clips interrupted after ") and "done" not in log.getvalue()
+
+    def ctrl_c_inside():
+        yield 1
+        raise KeyboardInterrupt
+
+    log = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in progress_bar(ctrl_c_inside(), total=3, desc="score", file=log, min_interval_s=0):
+            pass
+    assert log.getvalue().splitlines()[-1].startswith("score: 1/3 it interrupted after ")
+
+    log = io.StringIO()
+    with pytest.raises(RuntimeError):
+        with progress_bar(total=4, desc="render", unit="mask", file=log, min_interval_s=0) as bar:
+            bar.update(1)
+            raise RuntimeError("disk full")
+    assert log.getvalue().splitlines()[-1].startswith("render: 1/4 masks failed (RuntimeError) after ")

@@ -230,20 +230,37 @@ def test_evaluate_and_inpaint_refuse_a_damaged_slice_exit_2(data_tiny_dataset, t
     assert rc == 2 and shards[1].name in err and "Traceback" not in err
 
 
-def test_empty_config_is_an_empty_slice_not_a_crash(data_tiny_dataset, tmp_path, data_hf_cache):
-    """Item 5: a config with 0 rows (no shard, manifest rows 0): iter_slice yields nothing, load_slice says why."""
+def test_a_config_left_out_of_a_small_build_is_named_with_its_reason(data_tiny_dataset, tmp_path, data_hf_cache,
+                                                                     capsys):
+    """Issue 29 item 4: a config with 0 rows (no shard, manifest rows 0 and its reason): iter_slice, load_slice,
+    `devil inpaint --config` and `devil evaluate --config` name it and why (exit 2, no prediction folder)."""
     import json
     import shutil
+
+    from devil_dataset.builder.dataset_writer import EMPTY_CONFIG_REASON
+    from devil_dataset.cli import main
 
     ds, _ = _damaged_copy(data_tiny_dataset, tmp_path, "fg_size_low")
     shutil.rmtree(ds / "data" / "fg_size_low")
     doc = json.loads((ds / "manifest.json").read_text())
     doc["files"] = {k: v for k, v in doc["files"].items() if not k.startswith("data/fg_size_low/")}
-    doc["configs"]["fg_size_low"].update(rows=0, clip_ids=[])
+    doc["configs"]["fg_size_low"].update(rows=0, clip_ids=[], omitted=EMPTY_CONFIG_REASON)
     (ds / "manifest.json").write_text(json.dumps(doc))
-    assert list(iter_slice(ds, "fg_size_low")) == []
-    with pytest.raises(DevilError, match="fg_size_low has 0 rows"):
+    expected = f"config fg_size_low is not in this build: {EMPTY_CONFIG_REASON}"
+    with pytest.raises(DevilError, match=r"config fg_size_low is not in this build: 0 rows in this build \(too few"):
+        iter_slice(ds, "fg_size_low")  # at the call, before any row is asked for
+    with pytest.raises(DevilError, match="Configs with rows: all, bg_scene_motion_high"):
         load_slice(ds, "fg_size_low", cache_dir=data_hf_cache)
+    preds = tmp_path / "preds"
+    assert main(["inpaint", "--method", "telea", "--dataset", str(ds), "--config", "fg_size_low", "--out",
+                 str(preds)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err and not preds.exists()
+    preds.mkdir()
+    assert main(["evaluate", "--dataset", str(ds), "--config", "fg_size_low", "--predictions", str(preds),
+                 "--metrics", "psnr", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
 
 
 def test_hub_repo_id_fetches_one_config(data_tiny_dataset, tmp_path, monkeypatch):

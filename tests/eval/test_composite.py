@@ -75,8 +75,22 @@ def test_directory_validation_names_all_problems(eval_release_dirs):
     msg = str(err.value)
     assert "3 of 3 clips cannot be evaluated" in msg
     assert "clip0: prediction missing" in msg
-    assert "clip1: 4 predicted frames, expected 5" in msg
+    assert "clip1: 4 predicted frames (frame_%04d_pred.png), expected 5" in msg
     assert "clip2: 2 mask frames, expected 3" in msg
+
+
+def test_frames_named_otherwise_get_the_expected_pattern(eval_release_dirs):
+    """Frames saved as 00000.png: the message names what was found and the names expected."""
+    gt_dir, pred_dir = eval_release_dirs
+    for i, frame in enumerate(sorted((pred_dir / "clip0").glob("frame_*_pred.png"))):
+        frame.rename(pred_dir / "clip0" / f"{i:05d}.png")
+    with pytest.raises(DevilError) as err:
+        DirectorySource(gt_dir, pred_dir).validate()
+    msg = str(err.value)
+    n = len(list((pred_dir / "clip0").glob("*.png")))
+    assert f"clip0: 0 predicted frames (frame_%04d_pred.png), expected {n}; " in msg
+    assert (f"found {n} image(s) (00000.png, 00001.png, ...) but predicted frames must be named "
+            "frame_%04d_pred.png (frame_0000_pred.png, frame_0001_pred.png, ...)") in msg
 
 
 def test_single_folder_layout(tmp_path, eval_make_video):

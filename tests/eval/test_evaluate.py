@@ -129,9 +129,11 @@ def test_devkit_prediction_equal_to_gt(eval_devkit, tmp_path):
     write_frame_pngs(read_frame_pngs(inputs, "gt"), tmp_path / "perfect", "pred")
     doc = evaluate_directory(inputs, tmp_path / "perfect", ["psnr", "ssim"], EvalOptions(), progress=False)
     assert doc["summary"]["ssim"] == 1.0
-    assert doc["summary"]["psnr"] == np.finfo(np.float64).max  # infinite, clipped to the largest finite value
+    assert doc["summary"]["psnr"] == math.inf  # infinite, and no finite value to clip to (issue 29 item 2)
+    assert doc["videos"]["sample-inpainting-inputs"]["psnr"] == math.inf
     assert doc["clipped"] == {"psnr": ["sample-inpainting-inputs"]}
-    json.loads(dumps(doc))  # strict JSON
+    back = json.loads(dumps(doc))  # strict JSON: "inf" as a string, never the float64 maximum
+    assert back["summary"]["psnr"] == "inf" and back["videos"]["sample-inpainting-inputs"]["psnr"] == "inf"
 
 
 def _rows(samples):
@@ -161,7 +163,7 @@ def test_dataset_mode_validation_lists_all_clips(eval_samples, tmp_path):
             "tiny", "all", tmp_path / "m", PIXEL, EvalOptions(), progress=False, rows=_rows(eval_samples)
         )
     msg = str(err.value)
-    assert "2 of 3 clips" in msg and "clip0: 2 predicted frames, expected 4" in msg
+    assert "2 of 3 clips" in msg and "clip0: 2 predicted frames (frame_%04d_pred.png), expected 4" in msg
     assert "clip2: prediction missing" in msg
 
 

@@ -61,4 +61,5 @@ def test_write_findings_markdown_and_json(tmp_path):
     assert paths[0].read_text() == findings_markdown(findings) == (
         "- **held**: a claim. why\n- not checked: other. needs data\n")
     assert json.loads(paths[1].read_text())[0] == {"key": "fg_size", "claim": "a claim", "held": True,
-                                                   "numbers": {"telea": {"psnr": 1.0}}, "explanation": "why"}
+                                                   "numbers": {"telea": {"psnr": 1.0}}, "explanation": "why",
+                                                       "significant": None, "test": "", "pvalues": {}}

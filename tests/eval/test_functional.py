@@ -121,3 +121,16 @@ def test_evaluator_refuses_to_merge_or_reset_undeclared_state(eval_samples):
     assert ev.metrics["psnr"].state_dict() == before and list(ev.videos) == ["a"]
     with pytest.raises(DevilError, match="metric unchanged_region: its state cannot be reset"):
         ev.reset()
+
+
+def test_a_perfect_video_alone_is_inf_not_a_sentinel(video):
+    """Issue 29 item 2: one perfect video through Evaluator: PSNR inf in compute() and in results()."""
+    from devil_dataset.eval.results import dumps
+
+    gt, _, hole = video
+    ev = Evaluator(["psnr", "ssim"])
+    assert ev.update(gt, gt, hole)["psnr"] == float("inf")
+    assert ev.compute() == {"psnr": float("inf"), "ssim": 1.0}
+    doc = ev.results()
+    assert doc["videos"]["video00000"]["psnr"] == float("inf") and doc["clipped"] == {"psnr": ["video00000"]}
+    assert json.loads(dumps(doc))["summary"]["psnr"] == "inf"

@@ -13,6 +13,7 @@ from devil_dataset.core.engines import get_engine
 from devil_dataset.eval.evaluate import evaluate_directory
 from devil_dataset.eval.html_report import error_map, pick_clips, write_clip_mp4, write_html_report
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.uncertainty import compare_methods
 
 from .conftest import make_video, write_release_dirs
 
@@ -20,8 +21,14 @@ SLICES = ("fg_size_low", "fg_size_high")
 METHODS = ("good", "noisy")
 
 
+# What a results file records for a metric whose network weights are missing (evaluate.build_metrics).
+LPIPS_SKIPPED = ("alexnet-owt-7be5be79.pth: not in the weights cache /cache/weights. It is needed by lpips. "
+                 "On a connected machine run `devil weights download alexnet`")
+
+
 def make_tiny_evaluation(root: Path) -> list[dict]:
-    """Results documents of 2 methods on 2 slices (2 generated clips each; 'noisy' has 4x the noise)."""
+    """Results documents of 2 methods on 2 slices (2 generated clips each; 'noisy' has 4x the noise); LPIPS was
+    requested but skipped (weights missing), as on a machine without network weights."""
     docs = []
     for si, s in enumerate(SLICES):
         for mi, m in enumerate(METHODS):
@@ -30,15 +37,19 @@ def make_tiny_evaluation(root: Path) -> list[dict]:
                 gt, pred, hole = make_video(10 * si + c, t=6, h=48, w=64, noise=1 + 3 * mi + c)
                 samples.append(VideoSample(f"{s}_clip{c}", gt, pred, hole))
             gt_dir, pred_dir = write_release_dirs(root / s / m, samples)
-            docs.append(evaluate_directory(gt_dir, pred_dir, ["psnr", "ssim"], EvalOptions(device="cpu"),
-                                           method=m, slice_name=s, progress=False))
+            doc = evaluate_directory(gt_dir, pred_dir, ["psnr", "ssim"], EvalOptions(device="cpu"),
+                                     method=m, slice_name=s, progress=False)
+            doc["summary"]["lpips"] = float("nan")
+            doc["skipped"] = {"lpips": LPIPS_SKIPPED}
+            docs.append(doc)
     return docs
 
 
 @pytest.fixture(scope="module")
 def tiny_report(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("html_report")
-    return write_html_report(make_tiny_evaluation(root / "eval"), root / "report", engine=get_engine("local"))
+    docs = make_tiny_evaluation(root / "eval")
+    return write_html_report(docs, root / "report", comparisons=compare_methods(docs), engine=get_engine("local"))
 
 
 def test_pick_clips_respects_direction():
@@ -107,9 +118,57 @@ def test_report_reuses_plots_drawn_for_the_same_table(tmp_path, tiny_report):
 def test_report_best_cell_is_the_better_method(tiny_report):
     text = tiny_report.read_text()
     row = re.search(r"<tr><td>fg_size_low</td>(.*?)</tr>", text, re.S).group(1)
-    cells = re.findall(r'<td( class="best")?[^>]*>([^<]*)</td>', row)
-    # columns: PSNR good, PSNR noisy, SSIM good, SSIM noisy; the less noisy method wins both
-    assert [bool(c[0]) for c in cells] == [True, False, True, False]
+    cells = re.findall(r'<td(?: class="(best|tied)")?[^>]*>([^<]*)(<sup>†</sup>)?<span class="se">±([^<]*)</span>'
+                       r'</td>', row)
+    # columns: PSNR good, PSNR noisy, SSIM good, SSIM noisy; the less noisy method wins both, and with 2 videos
+    # no paired sign-flip test can separate them (smallest p = 2/4), so 'noisy' is marked as not different
+    assert [c[0] for c in cells] == ["best", "tied", "best", "tied"]
+    assert [bool(c[2]) for c in cells] == [False, True, False, True]  # the dagger, as in table1.md
+    assert "† marks the methods not significantly different" in text
+    assert "With at most 2 videos per slice the smallest p a paired sign-flip test can give is 2/2^2 = 0.5" in text
+
+
+def test_report_cells_carry_the_per_slice_interval(tiny_report):
+    """Each Table 1 cell: the mean, ± the standard error over the slice's videos, the interval in its title."""
+    from devil_dataset.eval.report import fmt, video_intervals
+
+    docs = make_tiny_evaluation(tiny_report.parent.parent / "eval")
+    iv = video_intervals(docs)[("noisy", "fg_size_high")]["psnr"]
+    text = tiny_report.read_text()
+    row = re.search(r"<tr><td>fg_size_high</td>(.*?)</tr>", text, re.S).group(1)
+    cell = re.findall(r'<td[^>]*title="([^"]*)"[^>]*>([^<]*)(?:<sup>†</sup>)?<span class="se">±([^<]*)</span>',
+                      row)[1]
+    assert cell[1] == fmt("psnr", iv["mean"]) and cell[2] == fmt("psnr", iv["se"])
+    assert f"[{fmt('psnr', iv['ci'][0])}, {fmt('psnr', iv['ci'][1])}]" in cell[0] and "2 videos" in cell[0]
+
+
+def test_report_marks_only_the_best_when_the_others_differ_significantly(tmp_path):
+    docs = make_tiny_evaluation(tmp_path / "eval")
+    comparisons = [{"slice": s, "metric": k, "a": "good", "b": "noisy", "n": 2, "mean_diff": 1.0, "ci": [0.5, 1.5],
+                    "p": 0.001, "p_holm": 0.001} for s in SLICES for k in ("psnr", "ssim")]
+    text = write_html_report(docs, tmp_path / "r", clips=False, plots=False, comparisons=comparisons,
+                             engine=get_engine("local")).read_text()
+    assert 'class="best"' in text and 'class="tied"' not in text
+    comparisons = [dict(c, n=5) for c in comparisons]  # 2/2^5 = 0.0625: still no significance possible
+    text = write_html_report(docs, tmp_path / "r1", clips=False, plots=False, comparisons=comparisons,
+                             engine=get_engine("local")).read_text()
+    assert "2/2^5 = 0.0625" in text
+    comparisons = [dict(c, n=6) for c in comparisons]  # 2/2^6 < 0.05: no such note
+    text = write_html_report(docs, tmp_path / "r3", clips=False, plots=False, comparisons=comparisons,
+                             engine=get_engine("local")).read_text()
+    assert 'id="power"' not in text
+    # without comparisons: no significance marks and no legend for them
+    text = write_html_report(docs, tmp_path / "r2", clips=False, plots=False,
+                             engine=get_engine("local")).read_text()
+    assert 'class="tied"' not in text and "† marks" not in text
+
+
+def test_report_shows_only_computed_metrics_and_says_what_was_skipped(tiny_report):
+    text = tiny_report.read_text()
+    assert "LPIPS ▼" not in text and not list((tiny_report.parent / "plots").glob("*lpips*"))
+    assert '<p class="skipped" id="skipped">Not computed: LPIPS (alexnet-owt-7be5be79.pth: not in the weights cache ' \
+           '/cache/weights).</p>' in text
+    assert "the sign is flipped, so a positive number always means the method does better" in text
 
 
 # ------------------------------------------------------------------------------------------- real browser
@@ -186,3 +245,32 @@ def test_report_in_chromium(browser, tiny_report):
     assert not errors, errors
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert drv.save_screenshot(str(ARTIFACTS / "html_report.png"))
+
+
+def test_report_reads_well_at_1400px(browser, tiny_report):
+    """What a reader sees on a 1400 px window: Table 1 and every figure within the page, figures drawn (no broken
+    or empty image) and shown at least at 80 % of their size, the skipped-metrics line present."""
+    drv = browser
+    drv.set_window_size(1400, 1000)
+    drv.get(tiny_report.as_uri())
+    assert _wait(drv, "return Array.from(document.images).every(i => i.complete)")
+    page_w = drv.execute_script("return document.documentElement.clientWidth")
+    assert 1300 < page_w <= 1400
+    t1 = drv.execute_script("var t = document.getElementById('table1'), w = t.parentElement;"
+                            "return [t.scrollWidth, w.clientWidth, t.getBoundingClientRect().right]")
+    assert t1[0] <= t1[1] and t1[2] <= page_w, t1  # all of Table 1's columns visible, no horizontal scroll
+    assert drv.execute_script("return document.documentElement.scrollWidth") <= page_w
+    imgs = drv.execute_script("return Array.from(document.querySelectorAll('.plots img')).map(i => [i.getAttribute"
+                              "('src'), i.naturalWidth, i.clientWidth, i.getBoundingClientRect().right])")
+    assert len(imgs) == 2 * 2 + 1  # psnr and ssim: performance + difficulty each; the fg_size sensitivity
+    for src, natural, shown, right in imgs:
+        assert natural > 0 and shown >= 0.8 * natural and right <= page_w, (src, natural, shown, right)
+    skipped = drv.execute_script("var p = document.getElementById('skipped'); return p && p.innerText")
+    assert skipped and skipped.startswith("Not computed: LPIPS")
+    assert drv.execute_script("return document.getElementById('ri-sign').innerText").startswith("Relative")
+    shot = drv.get_screenshot_as_png()
+    (ARTIFACTS / "html_report_1400.png").parent.mkdir(parents=True, exist_ok=True)
+    drv.set_window_size(1400, 3000)
+    drv.execute_script("window.scrollTo(0, 0)")
+    (ARTIFACTS / "html_report_1400.png").write_bytes(shot)
+    assert drv.save_screenshot(str(ARTIFACTS / "html_report_1400_tall.png"))

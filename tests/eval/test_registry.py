@@ -40,3 +40,10 @@ def test_higher_is_better_is_the_registry_direction_of_every_key():
     assert (higher_is_better("psnr"), higher_is_better("lpips"), higher_is_better("warp_error_mask")) == (
         True, False, False)
     assert higher_is_better("fg_displacement")  # a key outside the registry counts as higher-is-better
+
+
+def test_unknown_metric_suggests_the_closest_names():
+    from devil_dataset.eval.registry import metric_entry
+
+    with pytest.raises(KeyError, match="unknown metric 'warp_eror'; did you mean 'warp_error'"):
+        metric_entry("warp_eror")

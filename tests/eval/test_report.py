@@ -92,3 +92,118 @@ def test_write_report_files(tmp_path):
         if p.suffix == ".png":
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 1000
     assert not list(tmp_path.glob(".tmp-*"))
+
+
+# ------------------------------------------------------------------------------------------------ figures
+def _grid_docs() -> list[dict]:
+    """3 methods x 4 attribute slices x 5 videos, SSIM near 0.98-0.99 (differences a bar from zero would hide),
+    PSNR, and LPIPS skipped (weights missing) as a results file records it."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    docs = []
+    for s in ("fg_size_low", "fg_size_high", "fg_motion_low", "fg_motion_high"):
+        for i, m in enumerate(("A", "B", "C")):
+            videos = {f"{s}-{c}": {"ssim": float(0.98 + 0.004 * i + rng.normal(0, 0.002)),
+                                   "psnr": float(30 + i + rng.normal(0, 1))} for c in range(5)}
+            summary = {k: sum(v[k] for v in videos.values()) / 5 for k in ("ssim", "psnr")}
+            docs.append({"method": m, "slice": s, "summary": {**summary, "lpips": float("nan")}, "videos": videos,
+                         "skipped": {"lpips": "alexnet.pth: not in the weights cache /w. It is needed by lpips."}})
+    return docs
+
+
+def _figures(docs):
+    from devil_dataset.eval.report import plot_figures, video_intervals
+
+    return list(plot_figures(score_table(docs), intervals=video_intervals(docs)))
+
+
+def test_figures_show_only_computed_keys_and_no_empty_axes():
+    figs = dict(_figures(_grid_docs()))
+    assert sorted(figs) == sorted(["method_performance_psnr", "method_performance_ssim", "slice_difficulty_psnr",
+                                   "slice_difficulty_ssim", "sensitivity_fg_size", "sensitivity_fg_motion"])
+    for stem, fig in figs.items():
+        for ax in fig.axes:
+            assert ax.lines or ax.collections or ax.patches, f"{stem}: empty axes"
+    assert len(figs["sensitivity_fg_size"].axes) == 2  # one panel per computed key, none left empty
+
+
+def test_figures_text_fits_and_figures_fit_a_report_column():
+    """No cut titles, labels or legends: every text box lies inside the figure; 660 px wide (a report column)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from devil_dataset.eval.report import PLOT_DPI, PLOT_WIDTH_IN
+
+    for stem, fig in _figures(_grid_docs()):
+        FigureCanvasAgg(fig)
+        fig.set_dpi(PLOT_DPI)
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        w, h = fig.bbox.width, fig.bbox.height
+        assert round(w) == round(PLOT_WIDTH_IN * PLOT_DPI) == 660
+        boxes = [ax.get_tightbbox(r) for ax in fig.axes] + [lg.get_window_extent(r) for lg in fig.legends]
+        if fig._suptitle is not None:
+            boxes.append(fig._suptitle.get_window_extent(r))
+        for b in boxes:
+            assert b.x0 >= -1 and b.y0 >= -1 and b.x1 <= w + 1 and b.y1 <= h + 1, (stem, b, w, h)
+
+
+def test_means_are_points_with_whiskers_on_a_zoomed_axis():
+    """SSIM 0.98 vs 0.99 stays visible (axis not from zero); per-method whiskers are the standard error over
+    videos of the results' intervals."""
+    import math
+
+    from matplotlib.container import ErrorbarContainer
+
+    from devil_dataset.eval.report import video_intervals
+
+    docs = _grid_docs()
+    figs = dict(_figures(docs))
+    ax = figs["method_performance_ssim"].axes[0]
+    assert not ax.patches  # no bars
+    assert ax.get_ylim()[0] > 0.95
+    ax = figs["slice_difficulty_ssim"].axes[0]
+    assert ax.get_ylim()[0] > 0.95
+    conts = {c.get_label(): c for c in ax.containers if isinstance(c, ErrorbarContainer)}
+    assert sorted(conts) == ["A", "B", "C", "mean over methods"]
+    se = video_intervals(docs)[("B", "fg_size_low")]["ssim"]["se"]
+    x = [t.get_text() for t in ax.get_xticklabels()].index("fg_size_low")
+    segs = conts["B"].lines[2][0].get_segments()
+    assert segs[x][1][1] - segs[x][0][1] == pytest.approx(2 * se)
+    # the mean over methods' whisker: standard error across the three methods' means
+    vals = [d["summary"]["ssim"] for d in docs if d["slice"] == "fg_size_low"]
+    mean = sum(vals) / 3
+    se_m = math.sqrt(sum((v - mean) ** 2 for v in vals) / 2 / 3)
+    seg = conts["mean over methods"].lines[2][0].get_segments()[x]
+    assert seg[1][1] - seg[0][1] == pytest.approx(2 * se_m)
+
+
+def test_plots_are_deterministic(tmp_path):
+    from devil_dataset.eval.report import video_intervals, write_plots
+
+    docs = _grid_docs()
+    a = write_plots(score_table(docs), tmp_path / "a", ["ssim"], intervals=video_intervals(docs))
+    b = write_plots(score_table(docs), tmp_path / "b", ["ssim"], intervals=video_intervals(docs))
+    assert len(a) == 4 and [p.name for p in a] == [p.name for p in b]
+    assert all(x.read_bytes() == y.read_bytes() for x, y in zip(a, b))
+
+
+def test_skipped_metrics_named_with_their_reason():
+    from devil_dataset.eval.report import skipped_line, skipped_metrics
+
+    docs = _grid_docs()
+    assert skipped_metrics(docs) == {"lpips": "alexnet.pth: not in the weights cache /w"}
+    assert skipped_line(skipped_metrics(docs)) == "Not computed: LPIPS (alexnet.pth: not in the weights cache /w)."
+    # a key computed by some document is not reported as skipped; one metric with two keys names both
+    docs[0]["summary"]["lpips"] = 0.1
+    docs[1]["skipped"] = {"vfid": "i3d.pt: missing"}
+    assert skipped_metrics(docs) == {"vfid": "i3d.pt: missing", "vfid_clips": "i3d.pt: missing"}
+    assert skipped_line({}) == ""
+    assert "LPIPS" not in table1_markdown(score_table(_grid_docs()))  # no empty column
+
+
+def test_relative_improvement_file_says_how_it_is_signed(tmp_path):
+    written = write_report(score_table(DOCS), tmp_path, ["psnr", "lpips"], plots=False)
+    text = next(p for p in written if p.name == "relative_improvement.md").read_text()
+    assert text.startswith("Relative improvement (high - low) / low") and "sign is flipped" in text
+    assert text.endswith("| fg_displacement | CPNet | +22.07% | +45.31% |\n")

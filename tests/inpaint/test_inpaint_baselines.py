@@ -143,3 +143,8 @@ def test_flow_propagation_samples_many_frames_as_each_frame_alone():
         ref_c, ref_w = _sample_one_frame(frames[s], (~hole[s]).astype(np.float32), x[pick], y[pick])
         assert np.array_equal(colour[pick], ref_c) and np.array_equal(weight[pick], ref_w)
     assert (weight == 0).any() and (weight > 0.99).any()  # points fully in a hole and fully on known pixels
+
+
+def test_unknown_inpainter_suggests_the_closest_name():
+    with pytest.raises(KeyError, match="unknown inpainter 'flow-propagaton'; did you mean 'flow-propagation'"):
+        get_inpainter("flow-propagaton")

@@ -174,3 +174,50 @@ def test_link_prediction_shares_the_files(tmp_path):
     for f in (tmp_path / "a" / "clip00").iterdir():
         assert (tmp_path / "b" / "clip00" / f.name).stat().st_ino == f.stat().st_ino  # hard links, not copies
     assert np.array_equal(read_frame_pngs(tmp_path / "b" / "clip00", "pred"), pred)
+
+
+def test_a_failed_run_leaves_no_empty_prediction_folder(tmp_path):
+    def no_rows():
+        raise DevilError("unknown config 'fg_sze_low'")
+        yield  # a generator, like iter_slice
+
+    with pytest.raises(DevilError, match="fg_sze_low"):
+        run_inpainter(get_inpainter("telea"), no_rows(), tmp_path / "preds" / "telea", progress=False)
+    assert not (tmp_path / "preds").exists()  # both folders were made by this run and are removed again
+
+    def fails_on_second(frames, hole):
+        if fails_on_second.calls:
+            raise DevilError("model crashed")
+        fails_on_second.calls += 1
+        return frames
+    fails_on_second.calls = 0
+    with pytest.raises(DevilError, match="model crashed"):
+        run_inpainter(fails_on_second, _rows(), tmp_path / "kept", progress=False)
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == [".devil-inpaint.json", "clip00"]  # work kept
+
+
+def test_a_method_reading_the_masks_inverted_gets_a_warning(tmp_path, capsys):
+    """Issue 29 item 7: a prediction that changed known pixels warns "your method wrote outside the hole; were the
+    masks read inverted?"; a baseline (known pixels kept) does not."""
+    import numpy as np
+
+    from devil_dataset.inpaint import get_inpainter
+    from devil_dataset.inpaint.run import run_inpainter
+
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, (2, 32, 32, 3), dtype=np.uint8)
+    hole = np.zeros((2, 32, 32), bool)
+    hole[:, 8:16, 8:16] = True
+    rows = [{"clip_id": "a", "frames": frames, "hole": hole}]
+    telea = get_inpainter("telea")
+    summary = run_inpainter(telea, rows, tmp_path / "ok", progress=False)
+    assert summary.outside_hole == {} and "warning" not in capsys.readouterr().err
+
+    def inverted(f, h):
+        return telea(f, ~h)  # a user script that read white = hole from release PNGs (white = known)
+
+    summary = run_inpainter(inverted, rows, tmp_path / "bad", progress=False)
+    assert summary.outside_hole["a"] > 0.5 and summary.written == ["a"]
+    err = capsys.readouterr().err
+    assert "devil inpaint: warning: your method wrote outside the hole; were the masks read inverted? In 1 of 1 " \
+           "clips it changed known pixels" in err

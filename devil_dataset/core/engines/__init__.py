@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from ..errors import DevilError, UnknownNameError
+from ..errors import DevilError, unknown_name
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,7 +43,7 @@ class Engine:
 
     def __post_init__(self):
         if self.name not in ENGINES:
-            raise UnknownNameError(f"unknown engine {self.name!r}; valid: {', '.join(ENGINES)}")
+            raise unknown_name("engine", self.name, ENGINES)
         if not isinstance(self.jobs, int) or self.jobs < 1:
             raise DevilError(f"engine {self.name}: jobs must be an integer of at least 1, got {self.jobs!r}")
 
@@ -140,7 +140,7 @@ def get_engine(engine: "str | Engine" = "local", *, jobs: int = 1, address: str 
     if isinstance(engine, Engine):
         return engine
     if engine not in ENGINES:
-        raise UnknownNameError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
+        raise unknown_name("engine", engine, ENGINES)
     if address is not None and engine != "ray":
         raise DevilError("--ray-address needs --engine ray")
     if engine == "ray":

@@ -15,8 +15,13 @@ Ray is imported only when a function here runs, so this module imports without i
 """
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import secrets
+import sys
 from collections import deque
+from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..errors import DevilError
@@ -28,6 +33,12 @@ R = TypeVar("R")
 MAX_RETRIES = 3
 #: the message of a missing Ray, naming the extra that installs it
 INSTALL_HINT = 'the Ray engine needs Ray: pip install "devil-dataset[ray]"'
+#: Ray's token authentication (Ray >= 2.52, https://docs.ray.io/en/latest/ray-security/token-auth.html): the mode
+#: and token variables, and the token file a local ``ray.init()`` writes when it finds none (Ray 2.60)
+AUTH_MODE_ENV, AUTH_TOKEN_ENV, AUTH_TOKEN_PATH_ENV = "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"
+AUTH_FIX = ("give this command the cluster's token (`ray get-auth-token` on the head node prints it; put it in "
+            "RAY_AUTH_TOKEN or ~/.ray/auth_token on this machine), or, on a trusted network only, start every node "
+            "and run this command with RAY_AUTH_MODE=disabled; see docs/cluster.md")
 
 _remote_call = None
 
@@ -45,17 +56,102 @@ def require_ray():
     return ray
 
 
+def default_token_file() -> Path:
+    """The token file Ray reads when ``RAY_AUTH_TOKEN``/``RAY_AUTH_TOKEN_PATH`` are unset: ``~/.ray/auth_token``."""
+    return Path.home() / ".ray" / "auth_token"
+
+
+def token_sources() -> list[str]:
+    """Where this process would take a Ray token from (Ray's precedence order), e.g. ``['~/.ray/auth_token']``."""
+    found = [name for name in (AUTH_TOKEN_ENV, AUTH_TOKEN_PATH_ENV) if os.environ.get(name)]
+    if default_token_file().is_file():
+        found.append(str(default_token_file()))
+    return found
+
+
+def connection_error_message(address: str | None, exc: BaseException) -> str:
+    """The CLI's message for a failed ``ray.init``: Ray's error, and where token authentication can explain it,
+    the cause (a token mismatch) and the fix.
+
+    >>> rejected = RuntimeError("Token authentication is enabled but the authentication token is invalid")
+    >>> print(connection_error_message("127.0.0.1:6399", rejected))  # doctest: +ELLIPSIS
+    cannot connect to the Ray cluster at 127.0.0.1:6399: Token authentication is enabled but the ... invalid
+    cause: the cluster rejected this process's Ray token (a token mismatch). Fix: give this command the ...
+    """
+    text = f"cannot connect to the Ray cluster at {address or 'RAY_ADDRESS/local'}: {exc}"
+    rejected = type(exc).__name__ == "AuthenticationError" or "token" in str(exc).lower() or \
+        "authenticat" in str(exc).lower() or "unauthenticated" in str(exc).lower()
+    mode = os.environ.get(AUTH_MODE_ENV, "")
+    sources = token_sources()
+    if rejected:
+        return f"{text}\ncause: the cluster rejected this process's Ray token (a token mismatch). Fix: {AUTH_FIX}"
+    if address not in (None, "local") and (sources or mode.lower() == "token") and mode.lower() != "disabled":
+        held = ", ".join(sources) or "none found"
+        return (f"{text}\npossible cause: a Ray token mismatch. Ray (>= 2.52) uses token authentication when "
+                f"RAY_AUTH_MODE=token or a token exists (here: {held}; a local `ray.init()` writes "
+                f"~/.ray/auth_token), and a cluster started with another token, or without one, refuses this "
+                f"process. Fix: {AUTH_FIX}")
+    return text
+
+
 def ensure_initialized(address: str | None = None):
     """Connect this process to Ray once: ``address`` (``host:port``, ``auto`` or ``local``), else ``RAY_ADDRESS``
-    or a new local cluster. An already-initialised Ray is reused as is. Returns the ``ray`` module."""
+    or a new local cluster. An already-initialised Ray is reused as is. Returns the ``ray`` module.
+
+    A failed connection raises :class:`DevilError` naming the address, Ray's error and, where Ray's token
+    authentication explains it, the cause and the fix (:func:`connection_error_message`)."""
     ray = require_ray()
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING,
                      configure_logging=True, log_to_driver=True)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise DevilError(f"cannot connect to the Ray cluster at {address or 'RAY_ADDRESS/local'}: {exc}") from exc
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+            raise DevilError(connection_error_message(address, exc)) from exc
     return ray
+
+
+@contextlib.contextmanager
+def private_ray_token() -> Iterator[str]:
+    """For tests and benchmarks that start their own local Ray: token authentication with a fresh token held in
+    ``RAY_AUTH_TOKEN`` only, so Ray writes no ``~/.ray/auth_token`` (a token left there makes every later
+    ``ray start`` on the machine require it). On exit the process's ``RAY_AUTH_*`` variables are restored, and a
+    ``~/.ray/auth_token`` that appeared meanwhile is removed; one that was there before is never touched.
+
+        >>> with private_ray_token() as token:
+        ...     os.environ["RAY_AUTH_TOKEN"] == token, os.environ["RAY_AUTH_MODE"]
+        (True, 'token')
+    """
+    names = (AUTH_MODE_ENV, AUTH_TOKEN_ENV, AUTH_TOKEN_PATH_ENV)
+    saved = {name: os.environ.get(name) for name in names}
+    token_file = default_token_file()
+    had_file = token_file.exists()
+    token = secrets.token_hex(32)
+    os.environ.pop(AUTH_TOKEN_PATH_ENV, None)
+    os.environ.update({AUTH_MODE_ENV: "token", AUTH_TOKEN_ENV: token})
+    _reload_ray_auth()
+    try:
+        yield token
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        _reload_ray_auth()
+        if not had_file:
+            with contextlib.suppress(FileNotFoundError):
+                token_file.unlink()
+
+
+def _reload_ray_auth() -> None:
+    """Make an already imported Ray read ``RAY_AUTH_*`` again: it caches the mode (its ``Config``) and the token
+    when imported (Ray 2.60 does the same itself when a local ``ray.init()`` switches token auth on)."""
+    raylet, ray = sys.modules.get("ray._raylet"), sys.modules.get("ray")
+    if raylet is None or ray is None or ray.is_initialized():  # a connected Ray keeps what it connected with
+        return
+    with contextlib.suppress(AttributeError):
+        raylet.Config.initialize("")
+        raylet.AuthenticationTokenLoader.instance().reset_cache()
 
 
 def cluster_cpus() -> int:
@@ -115,5 +211,6 @@ def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, wi
                 pass
 
 
-__all__ = ["INSTALL_HINT", "MAX_RETRIES", "cluster_cpus", "cluster_gpus", "ensure_initialized", "map_ordered",
-           "require_ray"]
+__all__ = ["INSTALL_HINT", "MAX_RETRIES", "cluster_cpus", "cluster_gpus", "connection_error_message",
+           "default_token_file", "ensure_initialized", "map_ordered", "private_ray_token", "require_ray",
+           "token_sources"]

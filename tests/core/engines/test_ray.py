@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.core.engines import Engine, get_engine
+from devil_dataset.core.engines.ray import connection_error_message, private_ray_token
 from devil_dataset.core.errors import DevilError
 
 #: per-node object store of the test cluster (Ray's minimum is 75 MiB)
@@ -42,22 +43,24 @@ def _ray_or_skip():
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    """A head node and a second node, one CPU each, stopped at the end of the module."""
+    """A head node and a second node, one CPU each, stopped at the end of the module. Its token lives in the
+    environment only (:func:`private_ray_token`): no ``~/.ray/auth_token`` is left to break a later cluster."""
     ray = _ray_or_skip()
     from ray.cluster_utils import Cluster
 
     if ray.is_initialized():
         ray.shutdown()
     node = {"num_cpus": 1, "object_store_memory": OBJECT_STORE, "node_ip_address": "127.0.0.1"}
-    cluster = Cluster(initialize_head=True, connect=False, head_node_args={**node, "include_dashboard": False})
-    try:
-        cluster.add_node(**node)
-        ray.init(address=cluster.address, log_to_driver=False)
-        cluster.wait_for_nodes(timeout=START_TIMEOUT)
-        yield cluster
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    with private_ray_token():
+        cluster = Cluster(initialize_head=True, connect=False, head_node_args={**node, "include_dashboard": False})
+        try:
+            cluster.add_node(**node)
+            ray.init(address=cluster.address, log_to_driver=False)
+            cluster.wait_for_nodes(timeout=START_TIMEOUT)
+            yield cluster
+        finally:
+            ray.shutdown()
+            cluster.shutdown()
 
 
 def _slow_identity(x: int) -> tuple[int, str]:
@@ -317,3 +320,81 @@ def test_cli_evaluate_and_build_name_the_extra_without_ray(monkeypatch, tmp_path
     assert main(["build", "--sample", "--out", str(tmp_path / "b"), "--engine", "ray", "--quiet"]) == 2
     assert 'pip install "devil-dataset[ray]"' in capsys.readouterr().err
     assert not (tmp_path / "b" / "README.md").exists()
+
+
+def test_private_ray_token_restores_the_environment_and_removes_only_its_token_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)  # the module's cluster (if up) holds one
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", "/elsewhere/token")
+    with private_ray_token() as token:
+        assert os.environ["RAY_AUTH_TOKEN"] == token and len(token) == 64
+        assert os.environ["RAY_AUTH_MODE"] == "token" and "RAY_AUTH_TOKEN_PATH" not in os.environ
+        os.environ["RAY_AUTH_MODE"] = "token"  # what ray.init() does to its process
+        (tmp_path / ".ray").mkdir()
+        (tmp_path / ".ray" / "auth_token").write_text("written by a local ray.init()")
+    assert not (tmp_path / ".ray" / "auth_token").exists()
+    assert "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN" not in os.environ
+    assert os.environ["RAY_AUTH_TOKEN_PATH"] == "/elsewhere/token"
+    (tmp_path / ".ray" / "auth_token").write_text("the user's own token")
+    with private_ray_token():
+        pass
+    assert (tmp_path / ".ray" / "auth_token").read_text() == "the user's own token"  # never touched
+
+
+def test_connection_errors_name_the_token_mismatch_and_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    failed = ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6399")
+    assert connection_error_message("127.0.0.1:6399", failed) == (
+        "cannot connect to the Ray cluster at 127.0.0.1:6399: Failed to connect to Ray cluster at 192.0.2.2:6399")
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("left by a local ray.init()")
+    text = connection_error_message("127.0.0.1:6399", failed)
+    assert "possible cause: a Ray token mismatch" in text and str(tmp_path / ".ray" / "auth_token") in text
+    assert "ray get-auth-token" in text and "RAY_AUTH_MODE=disabled" in text and "docs/cluster.md" in text
+    rejected = RuntimeError("Token authentication is enabled but the authentication token is invalid or incorrect.")
+    assert "cause: the cluster rejected this process's Ray token (a token mismatch)" in connection_error_message(
+        "127.0.0.1:6399", rejected)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    assert "token" not in connection_error_message("127.0.0.1:6399", failed).split(": ", 1)[1]
+
+
+LOCAL_RAY = """
+import ray
+from devil_dataset.core.engines.ray import private_ray_token
+with private_ray_token():
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    assert ray.get(ray.remote(lambda: 2).remote()) == 2
+    ray.shutdown()
+"""
+
+
+@pytest.mark.slow  # reason: starts and stops a local Ray (~20 s on two shared cores)
+def test_a_local_ray_leaves_no_token_and_no_cluster_behind(tmp_path):
+    """What benchmarks/ray_scaling.py does (a local ``ray.init()``), in a private HOME and temp dir."""
+    _ray_or_skip()
+    import shutil
+    import subprocess
+
+    ray_tmp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    env = {**os.environ, "HOME": str(tmp_path), "RAY_TMPDIR": ray_tmp}
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS"):
+        env.pop(name, None)
+    try:
+        done = subprocess.run([sys.executable, "-c", LOCAL_RAY], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert not (tmp_path / ".ray" / "auth_token").exists()
+        time.sleep(2)
+        assert [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and ray_tmp in _cmdline(p)] == []
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,362 @@
+"""Benchmark inpainting methods on a built DEVIL dataset in one call: inpaint, evaluate, report (``devil benchmark``).
+
+:func:`benchmark` runs any methods (the baselines, a command template run once per clip, a Python callable, or an
+inpainter object) over the slices of a built dataset (a folder or a Hub repo id):
+
+1. **plan**: resolve the metrics (:func:`devil_dataset.eval.registry.resolve_metrics`) and read every slice's clip
+   ids and hole masks (:func:`devil_dataset.eval.inpaint_and_score.plan_units`). A *unit* is one (clip, hole)
+   pair; the slices share many of them (the sample's ten slices hold 50 rows but 39 distinct units);
+2. **inpaint+evaluate** (:func:`devil_dataset.eval.inpaint_and_score.inpaint_and_score`): every method inpaints
+   every unit once, one clip at a time in the engine's workers, largest clips first, into
+   ``OUT/predictions/<method>/<slice>/<clip id>/frame_%04d_pred.png`` (the release layout with the manifest of
+   :mod:`devil_dataset.inpaint.run`; the other slices of a unit get hard links), scored from memory with the pixel
+   metrics. Per-video values are cached, so a re-run resumes at the clip level;
+3. **results**: ``OUT/results/<method>/<slice>.json`` (network metrics through
+   :func:`devil_dataset.eval.evaluate.evaluate_slice` when their weights are present);
+4. **report**: ``OUT/table1.md``/``.tsv``, relative improvements, the figures, the findings
+   (``OUT/findings.md``/``.json``) and the HTML report (``OUT/report-html/index.html``).
+
+Progress lines (one per slice as its videos finish) go to ``echo`` and to ``OUT/benchmark.log``. ``devil demo`` is
+this function called with the built-in sample and the baselines (:func:`devil_dataset.demo.run_demo`).
+
+    >>> from devil_dataset.benchmarking import MethodSpec, benchmark
+    >>> methods = {"mine": MethodSpec(callable="my_pkg.model:inpaint"), "telea": MethodSpec(baseline="telea")}
+    >>> result = benchmark("devil-build/", methods, "bench-out")  # doctest: +SKIP
+    >>> print(result.table_markdown)  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence, Union
+
+from .core.atomic import atomic_write_text
+from .core.engines import Engine, get_engine
+from .core.errors import DevilError
+from .core.progress import StageTimer, StageTiming, timings_text
+from .core.slices import SLICES
+from .eval.findings import Finding
+from .inpaint import Inpainter
+
+# The paper's ten slices (SPEC section 6); `all` is not part of Table 1.
+TABLE1_SLICES: tuple[str, ...] = tuple(name for name in SLICES if name != "all")
+# The warp error's flow: OpenCV DIS (no weights; the same flow on every machine), as the demo always used.
+BENCHMARK_FLOW = "dis"
+# Where a method's outputs go inside OUT.
+PREDICTIONS_DIR = "predictions"
+RESULTS_DIR = "results"
+CACHE_DIR = ".devil-benchmark"  # per-video metric values (resume); not part of the outputs
+LOG_NAME = "benchmark.log"
+# A method name becomes a folder name (predictions/<method>/, results/<method>/) and a Table 1 row label.
+METHOD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """How to run one method: a baseline name, a command template run once per clip, or a ``module:function``.
+
+    ``hole_pixels``, ``size_divisor`` and ``timeout`` apply to external methods as in ``devil inpaint``
+    (:mod:`devil_dataset.inpaint.external`). The spec is recorded in each prediction folder's manifest, so a
+    re-run with another command refuses the folder instead of mixing predictions.
+
+        >>> MethodSpec(command="python run.py --in {input_dir} --out {output_dir}").kind
+        'command'
+        >>> MethodSpec(baseline="nope").inpainter()
+        Traceback (most recent call last):
+        ...
+        devil_dataset.core.errors.DevilError: unknown baseline 'nope'; valid: telea, navier-stokes, aligned-copy, ...
+    """
+
+    baseline: str | None = None
+    command: str | None = None
+    callable: str | None = None
+    hole_pixels: str = "zero"
+    size_divisor: int | None = None
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        given = [k for k in ("baseline", "command", "callable") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise DevilError(f"a method needs exactly one of baseline, command, callable (got {given or 'none'})")
+
+    @property
+    def kind(self) -> str:
+        """``baseline``, ``command`` or ``callable``."""
+        return "baseline" if self.baseline is not None else "command" if self.command is not None else "callable"
+
+    def inpainter(self) -> Inpainter:
+        """The inpainter this spec describes (a baseline is checked against the registry)."""
+        from .inpaint import INPAINTERS, get_inpainter
+        from .inpaint.external import callable_inpainter, command_inpainter
+
+        if self.command is not None:
+            return command_inpainter(self.command, hole_pixels=self.hole_pixels, size_divisor=self.size_divisor,
+                                     timeout=self.timeout)
+        if self.callable is not None:
+            return callable_inpainter(self.callable, hole_pixels=self.hole_pixels, size_divisor=self.size_divisor)
+        if self.baseline not in INPAINTERS:
+            raise DevilError(f"unknown baseline {self.baseline!r}; valid: {', '.join(INPAINTERS)}")
+        return get_inpainter(self.baseline, self.size_divisor)
+
+    def run_info(self) -> dict:
+        """What the prediction folders' manifests record besides the dataset and slice (as ``devil inpaint``)."""
+        if self.kind == "baseline":
+            return {"size_divisor": self.size_divisor}
+        return {"size_divisor": self.size_divisor, "command": self.command, "callable": self.callable,
+                "hole_pixels": self.hole_pixels}
+
+
+# What :func:`benchmark` accepts per method: a spec, a baseline name, or an inpainter (a callable; with worker
+# processes it must be picklable, e.g. a module-level function).
+Method = Union[MethodSpec, str, Inpainter]
+
+
+@dataclass
+class BenchmarkResult:
+    """What :func:`benchmark` produced (paths are inside ``out_dir``)."""
+
+    out_dir: Path
+    dataset_dir: Path
+    methods: tuple[str, ...]
+    slices: tuple[str, ...]
+    metrics: list[str]
+    skipped_metrics: dict[str, str]
+    table: dict[tuple[str, str], dict[str, float]]
+    table_markdown: str
+    results_files: dict[tuple[str, str], Path]
+    report_files: list[Path]
+    findings: list[Finding]
+    slice_counts: dict[str, int]
+    timings: list[StageTiming]
+    units: int = 0  # distinct (clip, hole) units: each method inpainted each once
+    wall_s: float = 0.0
+    log_file: Path | None = field(default=None)
+
+    def timings_text(self) -> str:
+        return timings_text(self.timings)
+
+
+def check_method_name(name: str) -> str:
+    """``name`` if usable as a method name (a folder name and a Table 1 label), else a :class:`DevilError`.
+
+    >>> check_method_name("my-method_v2")
+    'my-method_v2'
+    >>> check_method_name("a/b")
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.DevilError: method name 'a/b': use letters, digits and . _ + - (it names a folder)
+    """
+    if not isinstance(name, str) or not METHOD_NAME_RE.match(name):
+        raise DevilError(f"method name {name!r}: use letters, digits and . _ + - (it names a folder)")
+    return name
+
+
+def resolve_methods(methods: Mapping[str, Method]) -> dict[str, tuple[Inpainter, dict]]:
+    """Method name -> (inpainter, the manifest's extra run record); names and baselines checked.
+
+    >>> sorted(resolve_methods({"telea": "telea"}))
+    ['telea']
+    """
+    if not methods:
+        raise DevilError("no method to benchmark")
+    out: dict[str, tuple[Inpainter, dict]] = {}
+    for name, method in methods.items():
+        check_method_name(name)
+        if isinstance(method, str):
+            method = MethodSpec(baseline=method)
+        if isinstance(method, MethodSpec):
+            try:
+                out[name] = (method.inpainter(), method.run_info())
+            except DevilError as exc:
+                raise DevilError(f"method {name}: {exc}") from None
+        elif callable(method):
+            out[name] = (method, {"size_divisor": None})
+        else:
+            raise DevilError(f"method {name}: expected a MethodSpec, a baseline name or an inpainter, "
+                             f"got {type(method).__name__}")
+    return out
+
+
+def _check_picklable(inpainters: Mapping[str, Inpainter]) -> None:
+    for name, inpainter in inpainters.items():
+        try:
+            pickle.dumps(inpainter)
+        except Exception as exc:  # any pickling failure: the workers could not receive it
+            raise DevilError(f"method {name}: its inpainter cannot be sent to worker processes ({exc}); use a "
+                             "module-level function (or MethodSpec(callable='module:function')), or jobs=1") from None
+
+
+def dataset_label(dataset: str | os.PathLike, out: Path) -> str:
+    """How manifests name the dataset: relative to ``out`` when inside it (it moves with OUT), else its absolute
+    path, or the Hub repo id as given.
+
+    >>> dataset_label("out/dataset", Path("out"))
+    'dataset'
+    """
+    ds = Path(dataset)
+    try:
+        return str(ds.relative_to(out))
+    except ValueError:
+        return str(ds.resolve()) if ds.exists() else str(dataset)
+
+
+def benchmark(
+    dataset: str | os.PathLike,
+    methods: Mapping[str, Method],
+    out_dir: str | os.PathLike,
+    *,
+    slices: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    engine: str | Engine = "local",
+    jobs: int | None = None,
+    device: str = "cpu",
+    progress: bool = True,
+    echo: Callable[[str], None] | None = print,
+    timings: list[StageTiming] | None = None,
+    cache_dir: str = CACHE_DIR,
+    ci: str | None = None,
+) -> BenchmarkResult:
+    """Inpaint, evaluate and report ``methods`` on ``slices`` of a built dataset, writing everything into ``out_dir``.
+
+    Args:
+        dataset: a folder made by ``devil build`` or a Hub repo id.
+        methods: method name -> :class:`MethodSpec`, baseline name, or inpainter ``fn(frames, hole) -> frames``.
+        out_dir: ``predictions/``, ``results/``, ``table1.md``/``.tsv``, figures, ``findings.*``,
+            ``report-html/``, ``timings.json``, ``benchmark.log`` (re-running resumes at the clip level).
+        slices: default: the ten slices of Table 1.
+        metrics: default: every DEVIL metric that can run here (network metrics when their weights are cached).
+        engine: ``local`` (``jobs`` worker processes, default ``min(2, cpu count)``) or ``ray``, or an
+            :class:`~devil_dataset.core.engines.Engine`.
+        device: where network metrics run (``cpu``, ``cuda``, ``auto``).
+        echo: where progress, the table, skipped metrics, findings and the summary are printed (None: silent).
+        timings: stage timings of earlier steps (the demo's build), written first into ``timings.json``.
+        ci: Table 1 cells with their uncertainty over videos: ``"interval"`` (95% BCa bootstrap) or ``"se"``.
+
+    A prediction folder of ``out_dir`` made by another run (another method spec, slice or dataset) is refused with
+    a :class:`DevilError`.
+
+    Example:
+        >>> r = benchmark("devil-build/", {"telea": "telea"}, "bench-out", slices=["fg_size_high"])  # doctest: +SKIP
+        >>> r.table[("telea", "fg_size_high")]["psnr"]  # doctest: +SKIP
+    """
+    from .eval.comparisons import power_note, significance
+    from .eval.findings import check_findings, write_findings
+    from .eval.html_report import write_html_report
+    from .eval.inpaint_and_score import inpaint_and_score, plan_units, slice_results
+    from .eval.protocol import EvalOptions
+    from .eval.registry import resolve_metrics, skipped_lines
+    from .eval.report import KEY_ORDER, score_table, table1_markdown, write_report
+    from .eval.results import ValuesCache, dataset_digest, read_results, write_results
+    from .inpaint.run import PredictionFolder, dataset_run_info
+
+    wall_start = time.perf_counter()
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DevilError(f"{out}: exists and is not a directory")
+    resolved = resolve_methods(methods)
+    names = tuple(resolved)
+    slices = tuple(dict.fromkeys(slices or TABLE1_SLICES))
+    bad = [s for s in slices if s not in SLICES]
+    if bad:
+        raise DevilError(f"--slices: unknown {', '.join(bad)}; valid: {', '.join(SLICES)}")
+    run_engine = get_engine(engine, jobs=max(1, int(jobs if jobs is not None else min(2, os.cpu_count() or 1))))
+    if run_engine.parallel:
+        _check_picklable({m: resolved[m][0] for m in names})
+    options = EvalOptions(device=device, flow=BENCHMARK_FLOW)
+    ds = Path(dataset)
+    if ds.exists() and not ds.is_dir():
+        raise DevilError(f"{ds}: not a dataset directory (a folder made by `devil build`, or a Hub repo id)")
+    out.mkdir(parents=True, exist_ok=True)
+    timings = list(timings or [])
+    first = len(timings)
+    total = first + 4
+    log_path = out / LOG_NAME
+
+    def say(text: str) -> None:
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(text + "\n")
+        if echo is not None:
+            echo(text)
+            sys.stdout.flush()  # a log (stdout not a terminal) shows each line as it happens
+
+    say(f"# devil benchmark {time.strftime('%Y-%m-%d %H:%M:%S')}: {', '.join(names)} on {dataset}")
+    stage_say = say
+
+    # 1. plan + metrics
+    with StageTimer("plan", timings, say=stage_say, number=f"{first + 1}/{total}"):
+        pixel, others, skipped = resolve_metrics(metrics, options)
+        for line in skipped_lines(skipped):
+            say(line)
+        units, order = plan_units(dataset, slices)
+    counts = {s: len(order[s]) for s in slices}
+    say(f"{len(units)} distinct (clip, hole) units in {sum(counts.values())} slice rows: each method inpaints each "
+        "unit once")
+
+    # 2. inpaint + pixel metrics, one clip at a time (predictions scored from memory)
+    with StageTimer("inpaint+evaluate", timings, say=stage_say, number=f"{first + 2}/{total}") as st:
+        label = dataset_label(dataset, out)
+        folders = {(m, s): PredictionFolder(out / PREDICTIONS_DIR / m / s,
+                                            {**dataset_run_info(m, label, s), **resolved[m][1]})
+                   for m in names for s in slices}
+        cache = ValuesCache(out / cache_dir / "values", dataset_digest(dataset), pixel)
+        run = inpaint_and_score(dataset, units, order, {m: resolved[m][0] for m in names}, folders, pixel, options,
+                                cache=cache, engine=run_engine, progress=progress, say=stage_say)
+        st.note = ("worker CPU inpaint " + ", ".join(f"{m} {c:.0f}s" for m, c in run.inpaint_cpu.items())
+                   + "; scoring " + ", ".join(f"{m} {c:.0f}s" for m, c in run.score_cpu.items()))
+
+    # 3. results (network metrics through the evaluation engine when their weights are present)
+    with StageTimer("results", timings, say=stage_say, number=f"{first + 3}/{total}"):
+        docs = slice_results(dataset, units, order, run.values, folders, names, pixel, others, skipped, options,
+                             progress=progress)
+        results: dict[tuple[str, str], Path] = {}
+        for (m, s), doc in docs.items():
+            results[(m, s)] = write_results(out / RESULTS_DIR / m / f"{s}.json", doc)
+            read_results(results[(m, s)])  # check it reads back
+
+    # 4. report + findings
+    with StageTimer("report", timings, say=stage_say, number=f"{first + 4}/{total}"):
+        written = [read_results(results[(m, s)]) for s in slices for m in names]
+        table = score_table(written)
+        keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
+                      key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
+        comparisons, intervals = significance(written)  # issue 28: comparisons.json, Table 1 marks, intervals
+        report_files = write_report(table, out, keys, intervals=intervals, comparisons=comparisons, ci=ci)
+        table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci)
+        findings = check_findings(table, counts, docs=written)
+        report_files += write_findings(findings, out)
+        html_index = write_html_report(written, out / "report-html", keys, engine=run_engine,  # issue 15
+                                       plots_from=[p for p in report_files if p.suffix == ".png"],
+                                       comparisons=comparisons)
+        report_files.append(html_index)
+    wall = time.perf_counter() - wall_start
+    result = BenchmarkResult(out, ds, names, slices, pixel + others, dict(skipped), table, table_md, results,
+                             report_files, findings, counts, timings, len(units), wall, log_path)
+    atomic_write_text(out / "timings.json", json.dumps([asdict(t) for t in timings], indent=1) + "\n")
+    say("")
+    say(table_md.rstrip())
+    say("")
+    say("videos per slice: " + ", ".join(f"{s} {c}" for s, c in counts.items()))
+    say("findings (paper section 6):")
+    for f in findings:
+        say("  " + f.summary().replace("\n", "\n  "))
+    if power_note(counts):
+        say(power_note(counts))
+    say("")
+    say("timings:\n" + result.timings_text())
+    say(f"HTML report: {html_index}")
+    say(f"wrote {len(report_files)} report files, {len(results)} results files and the predictions under {out}")
+    say(f"summary: {len(names)} method(s) ({', '.join(names)}) x {len(slices)} slice(s), {len(units)} distinct "
+        f"(clip, hole) units per method, {sum(counts.values())} slice rows; metrics {', '.join(pixel + others)}; "
+        f"{wall:.1f} s wall in this call; Table 1: {out / 'table1.md'}")
+    return result
+
+
+__all__ = ["BENCHMARK_FLOW", "BenchmarkResult", "Method", "MethodSpec", "TABLE1_SLICES", "benchmark",
+           "check_method_name", "dataset_label", "resolve_methods"]

@@ -1,0 +1,98 @@
+"""The same numbers on every CPU: OpenCV and FFmpeg's swscale pinned to code paths that do not depend on SIMD dispatch.
+
+OpenCV picks SIMD kernels (SSE4, AVX, AVX2, AVX-512, NEON) and Intel IPP paths at run time from the CPU it runs on;
+they round differently, so DIS flow, SIFT keypoints and descriptors, ``warpAffine`` and float ``resize`` give other
+bytes on other CPUs (measured with ``OPENCV_CPU_DISABLE``, see ``docs/reliability.md``). ``cv2.setUseOptimized(False)``
+turns the run-time dispatch and IPP off: every CPU then runs the same baseline code. :func:`pin_opencv` does that once
+per process; every module of the package that calls OpenCV calls it at import, so engine workers (fresh processes)
+are pinned too. FFmpeg's swscale (YUV <-> RGB when decoding and encoding) is pinned by its ``BITEXACT`` and
+``ACCURATE_RND`` flags (:data:`SWS_EXACT_FLAGS`, used by :mod:`devil_dataset.core.video_io`).
+
+The pinned paths cost little (``benchmarks/determinism.py``); setting the environment variable
+``DEVIL_FAST_SIMD=1`` keeps OpenCV's CPU dispatch (faster on some calls, numbers then depend on the CPU).
+
+    >>> import cv2
+    >>> pin_opencv()
+    True
+    >>> cv2.useOptimized() == fast_simd()
+    True
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterator
+
+# Environment variable that keeps OpenCV's CPU dispatch ("1"): faster on some machines, machine-dependent numbers.
+FAST_SIMD_ENV = "DEVIL_FAST_SIMD"
+
+# swscale flags that make its output independent of the CPU's SIMD (libswscale/swscale.h: SWS_ACCURATE_RND = 0x40000,
+# SWS_BITEXACT = 0x80000); OR-ed with the interpolation (SWS_BILINEAR = 2, PyAV's default; SWS_AREA = 0x20).
+SWS_BILINEAR = 2
+SWS_AREA = 0x20
+SWS_ACCURATE_RND = 0x40000
+SWS_BITEXACT = 0x80000
+SWS_EXACT_FLAGS = SWS_ACCURATE_RND | SWS_BITEXACT
+
+
+def fast_simd() -> bool:
+    """True when ``DEVIL_FAST_SIMD=1`` asks for OpenCV's CPU dispatch (machine-dependent numbers).
+
+    >>> isinstance(fast_simd(), bool)
+    True
+    """
+    return os.environ.get(FAST_SIMD_ENV, "") == "1"
+
+
+def pin_opencv() -> bool:
+    """Turn OpenCV's run-time SIMD dispatch and IPP off (``cv2.setUseOptimized(False)``) unless ``DEVIL_FAST_SIMD=1``.
+
+    Idempotent and cheap; returns True when OpenCV is pinned (CPU-independent results).
+
+    >>> pin_opencv() is not fast_simd()
+    True
+    """
+    import cv2  # here, not at module level: video decoding uses this module without OpenCV
+
+    pinned = not fast_simd()
+    if cv2.useOptimized() == pinned:  # the state differs from the one wanted
+        cv2.setUseOptimized(not pinned)
+    return pinned
+
+
+def sws_flags(interpolation: int) -> int:
+    """swscale flags for ``interpolation`` (an ``SWS_*`` method bit): exact unless ``DEVIL_FAST_SIMD=1``.
+
+    >>> sws_flags(2) == (2 if fast_simd() else 2 | SWS_EXACT_FLAGS)
+    True
+    """
+    return interpolation if fast_simd() else interpolation | SWS_EXACT_FLAGS
+
+
+@contextlib.contextmanager
+def serial_opencv() -> Iterator[None]:
+    """Run the block's OpenCV calls on one thread when OpenCV is pinned (restores the thread count after).
+
+    OpenCV 5.0's SIFT without SIMD dispatch is not deterministic across threads (measured: 8 of 120 detections on
+    320x180 frames gave other keypoints with the default thread pool, none with one thread); feature detection runs
+    in this block. Scoring many clips is parallelised across clips (engines), not inside a frame.
+
+    >>> import cv2
+    >>> before = cv2.getNumThreads()
+    >>> with serial_opencv():
+    ...     cv2.getNumThreads() == (before if fast_simd() else 1)
+    True
+    >>> cv2.getNumThreads() == before
+    True
+    """
+    import cv2
+
+    if fast_simd():
+        yield
+        return
+    threads = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        yield
+    finally:
+        cv2.setNumThreads(threads)

@@ -1,0 +1,265 @@
+"""The ground-truth cache: the same documents cold, warm and without it; corrupt entries recomputed; deterministic
+entries; the size cap; workers of an engine sharing the folder; the CLI flags."""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from devil_dataset.cli import main
+from devil_dataset.core.engines import get_engine
+from devil_dataset.core.errors import DevilError
+from devil_dataset.core.release_format import write_frame_pngs
+from devil_dataset.eval import gt_cache as gc
+from devil_dataset.eval.clip_scoring import ClipScorer
+from devil_dataset.eval.evaluate import build_metrics, evaluate_dataset, evaluate_slice
+from devil_dataset.eval.gt_cache import GroundTruthCache, cached_prepare_clip, decode_entry, encode_entry
+from devil_dataset.eval.protocol import EvalOptions
+
+METRICS = ["psnr", "ssim", "pcons", "warp_error"]
+OPTS = EvalOptions(flow="dis")
+
+
+def _rows(samples):
+    return [{"clip_id": s.clip_id, "frames": s.gt, "hole": s.hole, "num_frames": s.num_frames,
+             "height": s.gt.shape[1], "width": s.gt.shape[2]} for s in samples]
+
+
+@pytest.fixture
+def two_methods(eval_samples, tmp_path):
+    dirs = {}
+    for name, make in (("noisy", lambda s: s.pred), ("negative", lambda s: 255 - s.pred)):
+        for s in eval_samples:
+            write_frame_pngs(make(s), tmp_path / name / s.clip_id, "pred")
+        dirs[name] = tmp_path / name
+    return dirs
+
+
+def _same(*docs) -> bool:
+    """Documents equal value for value (JSON text: NaN equals NaN)."""
+    return len({json.dumps(d, sort_keys=True) for d in docs}) == 1
+
+
+def _entries(cache: GroundTruthCache):
+    return [p for p, _, _ in cache.entries()]
+
+
+def test_cold_warm_and_no_cache_give_the_same_documents(eval_samples, two_methods, tmp_path):
+    rows = _rows(eval_samples)
+    plain = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows)
+    cache = GroundTruthCache(tmp_path / "gt")
+    cold = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
+                            gt_cache=cache)
+    assert (cache.stats.hits, cache.stats.misses) == (0, 3)  # one warp error entry per clip
+    assert len(_entries(cache)) == 3 and cache.stats.written_bytes == cache.size_bytes() > 0
+    warm_cache = GroundTruthCache(tmp_path / "gt")
+    warm = evaluate_dataset("tiny", "all", two_methods["negative"], METRICS, OPTS, progress=False, rows=rows,
+                            gt_cache=warm_cache)
+    assert (warm_cache.stats.hits, warm_cache.stats.misses, warm_cache.stats.written_bytes) == (3, 0, 0)
+    assert _same(cold, plain)
+    assert _same(warm, evaluate_dataset("tiny", "all", two_methods["negative"], METRICS, OPTS, progress=False,
+                                        rows=rows))
+    # several methods in one pass (prepared work shared) through a warm cache, given as a folder
+    both = evaluate_slice("tiny", "all", two_methods, METRICS, OPTS, progress=False, rows=rows,
+                          gt_cache=tmp_path / "gt")
+    assert list(both) == ["noisy", "negative"] and _same(both["noisy"], plain) and _same(both["negative"], warm)
+
+
+def test_corrupt_entry_is_reported_and_recomputed(eval_samples, two_methods, tmp_path, capsys):
+    rows = _rows(eval_samples)
+    cache = GroundTruthCache(tmp_path / "gt")
+    ref = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
+                           gt_cache=cache)
+    entries = _entries(cache)
+    damaged = bytearray(entries[0].read_bytes())
+    damaged[-100] ^= 0xFF  # one flipped bit pattern inside the last array's data
+    entries[0].write_bytes(bytes(damaged))
+    entries[1].write_bytes(entries[1].read_bytes()[:-10])  # truncated
+    capsys.readouterr()
+    again = GroundTruthCache(tmp_path / "gt")
+    doc = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
+                           gt_cache=again)
+    assert _same(doc, ref)
+    assert (again.stats.corrupt, again.stats.hits, again.stats.misses) == (2, 1, 2)
+    err = capsys.readouterr().err
+    assert err.count("corrupt gt cache entry") == 2 and "payload sha256 does not match" in err
+    third = GroundTruthCache(tmp_path / "gt")  # rewritten entries verify again
+    evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows, gt_cache=third)
+    assert (third.stats.corrupt, third.stats.hits) == (0, 3)
+
+
+def test_entry_checks_magic_digest_and_key():
+    arrays = {"fw": np.arange(12, dtype=np.float32).reshape(1, 2, 3, 2), "bw": np.zeros((1, 2, 3, 2), np.float32)}
+    data = encode_entry("a" * 64, "GroundTruthFlow", arrays, {"metric": "warp_error"})
+    assert data == encode_entry("a" * 64, "GroundTruthFlow", arrays, {"metric": "warp_error"})  # deterministic
+    kind, back = decode_entry(data, "a" * 64)
+    assert kind == "GroundTruthFlow" and all(np.array_equal(back[k], arrays[k]) for k in arrays)
+    with pytest.raises(DevilError, match="bad magic"):
+        decode_entry(b"PK" + data, "a" * 64)
+    with pytest.raises(DevilError, match="sha256 does not match"):
+        decode_entry(data[:-1] + bytes([data[-1] ^ 1]), "a" * 64)
+    with pytest.raises(DevilError, match="does not match the entry's key"):
+        decode_entry(data, "b" * 64)  # an entry renamed onto another key
+
+
+def test_prepared_states_round_trip_and_unknown_types_are_refused():
+    from devil_dataset.eval.warp import GroundTruthFlow
+
+    rng = np.random.default_rng(0)
+    flow = GroundTruthFlow([rng.random((4, 5, 2), np.float32) for _ in range(2)],
+                           [rng.random((4, 5, 2), np.float32) for _ in range(2)])
+    kind, arrays = gc.to_arrays(flow)
+    back = gc.from_arrays(kind, decode_entry(encode_entry("c" * 64, kind, arrays, {}), "c" * 64)[1])
+    assert isinstance(back, GroundTruthFlow) and back.hole is None
+    assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(back.fw + back.bw, flow.fw + flow.bw))
+    feats = [rng.random((3, 8)), rng.random((1, 8))]
+    assert all(np.array_equal(a, b) for a, b in zip(gc.from_arrays(*gc.to_arrays(feats)), feats))
+    with pytest.raises(DevilError, match="cannot be stored"):
+        gc.to_arrays({"a": 1})
+    with pytest.raises(DevilError, match="unknown entry kind"):
+        gc.from_arrays("os.system", {})
+
+
+def test_two_writers_write_identical_bytes(eval_samples, tmp_path):
+    metrics, _ = build_metrics(["warp_error"], OPTS)
+    a, b = GroundTruthCache(tmp_path / "a"), GroundTruthCache(tmp_path / "b")
+    cached_prepare_clip(metrics, eval_samples[0].gt, a)
+    cached_prepare_clip(metrics, eval_samples[0].gt, b)
+    (pa,), (pb,) = _entries(a), _entries(b)
+    assert pa.name == pb.name and pa.read_bytes() == pb.read_bytes()
+
+
+def test_key_follows_content_options_backend_and_weights(eval_samples, monkeypatch):
+    gt = eval_samples[0].gt
+    h = gc.clip_content_hash(gt)
+    changed = gt.copy()
+    changed[0, 0, 0, 0] ^= 1
+    assert gc.clip_content_hash(changed) != h
+    warp = build_metrics(["warp_error"], OPTS)[0]["warp_error"]
+    ident = gc.prepare_identity("warp_error", warp)
+    assert ident is not None and ident["flow_backend"] == "dis"
+    corrected = gc.prepare_identity("warp_error", build_metrics(["warp_error"], EvalOptions(flow="dis",
+                                                                                            parity="corrected"))[0]["warp_error"])
+    assert corrected is not None and gc.prepare_key(h, corrected) != gc.prepare_key(h, ident)
+    injected = build_metrics(["psnr"], OPTS)[0]  # no prepare, never cached
+    assert gc.prepare_identity("psnr", injected["psnr"]) is None
+    from devil_dataset.eval.warp import WarpErrorMetric
+
+    assert gc.prepare_identity("warp_error", WarpErrorMetric(OPTS, flow_fn=lambda a, b: np.zeros(a.shape[:2] + (2,),
+                                                                                                   np.float32))) is None
+
+    class FakeFID:  # a network metric: its weights' hash, device and batch size enter the key
+        options, _injected = OPTS, False
+
+    monkeypatch.setattr(gc, "_weights_sha", lambda name: "1" * 64)
+    one = gc.prepare_identity("fid", FakeFID())
+    monkeypatch.setattr(gc, "_weights_sha", lambda name: "2" * 64)
+    two = gc.prepare_identity("fid", FakeFID())
+    assert one is not None and two is not None and one["weights"] == {"inception": "1" * 64}
+    assert one["batch_size"] == 8 and one["device"] == "cpu" and gc.prepare_key(h, one) != gc.prepare_key(h, two)
+
+
+def test_size_cap_removes_least_recently_used(tmp_path):
+    cache = GroundTruthCache(tmp_path / "gt", max_bytes=10_000)
+    for i in range(3):
+        assert cache.put(f"{i:064x}", [np.full(500, i, np.float64)], {"i": i})  # ~4.6 kB each
+        os.utime(cache.path_of(f"{i:064x}"), ns=(i * 10**9, i * 10**9))
+    assert [p.name[:64] for p in _entries(cache)] == [f"{i:064x}" for i in (1, 2)]  # the first went
+    assert cache.stats.evicted == 1 and cache.size_bytes() <= 10_000
+    assert cache.get(f"{1:064x}") is not None  # a hit makes entry 1 the most recent
+    cache.put(f"{3:064x}", [np.zeros(500)], {})
+    assert [p.name[:64] for p in _entries(cache)] == [f"{i:064x}" for i in (1, 3)]
+    assert not cache.put("f" * 64, [np.zeros(5000)], {})  # larger than the cap: not stored
+    assert "f" * 64 not in {p.name[:64] for p in _entries(cache)}
+    stale, fresh = cache.directory / "ab" / ".tmp-old.gt.1", cache.directory / "ab" / ".tmp-new.gt.2"
+    for p in (stale, fresh):
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(b"half")
+    os.utime(stale, (1, 1))  # an interrupted write long ago; the fresh one may be a concurrent run's
+    cache.trim(10_000)
+    assert not stale.exists() and fresh.exists()
+    with pytest.raises(DevilError, match="max_bytes"):
+        GroundTruthCache(tmp_path / "x", max_bytes=-1)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(DevilError, match="not a directory"):
+        GroundTruthCache(tmp_path / "file")
+
+
+def test_cache_pickles_as_its_folder_and_cap(tmp_path):
+    cache = GroundTruthCache(tmp_path, max_bytes=123)
+    cache.stats.hits = 5
+    back = pickle.loads(pickle.dumps(cache))
+    assert (back.directory, back.max_bytes, back.stats.hits) == (tmp_path, 123, 0)
+
+
+def test_local_workers_share_the_cache(eval_samples, two_methods, tmp_path):
+    rows = _rows(eval_samples)
+    ref = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows)
+    engine = get_engine("local", jobs=2)
+    cold = GroundTruthCache(tmp_path / "gt")
+    assert _same(evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
+                                  engine=engine, gt_cache=cold), ref)
+    assert (cold.stats.misses, len(_entries(cold))) == (3, 3)  # the workers' counts come back
+    warm = GroundTruthCache(tmp_path / "gt")
+    assert _same(evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
+                                  engine=engine, gt_cache=warm), ref)
+    assert (warm.stats.hits, warm.stats.misses) == (3, 0)
+
+
+def test_clip_scorer_with_cache_equals_without(eval_samples, tmp_path):
+    s = eval_samples[1]
+    cache = GroundTruthCache(tmp_path / "gt")
+    plain = ClipScorer(s.clip_id, s.gt, METRICS, OPTS).score(s.pred, s.hole, "h")
+    cold = ClipScorer(s.clip_id, s.gt, METRICS, OPTS, gt_cache=cache).score(s.pred, s.hole, "h")
+    warm = ClipScorer(s.clip_id, s.gt, METRICS, OPTS, gt_cache=cache).score(s.pred, s.hole, "h")
+    assert plain == cold == warm and (cache.stats.misses, cache.stats.hits) == (1, 1)
+
+
+def test_cli_flags(eval_samples, two_methods, tmp_path, monkeypatch, capsys):
+    import devil_dataset.eval.evaluate as ev_mod
+
+    rows = _rows(eval_samples)
+    monkeypatch.setattr(ev_mod, "_slice_rows", lambda dataset, config, columns=None: iter(rows))
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    base = ["evaluate", "--dataset", str(ds), "--config", "all", "--predictions", str(two_methods["noisy"]),
+            "--metrics", *METRICS, "--flow", "dis", "--json", "--no-progress"]
+    assert main(base + ["--no-gt-cache"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(base + ["--gt-cache", str(tmp_path / "gt"), "--gt-cache-max-gib", "1"]) == 0
+    out = capsys.readouterr()
+    assert _same(json.loads(out.out), plain) and "0 hits, 3 misses" in out.err
+    assert len(_entries(GroundTruthCache(tmp_path / "gt"))) == 3
+    assert main(base) == 0  # default folder: $DEVIL_GT_CACHE (a temporary folder in the tests)
+    assert "3 misses" in capsys.readouterr().err and len(_entries(GroundTruthCache(os.environ["DEVIL_GT_CACHE"]))) == 3
+    assert main(base + ["--no-gt-cache", "--gt-cache", str(tmp_path / "gt")]) != 0
+    assert "cannot be combined" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(base + ["--gt-cache-max-gib", "0"])
+
+
+@pytest.mark.slow
+def test_ray_workers_share_the_cache(eval_samples, two_methods, tmp_path, monkeypatch):
+    """The cache travels with the Ray tasks: workers write the entries of a cold run and read them in a warm one."""
+    import tempfile
+
+    monkeypatch.setenv("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # a private local Ray
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    ray = pytest.importorskip("ray")
+    rows = _rows(eval_samples)
+    ref = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows)
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        engine = get_engine("ray", jobs=2)
+        cold, warm = GroundTruthCache(tmp_path / "gt"), GroundTruthCache(tmp_path / "gt")
+        docs = [evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
+                                 engine=engine, gt_cache=c) for c in (cold, warm)]
+    finally:
+        ray.shutdown()
+    assert _same(ref, *docs)
+    assert (cold.stats.misses, warm.stats.hits, warm.stats.misses, len(_entries(warm))) == (3, 3, 0, 3)
