@@ -14,8 +14,6 @@ one-pass run must equal the separate runs, and the 2-worker results the in-proce
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import sys
 import tempfile
 import time
@@ -26,12 +24,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.engines import get_engine  # noqa: E402
+from devil_dataset.core.progress import cpu_seconds  # noqa: E402
 from devil_dataset.core.release_format import write_frame_pngs  # noqa: E402
 from devil_dataset.eval.evaluate import evaluate_dataset, evaluate_slice  # noqa: E402
 from devil_dataset.eval.protocol import EvalOptions  # noqa: E402
 
 
-def make_clip(seed: int, t: int, h: int, w: int):
+def make_clip(seed: int, t: int, h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """(gt uint8 [T, H, W, 3], hole bool [T, H, W]): a blocky texture panning 2 px per frame, a drifting ellipse."""
     rng = np.random.default_rng(seed)
     small = rng.integers(0, 256, (h // 8 + 2, (w + 2 * t) // 8 + 2, 3), dtype=np.uint8)
     base = np.kron(small, np.ones((8, 8, 1), np.uint8))
@@ -41,35 +41,11 @@ def make_clip(seed: int, t: int, h: int, w: int):
     return gt, hole
 
 
-def live_children_cpu() -> float:
-    """CPU seconds of this process's running children (the kept workers; Linux ``/proc``, else 0)."""
-    me, total = str(os.getpid()), 0.0
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me:  # ppid; then utime, stime at 14, 15 of the full line
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
-
-
-def cpu_now() -> float:
-    """CPU seconds of this process and its children: exited ones (rusage) and running ones (the kept workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + live_children_cpu()
-
-
 def timed(fn):
-    c, t = cpu_now(), time.perf_counter()
+    """(wall s, CPU s of this process and its children, result) of ``fn()``."""
+    c, t = cpu_seconds(), time.perf_counter()
     out = fn()
-    return time.perf_counter() - t, cpu_now() - c, out
+    return time.perf_counter() - t, cpu_seconds() - c, out
 
 
 def main() -> None:

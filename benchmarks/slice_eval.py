@@ -25,18 +25,19 @@ import argparse
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.core.progress import cpu_seconds  # noqa: E402
 from devil_dataset.core.release_format import write_frame_pngs  # noqa: E402
 from devil_dataset.eval.evaluate import build_metrics, evaluate_dataset  # noqa: E402
 from devil_dataset.eval.gt_cache import GroundTruthCache, cached_prepare_clip  # noqa: E402
 from devil_dataset.eval.protocol import EvalOptions  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_engine import make_clip, timed  # noqa: E402  (the engine benchmark's clips and timer)
 
 #: The issue's slice: 150 videos x 90 frames at 832x480 (DEVIL's scoring size, SPEC section 1).
 DEFAULT_VIDEOS, DEFAULT_FRAMES, DEFAULT_SIZE = 150, 90, (832, 480)
@@ -44,17 +45,6 @@ QUICK_VIDEOS, QUICK_FRAMES, QUICK_SIZE = 4, 20, (416, 240)
 #: Clips of DEVIL (issue 31's count) for the disk extrapolation; every clip has 45-90 frames (SPEC section 1).
 DEVIL_CLIPS = 1250
 GOAL_WARM_OVER_COLD = 0.5
-
-
-def make_clip(seed: int, t: int, h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
-    """(gt uint8 [T, H, W, 3], hole bool [T, H, W]): a blocky texture panning 2 px per frame, a drifting ellipse."""
-    rng = np.random.default_rng(seed)
-    small = rng.integers(0, 256, (h // 8 + 2, (w + 2 * t) // 8 + 2, 3), dtype=np.uint8)
-    base = np.kron(small, np.ones((8, 8, 1), np.uint8))
-    gt = np.stack([base[:h, 2 * i: 2 * i + w] for i in range(t)])
-    yy, xx = np.ogrid[0:h, 0:w]
-    hole = np.stack([((yy - h / 2 - i) / (h / 5)) ** 2 + ((xx - w / 2 - 2 * i) / (w / 6)) ** 2 < 1 for i in range(t)])
-    return gt, hole
 
 
 def make_slice(root: Path, videos: int, frames: int, w: int, h: int) -> tuple[list[dict], dict[str, Path]]:
@@ -71,12 +61,6 @@ def make_slice(root: Path, videos: int, frames: int, w: int, h: int) -> tuple[li
             write_frame_pngs(pred, root / f"method{name}" / f"clip{i:04d}", "pred")
             preds[name] = root / f"method{name}"
     return rows, preds
-
-
-def timed(fn):
-    c, t = cpu_seconds(), time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, cpu_seconds() - c, out
 
 
 def entry_size(frames: int, w: int, h: int, names: list[str], options: EvalOptions, folder: Path) -> tuple[int, float]:
