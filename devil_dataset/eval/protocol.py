@@ -21,7 +21,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..core.errors import InvalidInputError
+from ..core.errors import InvalidInputError, unknown_name
 from ..core.hole_box import paste_in_hole
 from ..core.parity import Parity, resolve_modes
 
@@ -197,6 +197,12 @@ EVAL_PARITY_MODES: dict[str, dict[str, str]] = {
 }
 
 
+#: Where the pixel metrics compute (``EvalOptions.pixel_backend``).
+PIXEL_BACKENDS = ("auto", "numpy", "torch")
+#: The networks' arithmetic (``EvalOptions.precision``): float32 is the reference; tf32 and bf16 are faster on a GPU.
+NETWORK_PRECISIONS = ("float32", "tf32", "bf16")
+
+
 @dataclass(frozen=True)
 class EvalOptions:
     """Options every metric receives at construction: ``MetricClass(options)``.
@@ -211,6 +217,14 @@ class EvalOptions:
     ``pvcs_mode``: padding of the 10-frame PVCS window for videos shorter than 10 frames (SPEC section 7):
     ``"release"`` pads the composite window with the ground truth's last frame, as the release does;
     ``"corrected"`` pads each window with its own last frame. Videos of 10+ frames score the same in both.
+    ``pixel_backend``: where PSNR, SSIM, PCons and the warp error compute: ``"numpy"`` (the reference CPU path),
+    ``"torch"`` (float64 torch on ``device``, equal to numpy within 1e-9) or ``"auto"`` (torch when ``device`` is a
+    GPU, else numpy).
+    ``precision``: the networks' arithmetic (:data:`NETWORK_PRECISIONS`): ``"float32"`` (default, the reference),
+    ``"tf32"`` (TensorFloat-32 matmuls and convolutions on an Ampere+ GPU) or ``"bf16"`` (bfloat16 autocast);
+    the faster modes' deviation from float32 is printed by ``benchmarks/networks.py``.
+    ``set_level_ci``: also give FID and VFID an interval (a delete-a-group jackknife over videos, kept as per-group
+    Gaussian statistics: opt-in because of its memory and time, see ``devil evaluate --help``).
 
     >>> EvalOptions().ssim_mode, EvalOptions(parity="corrected").ssim_mode
     ('release', 'standard')
@@ -228,8 +242,15 @@ class EvalOptions:
     self_consistency_submetric: str = "lpips"
     self_consistency_k: int = 10
     parity: Parity = "release"
+    pixel_backend: str = "auto"
+    precision: str = "float32"
+    set_level_ci: bool = False
 
     def __post_init__(self) -> None:
+        if self.pixel_backend not in PIXEL_BACKENDS:
+            raise unknown_name("pixel backend", self.pixel_backend, PIXEL_BACKENDS)
+        if self.precision not in NETWORK_PRECISIONS:
+            raise unknown_name("precision", self.precision, NETWORK_PRECISIONS)
         modes = resolve_modes(self.parity, {"ssim_mode": self.ssim_mode, "pvcs_mode": self.pvcs_mode},
                               EVAL_PARITY_MODES)
         for name, mode in modes.items():
