@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core.engines import Engine
 from ..core.errors import DevilError, UnknownNameError, WeightsMissingError
+from ..core.prefetch import prefetched
 from .gt_cache import GroundTruthCache, cached_prepare_clip, open_gt_cache
 from .pixel import clip_psnr_values
 from .protocol import EvalOptions, VideoMetric, VideoSample
@@ -41,6 +42,8 @@ class Evaluation:
 
     ``videos`` maps clip id -> {key: value}; PSNR-type values there are the clipped values the summary averages
     (``clipped`` lists, per key, the clips whose raw value was infinite). NaN marks "no value" (JSON null).
+    ``set_level_uncertainty``: key -> interval of the set-level metrics (FID, VFID) whose ``uncertainty()`` gave
+    one (``EvalOptions.set_level_ci``; the results' ``"uncertainty"`` block beside the per-video keys).
     """
 
     summary: dict[str, float]
@@ -48,6 +51,7 @@ class Evaluation:
     clipped: dict[str, list[str]] = field(default_factory=dict)
     metric_provenance: dict[str, dict] = field(default_factory=dict)
     num_frames: int = 0
+    set_level_uncertainty: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def resolve_device(device: str) -> str:
@@ -147,12 +151,18 @@ def prepared_for_hole(prepared: Mapping[str, object], hole: np.ndarray) -> dict[
 
 
 def collect(metrics: Mapping[str, VideoMetric], per_video: dict[str, dict[str, float]], frames: int) -> Evaluation:
-    """Slice-level values, provenance and PSNR clipping of one method's per-video rows (after the updates)."""
+    """Slice-level values, provenance and PSNR clipping of one method's per-video rows (after the updates); the
+    intervals of set-level metrics that offer them (``uncertainty(computed)``: FID, VFID with ``set_level_ci``)."""
     summary: dict[str, float] = {}
     provenance: dict[str, dict] = {}
     clipped: dict[str, list[str]] = {}
+    set_level: dict[str, dict[str, Any]] = {}
     for name, metric in metrics.items():
-        summary.update({k: _to_float(v) for k, v in metric.compute().items()})
+        values = {k: _to_float(v) for k, v in metric.compute().items()}
+        summary.update(values)
+        intervals = getattr(metric, "uncertainty", None)
+        if callable(intervals):
+            set_level.update(intervals(values))
         provenance[name] = metric.provenance()
         for key in getattr(metric, "clip_keys", ()):
             ids = [c for c in per_video if key in per_video[c]]
@@ -163,7 +173,7 @@ def collect(metrics: Mapping[str, VideoMetric], per_video: dict[str, dict[str, f
                 clipped[key] = inf_ids
             for c, v in zip(ids, values):
                 per_video[c][key] = float(v)
-    return Evaluation(summary, per_video, clipped, provenance, frames)
+    return Evaluation(summary, per_video, clipped, provenance, frames, set_level)
 
 
 def evaluate_methods(
@@ -204,8 +214,11 @@ def _one_pass(clips, predictions, metrics, *, total, progress,
         raise DevilError("evaluate_methods: predictions is empty")
     per_video: dict[str, dict[str, dict[str, float]]] = {m: {} for m in methods}
     frames = 0
-    bar = progress_bar(clips, total=total, desc="evaluate", unit="video", enabled=progress)
-    for clip_id, gt, hole in bar:
+    # the next clip and its predictions are read (decoded) while this one is scored (core/prefetch.py)
+    loaded = prefetched(((clip_id, gt, hole, {m: predictions[m](clip_id) for m in methods})
+                         for clip_id, gt, hole in clips), name="devil-evaluate-read")
+    bar = progress_bar(loaded, total=total, desc="evaluate", unit="video", enabled=progress)
+    for clip_id, gt, hole, preds in bar:
         if clip_id in per_video[methods[0]]:
             raise DevilError(f"clip {clip_id}: appears twice in the evaluation")
         if gt_cache is not None:
@@ -214,7 +227,7 @@ def _one_pass(clips, predictions, metrics, *, total, progress,
         else:
             prepared = prepare_clip(metrics[methods[0]], gt, hole) if len(methods) > 1 else {}
         for m in methods:
-            video = VideoSample(clip_id, gt, predictions[m](clip_id), hole)
+            video = VideoSample(clip_id, gt, preds.pop(m), hole)
             per_video[m][clip_id] = update_metrics(metrics[m], video, prepared)
             del video
         frames += int(gt.shape[0])
