@@ -222,8 +222,7 @@ def _one_pass(clips, predictions, metrics, *, total, progress,
         if clip_id in per_video[methods[0]]:
             raise DevilError(f"clip {clip_id}: appears twice in the evaluation")
         if gt_cache is not None:
-            prepared = prepared_for_hole(
-                cached_prepare_clip(metrics[methods[0]], gt, gt_cache, others=len(methods) > 1), hole)
+            prepared = cached_prepare_clip(metrics[methods[0]], gt, gt_cache, others=len(methods) > 1, hole=hole)
         else:
             prepared = prepare_clip(metrics[methods[0]], gt, hole) if len(methods) > 1 else {}
         for m in methods:

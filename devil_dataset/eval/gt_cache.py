@@ -6,8 +6,8 @@ stores that work on disk, one entry per (clip, metric), so a second method costs
 
 * **key** (:func:`prepare_key`): the sha256 of the clip's frames (shape, dtype and bytes), the metric and what
   changes its ``prepare`` (:func:`prepare_identity`: the resolved parity modes, the flow backend actually used, and
-  for a network the device, batch size and the sha256 of its weights file); an injected network or flow function
-  has no stable identity and is never cached.
+  for a network the device, batch size, precision and the sha256 of its weights file); an injected network or flow
+  function has no stable identity and is never cached.
 * **entry**: ``MAGIC``, the sha256 of the payload, then the payload: an uncompressed ``.npz`` of arrays with a JSON
   header (``__header__``), written with fixed zip timestamps so that two writers of one key write identical bytes;
   loaded with ``allow_pickle=False`` (arrays only). A prepared state that is not an array or a list of arrays
@@ -76,7 +76,7 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same entry is the sam
 #: backend and weights (:func:`prepare_identity`).
 CACHED_PREPARES: dict[str, tuple[str, ...]] = {
     "warp_error": (),  # the flow backend and, for RAFT, device, batch size and weights are added below
-    "fid": ("device", "batch_size"),  # features are grouped per frame batch; the device may change the floats
+    "fid": ("device", "batch_size", "precision"),  # grouped per frame batch; device and precision change the floats
 }
 
 
@@ -138,7 +138,7 @@ def prepare_identity(name: str, metric: Any) -> dict[str, Any] | None:
             ident.update({"flow_backend": "dis", "dis_preset": int(DIS_PRESET)})
         elif backend == "raft" and options is not None:
             ident.update({"flow_backend": "raft", "device": options.device, "batch_size": options.batch_size,
-                          "weights": {"raft": _weights_sha("raft")}})
+                          "precision": options.precision, "weights": {"raft": _weights_sha("raft")}})
         else:
             return None
     elif name == "fid":
@@ -378,10 +378,11 @@ class GroundTruthCache:
 
 
 def cached_prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cache: GroundTruthCache,
-                        *, others: bool = True) -> dict[str, object]:
-    """``prepare_clip(metrics, gt, None)`` (:mod:`devil_dataset.eval.evaluate`) through ``cache``: a cached metric
+                        *, others: bool = True, hole: np.ndarray | None = None) -> dict[str, object]:
+    """``prepare_clip(metrics, gt, hole)`` (:mod:`devil_dataset.eval.evaluate`) through ``cache``: a cached metric
     (:func:`prepare_identity`) is read or computed and stored; another metric's ``prepare`` runs when ``others``
-    (``False`` leaves it to the metric's own update, as a single-method pass does)."""
+    (``False`` leaves it to the metric's own update, as a single-method pass does). ``hole`` (bool [T, H, W]) adds
+    the hole-dependent part (``for_hole``) of each prepared state; ``None`` leaves it out."""
     out: dict[str, object] = {}
     clip_hash: str | None = None
     for name, metric in metrics.items():
@@ -400,7 +401,7 @@ def cached_prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cach
                 if p is not None:
                     cache.put(key, p, identity)
         if p is not None:
-            out[name] = p
+            out[name] = p.for_hole(hole) if hole is not None and hasattr(p, "for_hole") else p
     return out
 
 

@@ -188,6 +188,45 @@ def test_size_cap_removes_least_recently_used(tmp_path):
         GroundTruthCache(tmp_path / "file")
 
 
+def test_concurrent_writers_readers_and_trims_never_see_a_partial_entry(tmp_path):
+    """Four writers and readers of one folder at once, with a cap that forces trimming all the time: every read is
+    a whole entry or a miss, never an error or a corrupt entry, and the cap holds at the end."""
+    import threading
+
+    cap = 6 * 9_000  # room for about six of the 40 entries
+    values = {f"{i:064x}": np.full(1_000, i, np.float64) for i in range(40)}
+    errors: list[BaseException] = []
+    wrong: list[str] = []
+
+    def work(seed: int) -> None:
+        cache = GroundTruthCache(tmp_path / "gt", max_bytes=cap)  # each thread its own handle, as each process has
+        order = np.random.default_rng(seed).permutation(len(values))
+        try:
+            for k in order:
+                key = f"{k:064x}"
+                got = cache.get(key)
+                if got is None:
+                    cache.put(key, [values[key]], {"k": int(k)})
+                elif not np.array_equal(got[0], values[key]):
+                    wrong.append(key)
+                if cache.stats.corrupt:
+                    wrong.append(f"corrupt: {cache.stats.problems}")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == [] and wrong == []
+    final = GroundTruthCache(tmp_path / "gt", max_bytes=cap)
+    final.trim(cap)
+    assert final.size_bytes() <= cap
+    assert not list((tmp_path / "gt").glob("*/.tmp*"))  # no temporary left behind
+
+
 def test_cache_pickles_as_its_folder_and_cap(tmp_path):
     cache = GroundTruthCache(tmp_path, max_bytes=123)
     cache.stats.hits = 5
