@@ -27,7 +27,7 @@ import numpy as np
 from ..core.engines import Engine
 from ..core.errors import DevilError, UnknownNameError, WeightsMissingError
 from ..core.prefetch import prefetched
-from .gt_cache import GroundTruthCache, cached_prepare_clip, open_gt_cache
+from .gt_cache import CACHED_PREPARES, GroundTruthCache, cached_prepare_clip, open_gt_cache
 from .pixel import clip_psnr_values
 from .protocol import EvalOptions, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, metric_entry
@@ -131,13 +131,18 @@ def update_metrics(metrics: Mapping[str, VideoMetric], video: VideoSample,
     return row
 
 
-def prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, hole: np.ndarray | None) -> dict[str, object]:
-    """Ground-truth-only work of every metric that declares ``prepare`` (shared by the methods of a clip).
+def prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, hole: np.ndarray | None,
+                 names: Iterable[str] | None = None) -> dict[str, object]:
+    """Ground-truth-only work of every metric that declares ``prepare`` (shared by the methods of a clip), or of
+    those in ``names`` only.
 
     ``hole=None`` prepares what depends on the frames only; :func:`prepared_for_hole` adds a hole later.
     """
     out = {}
+    wanted = None if names is None else set(names)
     for name, metric in metrics.items():
+        if wanted is not None and name not in wanted:
+            continue
         prepare = getattr(metric, "prepare", None)
         p = prepare(gt, hole) if prepare is not None else None
         if p is not None:
@@ -214,17 +219,25 @@ def _one_pass(clips, predictions, metrics, *, total, progress,
         raise DevilError("evaluate_methods: predictions is empty")
     per_video: dict[str, dict[str, dict[str, float]]] = {m: {} for m in methods}
     frames = 0
-    # the next clip and its predictions are read (decoded) while this one is scored (core/prefetch.py)
-    loaded = prefetched(((clip_id, gt, hole, {m: predictions[m](clip_id) for m in methods})
-                         for clip_id, gt, hole in clips), name="devil-evaluate-read")
+    first = metrics[methods[0]]
+
+    def load(clip_id: str, gt: np.ndarray, hole: np.ndarray):
+        preds = {m: predictions[m](clip_id) for m in methods}
+        if gt_cache is not None:
+            prepared = cached_prepare_clip(first, gt, gt_cache, others=len(methods) > 1, hole=hole)
+        else:
+            # one method: only the work worth moving off the scoring thread (flows, features), as the cache does;
+            # SSIM's ground-truth terms (16 bytes per value) are made frame by frame in its update
+            prepared = prepare_clip(first, gt, hole, None if len(methods) > 1 else CACHED_PREPARES)
+        return clip_id, gt, hole, preds, prepared
+
+    # the next clip is read, decoded and its ground-truth work prepared (the warp error's flows on the CPU, or read
+    # from the cache) while this one is scored: on another core, or on the CPU while the GPU computes
+    loaded = prefetched((load(*clip) for clip in clips), name="devil-evaluate-read")
     bar = progress_bar(loaded, total=total, desc="evaluate", unit="video", enabled=progress)
-    for clip_id, gt, hole, preds in bar:
+    for clip_id, gt, hole, preds, prepared in bar:
         if clip_id in per_video[methods[0]]:
             raise DevilError(f"clip {clip_id}: appears twice in the evaluation")
-        if gt_cache is not None:
-            prepared = cached_prepare_clip(metrics[methods[0]], gt, gt_cache, others=len(methods) > 1, hole=hole)
-        else:
-            prepared = prepare_clip(metrics[methods[0]], gt, hole) if len(methods) > 1 else {}
         for m in methods:
             video = VideoSample(clip_id, gt, preds.pop(m), hole)
             per_video[m][clip_id] = update_metrics(metrics[m], video, prepared)
