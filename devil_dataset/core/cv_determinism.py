@@ -47,9 +47,19 @@ def fast_simd() -> bool:
 def pin_opencv() -> bool:
     """Turn OpenCV's run-time SIMD dispatch and IPP off (``cv2.setUseOptimized(False)``) unless ``DEVIL_FAST_SIMD=1``.
 
-    Idempotent and cheap; returns True when OpenCV is pinned (CPU-independent results).
+    Idempotent and cheap; returns True when OpenCV is pinned (CPU-independent results). SIMD dispatch is one switch
+    for the process, but IPP is switched **per thread** (OpenCV keeps it in thread-local data, and a new thread starts
+    with IPP on whatever the thread that made it says): a thread that runs OpenCV (the evaluation's read-ahead
+    thread computes the warp error's flows) must call this first. Measured: DIS flow in a new thread differed from
+    the main thread's by up to 7e-6 until IPP was switched off there too. The entry points that can run in such a
+    thread (:func:`devil_dataset.core.flow.dis_flow`) call it on every call.
 
     >>> pin_opencv() is not fast_simd()
+    True
+    >>> import cv2, threading
+    >>> seen = []
+    >>> t = threading.Thread(target=lambda: seen.append((pin_opencv(), cv2.ipp.useIPP()))); t.start(); t.join()
+    >>> seen == [(True, False)] or fast_simd()
     True
     """
     import cv2  # here, not at module level: video decoding uses this module without OpenCV
@@ -57,6 +67,8 @@ def pin_opencv() -> bool:
     pinned = not fast_simd()
     if cv2.useOptimized() == pinned:  # the state differs from the one wanted
         cv2.setUseOptimized(not pinned)
+    if pinned and cv2.ipp.useIPP():  # this thread's own IPP switch (thread-local in OpenCV)
+        cv2.ipp.setUseIPP(False)
     return pinned
 
 

@@ -36,6 +36,7 @@ DIS_MIN_SIDE = 32
 def dis_flow(frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
     """Flow [H, W, 2] (dx, dy) from uint8 RGB ``frame0`` to ``frame1`` with OpenCV DIS:
     frame0(p) ~ frame1(p + flow(p))."""
+    pin_opencv()  # IPP is switched per thread: this may run in the evaluation's read-ahead thread
     g0, g1 = _gray(frame0), _gray(frame1)
     h, w = g0.shape
     pad_h, pad_w = max(0, DIS_MIN_SIDE - h), max(0, DIS_MIN_SIDE - w)
@@ -94,10 +95,13 @@ class FlowEstimator:
 
 
 def flow_estimator(backend: str = "auto", device: str = "cpu",
-                   flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> FlowEstimator:
+                   flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                   precision: str = "float32") -> FlowEstimator:
     """The one dispatcher of flow backends: ``"dis"`` (OpenCV, :func:`dis_flow`), ``"raft"`` (torchvision RAFT,
     cached weights required: :class:`~devil_dataset.core.errors.WeightsMissingError` here, not mid-pass) or ``"auto"``
     (RAFT if cached, else DIS). ``flow_fn`` injects a pair function (tests): the estimator is named ``"injected"``.
+    ``precision``: RAFT's arithmetic (``"float32"``, the reference, ``"tf32"`` or ``"bf16"``:
+    :mod:`devil_dataset.core.networks.precision`); DIS ignores it.
 
     >>> flow_estimator("dis").name
     'dis'
@@ -109,7 +113,7 @@ def flow_estimator(backend: str = "auto", device: str = "cpu",
         return FlowEstimator("dis", dis_flow)
     from .networks.raft import cached_raft  # upward import until networks/weights move to a lower layer
 
-    raft = cached_raft(device)
+    raft = cached_raft(device, precision)
     return FlowEstimator("raft", raft.flow, raft.flow_batch)
 
 

@@ -80,6 +80,13 @@ CACHED_PREPARES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Metrics whose cached work is what they need under one hole (the key adds the hole's sha256): the warp error keeps
+#: only the pixels that enter its mean and the flow there (:class:`~devil_dataset.eval.warp.HoleFlow`), about a
+#: twentieth of the two flows (measured by ``benchmarks/slice_eval.py``); a clip under another hole (another
+#: slice's masks) computes its flows again.
+HOLE_KEYED_PREPARES = frozenset({"warp_error"})
+
+
 def default_gt_cache_dir() -> Path:
     """``$DEVIL_GT_CACHE``, else ``$XDG_CACHE_HOME/devil-dataset/gt``, else ``~/.cache/devil-dataset/gt``.
 
@@ -159,9 +166,9 @@ def prepare_key(clip_hash: str, identity: Mapping[str, Any]) -> str:
 # ----------------------------------------------------------------------------------------------- serialization
 def _codecs() -> dict[str, Any]:
     """Classes a prepared state may be rebuilt as (a fixed table: the entry names one, nothing else is imported)."""
-    from .warp import GroundTruthFlow
+    from .warp import GroundTruthFlow, HoleFlow
 
-    return {"GroundTruthFlow": GroundTruthFlow}
+    return {"GroundTruthFlow": GroundTruthFlow, "HoleFlow": HoleFlow}
 
 
 def to_arrays(state: Any) -> tuple[str, dict[str, np.ndarray]]:
@@ -385,23 +392,32 @@ def cached_prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cach
     the hole-dependent part (``for_hole``) of each prepared state; ``None`` leaves it out."""
     out: dict[str, object] = {}
     clip_hash: str | None = None
+    hole_hash: str | None = None
     for name, metric in metrics.items():
         prepare = getattr(metric, "prepare", None)
         if prepare is None:
             continue
         identity = prepare_identity(name, metric)
         if identity is None:
-            p = prepare(gt, None) if others else None
+            p = prepare(gt, hole) if others else None
         else:
             clip_hash = clip_hash or clip_content_hash(gt)
+            by_hole = hole is not None and name in HOLE_KEYED_PREPARES
+            if by_hole:
+                hole_hash = hole_hash or clip_content_hash(hole)
+                identity = {**identity, "hole": hole_hash}
             key = prepare_key(clip_hash, identity)
             p = cache.get(key)
             if p is None:
-                p = prepare(gt, None)
+                p = prepare(gt, hole if by_hole else None)
                 if p is not None:
                     cache.put(key, p, identity)
+            elif by_hole:
+                p.hole = hole  # made for this hole (its hash is in the key): the fast identity check of update
+            if hole is not None and not by_hole and hasattr(p, "for_hole"):
+                p = p.for_hole(hole)
         if p is not None:
-            out[name] = p.for_hole(hole) if hole is not None and hasattr(p, "for_hole") else p
+            out[name] = p
     return out
 
 

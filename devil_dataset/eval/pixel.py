@@ -122,8 +122,9 @@ def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
     :func:`_ssim_frame`), about 1.8x faster. ``reference`` (:func:`ssim_reference` of ``gt``) holds the
     ground-truth-only terms, so that scoring several predictions of one clip filters the ground truth once, and
     only the part of each frame where ``test`` differs from ``gt`` is filtered again (:func:`_ssim_frame_changed`);
-    the values are the same bit for bit. ``changed`` (bool [T, H, W], optional, with ``reference``) holds every
-    pixel where the frames may differ (for a composite: the hole), so only that part is compared.
+    the values are the same bit for bit. ``changed`` (bool [T, H, W], optional) holds every pixel where the frames
+    may differ (for a composite: the hole), so only that part is compared; without ``reference`` each frame's
+    ground-truth terms are then made on the fly (about 2x faster than filtering both frames whole, same floats).
 
     >>> a = np.random.default_rng(0).integers(0, 256, (1, 16, 16, 3), dtype=np.uint8)
     >>> ssim_frames(a, a).tolist()
@@ -140,11 +141,13 @@ def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
                          f"does not fit frames {gt.shape} / data range {data_range}")
     out = np.empty(len(gt), np.float64)
     for t in range(len(gt)):
-        if reference is None:
-            out[t] = _ssim_frame(test[t], gt[t], data_range)
-        else:
+        if reference is not None:
             out[t] = _ssim_frame_changed(test[t], gt[t], data_range, reference.terms[t],
                                          None if changed is None else changed[t])
+        elif changed is not None:  # one prediction: the frame's own ground-truth terms, then only the changed part
+            out[t] = _ssim_frame_changed(test[t], gt[t], data_range, _ssim_gt_terms(gt[t]), changed[t])
+        else:
+            out[t] = _ssim_frame(test[t], gt[t], data_range)
     return out
 
 
@@ -479,7 +482,12 @@ def mean_of(values: np.ndarray) -> float:
 
 
 class _PerVideoMetric(Metric):
-    """Shared machinery: collect per-video values (declared state ``values``: key -> list), average at compute()."""
+    """Shared machinery: collect per-video values (declared state ``values``: key -> list), average at compute().
+
+    ``options.pixel_backend`` picks where the values are computed (``pixel_backend``, ``pixel_device``: see
+    :func:`~devil_dataset.eval.pixel_torch.resolve_pixel_backend`): this module's numpy functions, or their torch
+    versions in :mod:`devil_dataset.eval.pixel_torch` (the same values within 1e-9).
+    """
 
     keys: tuple[str, ...] = ()
     clip_keys: tuple[str, ...] = ()  # PSNR-type keys clipped to [0, max finite] before averaging
@@ -489,6 +497,16 @@ class _PerVideoMetric(Metric):
         super().__init__()
         self.options = options or EvalOptions()
         self.add_state("values", lambda: {k: [] for k in self.keys})
+        from .pixel_torch import resolve_pixel_backend
+
+        self.pixel_backend, self.pixel_device = resolve_pixel_backend(self.options)
+
+    @property
+    def _torch(self) -> bool:
+        return self.pixel_backend == "torch"
+
+    def _torch_kwargs(self) -> dict:
+        return {"device": self.pixel_device, "batch_size": self.options.batch_size}
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -509,7 +527,8 @@ class _PerVideoMetric(Metric):
         return out
 
     def provenance(self) -> dict:
-        return {"implementation": f"devil_dataset.eval.pixel.{type(self).__name__}"}
+        return {"implementation": f"devil_dataset.eval.pixel.{type(self).__name__}",
+                "pixel_backend": self.pixel_backend, "pixel_device": self.pixel_device}
 
 
 class PSNRMetric(_PerVideoMetric):
@@ -519,6 +538,11 @@ class PSNRMetric(_PerVideoMetric):
     clip_keys = ("psnr",)
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
+        if self._torch:
+            from . import pixel_torch
+
+            comp, gt, hole = pixel_torch.video_tensors(video, self.pixel_device)
+            return {"psnr": pixel_torch.psnr(comp, gt, hole, **self._torch_kwargs())}
         return {"psnr": psnr(video.composite, video.gt, video.hole)}  # the composite differs only in the hole
 
     def provenance(self) -> dict:
@@ -540,22 +564,30 @@ class SSIMMetric(_PerVideoMetric):
 
     def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> SSIMReference | None:
         """The ground truth's SSIM terms, shared by every method scored on the clip (``None`` above
-        :data:`SSIM_PREPARE_MAX_BYTES`: each video then filters its ground truth itself)."""
-        if (gt.ndim != 4 or min(gt.shape[1:3]) < SSIM_WIN_SIZE
+        :data:`SSIM_PREPARE_MAX_BYTES`: each video then filters its ground truth itself; ``None`` on the torch
+        backend, whose device filters the ground truth again for less than moving 16 bytes per value there)."""
+        if (self._torch or gt.ndim != 4 or min(gt.shape[1:3]) < SSIM_WIN_SIZE
                 or ssim_reference_nbytes(gt.shape) > SSIM_PREPARE_MAX_BYTES):
             return None
         return ssim_reference(gt, self.ssim_mode)
 
     def update(self, video: VideoSample, prepared: SSIMReference | None = None) -> dict[str, float]:
+        if self._torch:  # the device computes the ground truth's terms itself (a prepared reference is not needed)
+            return super().update(video)
         if prepared is not None and prepared.shape != video.gt.shape:
             prepared = None
-        # the composite differs from the ground truth only inside the hole
+        # the composite differs from the ground truth only inside the hole: only that part is filtered again
         values = {"ssim": float(np.mean(ssim_frames(video.composite, video.gt, self.ssim_mode, prepared,
-                                                    None if prepared is None else video.hole)))}
+                                                    video.hole)))}
         self.values["ssim"].append(values["ssim"])
         return values
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
+        if self._torch:
+            from . import pixel_torch
+
+            comp, gt, _ = pixel_torch.video_tensors(video, self.pixel_device)
+            return {"ssim": pixel_torch.ssim(comp, gt, self.ssim_mode, **self._torch_kwargs())}
         return {"ssim": ssim(video.composite, video.gt, self.ssim_mode)}
 
     def provenance(self) -> dict:
@@ -573,6 +605,11 @@ class PConsMetric(_PerVideoMetric):
     clip_keys = ("pcons_psnr_mask",)
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
+        if self._torch:
+            from . import pixel_torch
+
+            comp, _, hole = pixel_torch.video_tensors(video, self.pixel_device)
+            return {"pcons_psnr_mask": pixel_torch.pcons_psnr_mask(comp, hole, **self._torch_kwargs())}
         return {"pcons_psnr_mask": pcons_psnr_mask(video.composite, video.hole)}
 
     def provenance(self) -> dict:

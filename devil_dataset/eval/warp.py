@@ -1,13 +1,14 @@
 """Warp error (mask) (SPEC section 7): flow on the GT frames, composite warped back, error where holes are.
 
-:meth:`WarpErrorMetric.prepare` computes the ground-truth-only part once per clip (forward and backward flow);
-the hole-dependent part (which pixels enter the mean: occlusion is evaluated only around the hole) once per hole;
-every method scored on that clip and hole reuses both through ``update(video, prepared)``.
+:meth:`WarpErrorMetric.prepare` computes the ground-truth-only part once per clip (forward and backward flow:
+:class:`GroundTruthFlow`); the hole-dependent part once per hole (which pixels enter the mean, occlusion evaluated
+only around the hole, and the flow at those pixels: :class:`HoleFlow`, all a method's update needs); every method
+scored on that clip and hole reuses it through ``update(video, prepared)``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -139,9 +140,14 @@ def warp_backward_at(frame: np.ndarray, flow: np.ndarray, ys: np.ndarray, xs: np
     The arithmetic per pixel is that of :func:`warp_backward` (float32, bilinear,
     weights from the unclamped position, neighbours clamped), so the values are identical.
     """
-    h, w = flow.shape[:2]
-    xf = xs.astype(np.float32) + flow[ys, xs, 0].astype(np.float32)
-    yf = ys.astype(np.float32) + flow[ys, xs, 1].astype(np.float32)
+    return warp_backward_points(frame, flow[ys, xs], ys, xs)
+
+
+def warp_backward_points(frame: np.ndarray, flow_at: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """:func:`warp_backward_at` from the flow at the pixels (``flow_at`` [N, 2], what a :class:`HoleFlow` keeps)."""
+    h, w = frame.shape[:2]
+    xf = xs.astype(np.float32) + flow_at[:, 0].astype(np.float32)
+    yf = ys.astype(np.float32) + flow_at[:, 1].astype(np.float32)
     x0, y0 = np.floor(xf), np.floor(yf)
     a, b = (xf - x0)[:, None], (yf - y0)[:, None]
     xl = np.clip(x0, 0, w - 1).astype(np.intp)
@@ -158,32 +164,114 @@ def warp_backward_at(frame: np.ndarray, flow: np.ndarray, ys: np.ndarray, xs: np
 
 @dataclass
 class GroundTruthFlow:
-    """What the warp error needs from the ground truth of one clip (:meth:`WarpErrorMetric.prepare`).
+    """The ground truth's flows of one clip (:meth:`WarpErrorMetric.prepare` without a hole).
 
     Per pair (t-1, t): the forward flow ``fw`` (GT t-1 -> t) and the backward flow ``bw`` (t -> t-1), from which
-    the occlusion mask is evaluated where a hole needs it; when prepared with a hole, ``points`` (the pixels that
-    enter the mean, :func:`hole_points_for`), shared by every method under that hole.
+    :meth:`for_hole` finds, for one hole, the pixels that enter the warp error's mean (a :class:`HoleFlow`).
+
+    The torch pixel backend (:mod:`devil_dataset.eval.warp_torch`) sets ``device``: :meth:`for_hole` then evaluates
+    the occlusion there (``batch_size`` pairs at a time, the flows' device copies kept in ``device_cache``, never
+    stored or pickled); the points are the same.
     """
 
     fw: list
     bw: list
-    hole: np.ndarray | None = None
-    points: list | None = None
+    device: str | None = None
+    batch_size: int = 8
+    device_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def for_hole(self, hole: np.ndarray) -> "GroundTruthFlow":
-        """The same flow with the hole-dependent part (``points``) for ``hole``."""
-        return GroundTruthFlow(self.fw, self.bw, hole, hole_points_for(hole, self))
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "device_cache": {}}  # device tensors stay in their process
+
+    def for_hole(self, hole: np.ndarray) -> "HoleFlow":
+        """What the warp error needs of this flow under ``hole`` (bool [T, H, W]): :class:`HoleFlow`."""
+        if self.device is not None:
+            from .warp_torch import hole_points_for as device_points
+
+            points = device_points(hole, self, device=self.device, batch_size=self.batch_size)
+        else:
+            points = hole_points_for(hole, self)
+        return HoleFlow.of(points, self.fw, hole)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """The hole-independent part as arrays ``fw``, ``bw`` [pairs, H, W, 2] (the ground-truth cache,
+        """The flows as arrays ``fw``, ``bw`` [pairs, H, W, 2] (the ground-truth cache,
         :mod:`devil_dataset.eval.gt_cache`); :meth:`from_arrays` gives back the same floats."""
         empty = np.zeros((0, 0, 0, 2), np.float32)
         return {"fw": np.stack(self.fw) if self.fw else empty, "bw": np.stack(self.bw) if self.bw else empty}
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "GroundTruthFlow":
-        """The flow of :meth:`to_arrays` (without a hole: :meth:`for_hole` adds one)."""
+        """The flow of :meth:`to_arrays`."""
         return cls(list(arrays["fw"]), list(arrays["bw"]))
+
+
+#: One pair's part of a :class:`HoleFlow`: (ys, xs, flow at those pixels float32 [N, 2]), or None (no pixel).
+PairPoints = tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+
+@dataclass
+class HoleFlow:
+    """What the warp error needs of one clip's ground truth under one hole, and nothing more.
+
+    Per pair (t-1, t): the pixels (``ys``, ``xs``, row-major) of frame t-1 that enter the mean (not occluded, and a
+    flow vector starts or ends in the hole: :func:`hole_points_for`) and the forward flow at those pixels (float32
+    [N, 2], all that :func:`warp_backward_at` reads), or ``None`` when no pixel enters. It is the hole's share of the
+    flows (a few percent of their 16 bytes per pixel): the ground-truth cache stores it per (clip, hole).
+    ``hole_sha``: the sha256 of the hole it was made for (:func:`~devil_dataset.eval.gt_cache.clip_content_hash`);
+    ``hole``: that hole itself while in memory (a fast identity check, never stored).
+
+    >>> fw = [np.full((4, 6, 2), 0.5, np.float32)]
+    >>> hole = np.zeros((2, 4, 6), bool); hole[:, 1:3, 2:4] = True
+    >>> state = GroundTruthFlow(fw, [-f for f in fw]).for_hole(hole)
+    >>> [len(p[0]) for p in state.points], state.fits(hole), state.fits(~hole)
+    ([9], True, False)
+    """
+
+    points: list[PairPoints]
+    hole_sha: str
+    hole: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, points: list[tuple[np.ndarray, np.ndarray] | None], fw: list, hole: np.ndarray) -> "HoleFlow":
+        """The state of ``points`` (:func:`hole_points_for`) with the forward flows ``fw`` read there."""
+        from .gt_cache import clip_content_hash
+
+        pairs: list[PairPoints] = [
+            None if p is None else (p[0], p[1], np.asarray(fw[k][p[0], p[1]], dtype=np.float32))
+            for k, p in enumerate(points)]
+        return cls(pairs, clip_content_hash(hole), hole)
+
+    def fits(self, hole: np.ndarray) -> bool:
+        """Whether this state was made for ``hole``."""
+        from .gt_cache import clip_content_hash
+
+        return self.hole is hole or self.hole_sha == clip_content_hash(hole)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """``counts`` (pixels per pair, -1 for None), ``ys``, ``xs`` (int32) and ``flow`` (float32 [N, 2]) of
+        every pair end to end, and ``hole_sha`` (its ASCII bytes)."""
+        some = [p for p in self.points if p is not None]
+        return {
+            "counts": np.array([-1 if p is None else len(p[0]) for p in self.points], np.int64),
+            "ys": np.concatenate([p[0] for p in some]).astype(np.int32) if some else np.zeros(0, np.int32),
+            "xs": np.concatenate([p[1] for p in some]).astype(np.int32) if some else np.zeros(0, np.int32),
+            "flow": np.concatenate([p[2] for p in some]) if some else np.zeros((0, 2), np.float32),
+            "hole_sha": np.frombuffer(self.hole_sha.encode(), np.uint8),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "HoleFlow":
+        """The state of :meth:`to_arrays` (the same points and floats)."""
+        points: list[PairPoints] = []
+        at = 0
+        for n in arrays["counts"].tolist():
+            if n < 0:
+                points.append(None)
+                continue
+            points.append((arrays["ys"][at: at + n].astype(np.intp), arrays["xs"][at: at + n].astype(np.intp),
+                           arrays["flow"][at: at + n]))
+            at += n
+        return cls(points, arrays["hole_sha"].tobytes().decode())
 
 
 def hole_warps_for(hole: np.ndarray, flow: GroundTruthFlow) -> list[np.ndarray]:
@@ -264,16 +352,21 @@ def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
     """
     if points is None:
         points = hole_points_for(hole, flow, hole_warps)
+    return warp_error_at(comp, HoleFlow.of(points, flow.fw, hole))
+
+
+def warp_error_at(comp: np.ndarray, state: HoleFlow) -> float:
+    """Warp error (mask) of the composite ``comp`` (uint8 [T, H, W, 3]) from a :class:`HoleFlow`: per pair the
+    steps of :func:`warp_error_pair` at the pixels that enter the mean (same float32 operations per pixel, same
+    order of the pixels), then the mean over the pairs that have any (NaN when none has)."""
     values = []
     for k, t in enumerate(range(1, len(comp))):
-        # the steps of warp_error_pair, with the GT-only parts prepared and the warp evaluated only at the
-        # pixels that enter the mean (same float32 operations per pixel, same order of the pixels)
-        pair_points = points[k]
-        if pair_points is None:
+        pair = state.points[k]
+        if pair is None:
             values.append(float("nan"))
             continue
-        ys, xs = pair_points
-        warped = warp_backward_at(comp[t], flow.fw[k], ys, xs)
+        ys, xs, flow_at = pair
+        warped = warp_backward_points(comp[t], flow_at, ys, xs)
         c0 = comp[t - 1][ys, xs].astype(np.float32) / 255.0
         diff = warped - c0
         values.append(float(np.mean(np.square(diff.astype(np.float64)))))
@@ -296,13 +389,17 @@ class WarpErrorMetric(Metric):
         self.options = options
         self.add_state("values", list)
         self._injected = flow_fn is not None
-        self.flow = flow_estimator(options.flow, options.device, flow_fn)
+        self.flow = flow_estimator(options.flow, options.device, flow_fn, precision=options.precision)
         self.backend = self.flow.name
         self._flow_batch = self.flow.batch
+        from .pixel_torch import resolve_pixel_backend
 
-    def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> GroundTruthFlow:
-        """GT forward and backward flow per pair, and (with ``hole``) the pixels entering the mean: shared by
-        every method."""
+        self.pixel_backend, self.pixel_device = resolve_pixel_backend(options)
+
+    def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> GroundTruthFlow | HoleFlow:
+        """GT forward and backward flow per pair (:class:`GroundTruthFlow`), or with ``hole`` only what the warp
+        error needs under it (:class:`HoleFlow`): shared by every method. On the torch backend the occlusion is
+        evaluated on the device; the points are the same."""
         fws: list[np.ndarray] = []
         bws: list[np.ndarray] = []
         for s in frame_batches(len(gt) - 1, self.options.batch_size):
@@ -310,13 +407,20 @@ class WarpErrorMetric(Metric):
             fw, bw = self._flow_batch(a, b), self._flow_batch(b, a)
             fws += list(fw)
             bws += list(bw)
-        flow = GroundTruthFlow(fws, bws)
+        flow = GroundTruthFlow(fws, bws, device=self.pixel_device if self.pixel_backend == "torch" else None,
+                               batch_size=max(1, self.options.batch_size))
         return flow.for_hole(hole) if hole is not None else flow
 
-    def update(self, video: VideoSample, prepared: GroundTruthFlow | None = None) -> dict[str, float]:
-        flow = prepared if prepared is not None else self.prepare(video.gt, video.hole)
-        same_hole = flow.hole is video.hole or (flow.hole is not None and np.array_equal(flow.hole, video.hole))
-        value = warp_error_shared(video.composite, video.hole, flow, points=flow.points if same_hole else None)
+    def update(self, video: VideoSample, prepared: GroundTruthFlow | HoleFlow | None = None) -> dict[str, float]:
+        # the value is always computed at the points (numpy, cheap: the hole's pixels only), so that it is the same
+        # bit for bit on every backend and with or without the ground-truth cache
+        state = prepared if prepared is not None else self.prepare(video.gt, video.hole)
+        if isinstance(state, GroundTruthFlow):
+            state = state.for_hole(video.hole)
+        elif not state.fits(video.hole):  # prepared for another hole: the flows are gone, compute them again
+            state = self.prepare(video.gt, video.hole)
+        assert isinstance(state, HoleFlow)
+        value = warp_error_at(video.composite, state)
         self.values.append(value)
         return {"warp_error_mask": value}
 
@@ -328,11 +432,14 @@ class WarpErrorMetric(Metric):
     def provenance(self) -> dict:
         prov: dict = {
             "flow_backend": self.backend, "flow_on": "GT frames", "occlusion": "forward-backward + motion boundary",
+            "pixel_backend": self.pixel_backend, "pixel_device": self.pixel_device,
         }
         if self.backend == "raft" and not self._injected:
+            from ..core.networks.precision import precision_provenance
             from ..core.networks.raft import RAFT_ITERATIONS
 
             prov["raft_iterations"] = RAFT_ITERATIONS
+            prov.update(precision_provenance(self.options.precision, self.options.device))
             prov["weights"] = weights_provenance(("raft",), False)
         elif self.backend == "dis":
             from ..core.flow import DIS_PRESET
@@ -342,6 +449,6 @@ class WarpErrorMetric(Metric):
 
 
 __all__ = [
-    "GroundTruthFlow", "WarpErrorMetric", "hole_points_for", "hole_warps_for", "warp_hole_backward", "occlusion_mask",
+    "GroundTruthFlow", "HoleFlow", "WarpErrorMetric", "hole_points_for", "warp_backward_points", "warp_error_at", "hole_warps_for", "warp_hole_backward", "occlusion_mask",
     "warp_backward", "warp_backward_at", "warp_error_pair", "warp_error_shared",
 ]

@@ -102,3 +102,19 @@ def test_fast_simd_option_is_machine_dependent():
 if __name__ == "__main__":  # rewrite the pinned values from a native run (after an intended change)
     PINNED.write_text(json.dumps({"versions": _versions(), "values": run_probe({})}, indent=1, sort_keys=True) + "\n")
     print(f"wrote {PINNED}")
+
+
+def test_opencv_in_another_thread_gives_the_main_threads_values():
+    """IPP is switched per thread in OpenCV: the DIS flow of a worker thread (the evaluation's read-ahead thread
+    computes the warp error's flows) equals the main thread's, bit for bit."""
+    import numpy as np
+
+    from devil_dataset.core.flow import dis_flow
+
+    rng = np.random.default_rng(3)  # a blocky texture panning 2 px: without the per-thread pin this differed
+    base = np.kron(rng.integers(0, 256, (14, 20, 3), dtype=np.uint8), np.ones((8, 8, 1), np.uint8))
+    a, b = base[:96, :128], base[:96, 2:130]
+    main = dis_flow(a, b)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other = pool.submit(dis_flow, a, b).result(timeout=60)
+    assert np.array_equal(main, other)

@@ -113,8 +113,19 @@ def test_prepared_states_round_trip_and_unknown_types_are_refused():
                            [rng.random((4, 5, 2), np.float32) for _ in range(2)])
     kind, arrays = gc.to_arrays(flow)
     back = gc.from_arrays(kind, decode_entry(encode_entry("c" * 64, kind, arrays, {}), "c" * 64)[1])
-    assert isinstance(back, GroundTruthFlow) and back.hole is None
+    assert isinstance(back, GroundTruthFlow) and back.device is None
     assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(back.fw + back.bw, flow.fw + flow.bw))
+    hole = np.zeros((3, 4, 5), bool)
+    hole[0, 1:3, 1:3] = hole[2, 0, 0] = True
+    state = flow.for_hole(hole)  # what the warp error needs under one hole: the points and the flow there
+    kind, arrays = gc.to_arrays(state)
+    back_state = gc.from_arrays(kind, decode_entry(encode_entry("d" * 64, kind, arrays, {}), "d" * 64)[1])
+    assert kind == "HoleFlow" and back_state.hole is None and back_state.fits(hole) and not back_state.fits(~hole)
+    assert len(back_state.points) == len(state.points) == 2
+    for p, q in zip(state.points, back_state.points):
+        assert (p is None) == (q is None)
+        if p is not None:
+            assert all(np.array_equal(a, b) for a, b in zip(p, q)) and q[2].dtype == np.float32
     feats = [rng.random((3, 8)), rng.random((1, 8))]
     assert all(np.array_equal(a, b) for a, b in zip(gc.from_arrays(*gc.to_arrays(feats)), feats))
     with pytest.raises(DevilError, match="cannot be stored"):

@@ -1,0 +1,450 @@
+"""PSNR, SSIM and PCons of :mod:`devil_dataset.eval.pixel` in torch on any device (issue 31's GPU path).
+
+The same values as the numpy path (within 1e-9, in practice bit for bit) from the same arithmetic, on a CPU or a GPU:
+
+* **float32 where the reference is float32**: the release reads frames as ``uint8 / 255`` in float32, and
+  scikit-image computes the squared differences and the SSIM map's statements in float32. Those elementwise steps
+  run here as the same IEEE float32 operations in the same order (constants are 0-dim tensors of the operand's
+  dtype, so no device rewrites a division as a multiplication by a reciprocal), which round the same on every
+  device. A float64 SSIM would not do: the reference's float32 map and its channel means rounded to float32 put
+  it up to 8e-8 away (measured with scikit-image on float64 frames, generated 320x192 clips), far above 1e-9.
+* **float64 wherever the reference accumulates**: the 7-tap window filter is scipy's float64 running sum (a
+  sequential ``cumsum`` along a non-innermost dimension, sequential on CPU and CUDA alike), every per-frame sum is
+  a fixed pairwise tree of elementwise float64 additions (:func:`tree_sum`: the same order on any device and for
+  any thread count), and the PCons search correlates in float64 and rounds to the exact integers.
+* **the last scalar steps on the host**: the per-frame sums come back to numpy, which takes the logarithm and the
+  float32 channel mean exactly as :mod:`~devil_dataset.eval.pixel` does.
+
+Frames are uint8 numpy arrays [T, H, W, 3] (moved to the device once per call; a metric moves a video once for all
+four pixel metrics, :func:`video_tensors`) or tensors; the work runs in batches of ``batch_size`` frames.
+
+    >>> import numpy as np
+    >>> gt = np.zeros((2, 16, 16, 3), np.uint8); test = gt.copy(); test[1, 4:8, 4:8] = 255
+    >>> psnr_frames(test, gt).tolist()
+    [inf, 12.041199826559248]
+    >>> ssim_frames(gt, gt).tolist()
+    [1.0, 1.0]
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Union
+
+import numpy as np
+
+from ..core.errors import DevilError
+from .pixel import (
+    _EXACT_SUM_LIMIT,
+    PCONS_PATCH,
+    PCONS_RESCORE_REL,
+    PCONS_SEARCH,
+    PSNR_DATA_RANGE,
+    SSIM_K1,
+    SSIM_K2,
+    SSIM_WIN_SIZE,
+    _ssim_data_range,
+)
+from .protocol import EvalOptions, VideoSample, frame_batches
+
+if TYPE_CHECKING:
+    import torch
+
+    Frames = Union[np.ndarray, torch.Tensor]
+
+# uint8 -> [0, 1]: the release divides by 255 (SPEC section 7), in float32.
+_UINT8_MAX = 255.0
+# PCons: the FFT correlation of uint8 values is rounded to the exact integer; a residue above this would mean lost
+# exactness (the float64 rounding error is ~1e-6 here), as the numpy path's assertion checks.
+_FFT_ROUNDING_GUARD = 0.25
+
+
+def resolve_pixel_backend(options: EvalOptions) -> tuple[str, str]:
+    """(backend, device) where PSNR, SSIM, PCons and the warp error compute for ``options``.
+
+    ``pixel_backend="numpy"``: ``("numpy", "cpu")``; ``"torch"``: torch on ``options.device`` (``auto``: CUDA when
+    torch sees a GPU, else the CPU); ``"auto"``: torch when the device is a GPU, numpy on the CPU. A CUDA device
+    without a GPU is a :class:`~devil_dataset.core.errors.DevilError` naming it. torch is imported only when a GPU
+    may be involved.
+
+    >>> resolve_pixel_backend(EvalOptions()), resolve_pixel_backend(EvalOptions(pixel_backend="torch"))
+    (('numpy', 'cpu'), ('torch', 'cpu'))
+    """
+    backend, device = options.pixel_backend, options.device
+    if backend == "numpy" or (backend == "auto" and device == "cpu"):
+        return "numpy", "cpu"
+    if device == "cpu":
+        return "torch", "cpu"
+    import torch
+
+    if device == "auto":
+        if not torch.cuda.is_available():
+            return ("torch", "cpu") if backend == "torch" else ("numpy", "cpu")
+        device = "cuda"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise DevilError(f"pixel_backend {backend!r} on device {device!r}: no CUDA device is available "
+                         "(use device='cpu' or pixel_backend='numpy')")
+    return "torch", device
+
+
+def to_device(array: "Frames", device: str) -> "torch.Tensor":
+    """``array`` (numpy or torch) as a tensor on ``device``; no copy when it is already there."""
+    import torch
+
+    if isinstance(array, torch.Tensor):
+        return array.to(device)
+    return torch.from_numpy(np.ascontiguousarray(array)).to(device)
+
+
+def video_tensors(video: VideoSample, device: str) -> tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:
+    """(composite, gt, hole) of ``video`` on ``device``: moved once per video, kept in ``video.cache`` for every
+    pixel metric that scores it."""
+    key = ("pixel_torch", device)
+    found = video.cache.get(key)
+    if found is None:
+        found = video.cache[key] = (to_device(video.composite, device), to_device(video.gt, device),
+                                    to_device(video.hole, device))
+    return found
+
+
+def _const(value: float, like: "torch.Tensor") -> "torch.Tensor":
+    """``value`` as a 0-dim tensor of ``like``'s dtype and device (an operand, never a host scalar: CUDA turns a
+    division by a host scalar into a multiplication by its reciprocal, which rounds differently)."""
+    import torch
+
+    return torch.tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _unit_float(frames: "torch.Tensor") -> "torch.Tensor":
+    """uint8 -> float32 in [0, 1], ``x / 255`` as the release reads frames (:func:`~.pixel._as_float`)."""
+    import torch
+
+    x = frames.to(torch.float32)
+    return x / _const(_UINT8_MAX, x)
+
+
+def tree_sum(x: "torch.Tensor") -> "torch.Tensor":
+    """Sum over the last dimension in a fixed pairwise order: halves added elementwise until one value is left.
+
+    The order depends on the length only, so the sum is the same float on every device and for every thread
+    count (a library reduction's order differs between CPU and CUDA kernels, and may follow the thread count).
+
+    >>> import torch
+    >>> tree_sum(torch.arange(7, dtype=torch.float64).reshape(1, 7)).tolist()
+    [21.0]
+    """
+    n = x.shape[-1]
+    if n == 0:
+        return x.new_zeros(x.shape[:-1])
+    while n > 1:
+        half = n // 2
+        head = x[..., :half] + x[..., half : 2 * half]
+        if n % 2:
+            head[..., :1] += x[..., 2 * half :]
+        x, n = head, half
+    return x[..., 0]
+
+
+def channel_sum(x: "torch.Tensor") -> "torch.Tensor":
+    """Sum over the last (channel) dimension as elementwise additions in channel order (a fixed order, like
+    :func:`tree_sum`): [..., C] -> [...]."""
+    out = x[..., 0]
+    for c in range(1, x.shape[-1]):
+        out = out + x[..., c]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------ PSNR
+def _box_mask(changed: "torch.Tensor") -> "torch.Tensor":
+    """Per frame, the bounding box of ``changed`` (bool [B, H, W]) as a bool mask (all False without a pixel)."""
+    import torch
+
+    def span(any_along: "torch.Tensor") -> "torch.Tensor":
+        hits = any_along.to(torch.int32)
+        return (hits.cumsum(1) > 0) & (hits.flip(1).cumsum(1).flip(1) > 0)
+
+    return span(changed.any(dim=2))[:, :, None] & span(changed.any(dim=1))[:, None, :]
+
+
+def psnr_sums(test: "torch.Tensor", gt: "torch.Tensor", changed: "torch.Tensor | None" = None
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per frame of one batch, the float64 sum of the float32 squared differences (and, with ``changed``, the sum
+    over its bounding box): uint8 [B, H, W, C] tensors on one device -> host arrays."""
+    import torch
+
+    d = _unit_float(gt) - _unit_float(test)
+    # np.square of the float32 difference, then float64 as numpy accumulates; per pixel, then per frame
+    sq = channel_sum((d * d).to(torch.float64))
+    full = tree_sum(sq.reshape(len(sq), -1)).cpu().numpy()
+    if changed is None:
+        return full, None
+    # below the exact limit any order of the box's terms gives the exact sum, and a sum reaching it (kept only to
+    # be compared with it) cannot round below it: so the box sum decides as the numpy path's does
+    boxed = tree_sum(torch.where(_box_mask(changed), sq, _const(0.0, sq)).reshape(len(sq), -1)).cpu().numpy()
+    return full, boxed
+
+
+def psnr_frames(test: "Frames", gt: "Frames", changed: "Frames | None" = None, *, device: str = "cpu",
+                batch_size: int = 8) -> np.ndarray:
+    """Per-frame PSNR of :func:`devil_dataset.eval.pixel.psnr_frames` (same arguments and rules), on ``device``.
+
+    With ``changed`` the squared differences are summed over its bounding box while that sum is below
+    :data:`~devil_dataset.eval.pixel._EXACT_SUM_LIMIT` (exact, so the reference's float), else over the frame.
+
+    >>> a = np.zeros((2, 4, 4, 3), np.uint8); b = a.copy(); b[1] = 255
+    >>> psnr_frames(a, b).tolist(), psnr_frames(a, b, np.ones((2, 4, 4), bool)).tolist()
+    ([inf, 0.0], [inf, 0.0])
+    """
+    if tuple(gt.shape) != tuple(test.shape):
+        raise ValueError(f"shape mismatch: test {tuple(test.shape)} vs gt {tuple(gt.shape)}")
+    t_test, t_gt = to_device(test, device), to_device(gt, device)
+    t_changed = None if changed is None else to_device(changed, device)
+    count = int(np.prod(gt.shape[1:]))
+    out = np.empty(len(gt), np.float64)
+    for s in frame_batches(len(gt), batch_size):
+        full, boxed = psnr_sums(t_test[s], t_gt[s], None if t_changed is None else t_changed[s])
+        total = full if boxed is None else np.where(boxed < _EXACT_SUM_LIMIT, boxed, full)
+        with np.errstate(divide="ignore"):
+            out[s] = 10 * np.log10(PSNR_DATA_RANGE**2 / (total / count))
+    return out
+
+
+def psnr(test: "Frames", gt: "Frames", changed: "Frames | None" = None, *, device: str = "cpu",
+         batch_size: int = 8) -> float:
+    """Per-video PSNR: mean over frames of :func:`psnr_frames` (``inf`` if some frame is identical)."""
+    return float(np.mean(psnr_frames(test, gt, changed, device=device, batch_size=batch_size)))
+
+
+# ------------------------------------------------------------------------------------------------------ SSIM
+def uniform_filter_lines(x: "torch.Tensor") -> "torch.Tensor":
+    """scipy's ``uniform_filter1d(x, 7, axis=-2)`` (mode ``reflect``) of a float32 tensor, bit for bit.
+
+    scipy copies each line to float64, extends it by 3 mirrored values at both ends (``c b a | a b c ... x y z |
+    z y x``), sums the first window one value after the other, then slides: ``sum += new - old``, writing
+    ``sum / 7`` rounded to float32. Here the first sums and the differences are computed elementwise and the slide
+    is a float64 ``cumsum`` along dimension -2: sequential on the CPU, and on CUDA too for a dimension that is not
+    the innermost (one thread walks each line), so every partial sum is scipy's.
+    """
+    import torch
+
+    half = SSIM_WIN_SIZE // 2
+    length = x.shape[-2]
+    xd = x.to(torch.float64)
+    ext = torch.cat([xd[..., :half, :].flip(-2), xd, xd[..., length - half :, :].flip(-2)], dim=-2)
+    seq = torch.empty_like(xd)  # the first window's sum, then the slide's differences
+    first = ext[..., 0, :]
+    for k in range(1, SSIM_WIN_SIZE):
+        first = first + ext[..., k, :]
+    seq[..., 0, :] = first
+    torch.sub(ext[..., SSIM_WIN_SIZE : SSIM_WIN_SIZE + length - 1, :], ext[..., : length - 1, :],
+              out=seq[..., 1:, :])
+    running = torch.cumsum(seq, dim=-2)
+    return running.div_(_const(float(SSIM_WIN_SIZE), running)).to(torch.float32)
+
+
+def _window_means(planes: "torch.Tensor") -> "torch.Tensor":
+    """scipy's ``uniform_filter(planes, (..., 7, 7))`` of float32 [..., H, W] planes (along H, then along W), as
+    [..., W, H] (transposed: the second pass filters along dimension -2 too)."""
+    return uniform_filter_lines(uniform_filter_lines(planes).transpose(-1, -2).contiguous())
+
+
+def ssim_channel_sums(test: "torch.Tensor", gt: "torch.Tensor", data_range: float) -> "torch.Tensor":
+    """Per frame and channel of one batch, the float64 sum of the float32 SSIM map without the window's border:
+    uint8 [B, H, W, C] tensors -> float64 [B, C] (scikit-image's statements, see :func:`~.pixel._ssim_map`)."""
+    import torch
+
+    n = SSIM_WIN_SIZE**2
+    x = _unit_float(gt.permute(0, 3, 1, 2))
+    y = _unit_float(test.permute(0, 3, 1, 2))
+    ux, uy, uxx, uyy, uxy = _window_means(torch.stack([x, y, x * x, y * y, x * y])).unbind(0)
+    cov_norm, two = _const(n / (n - 1), x), _const(2.0, x)
+    c1, c2 = _const((SSIM_K1 * data_range) ** 2, x), _const((SSIM_K2 * data_range) ** 2, x)
+    vx = (uxx - ux * ux) * cov_norm
+    ux2, uy2 = ux * ux, uy * uy
+    vy = (uyy - uy2) * cov_norm
+    vxy = (uxy - ux * uy) * cov_norm
+    a1 = ux * two * uy + c1
+    a2 = vxy * two + c2
+    b1 = ux2 + uy2 + c1
+    b2 = vx + vy + c2
+    s = (a1 * a2) / (b1 * b2)
+    pad = (SSIM_WIN_SIZE - 1) // 2
+    inner = s[..., pad:-pad, pad:-pad]
+    return tree_sum(inner.reshape(inner.shape[0], inner.shape[1], -1).to(torch.float64))
+
+
+def ssim_from_channel_sums(sums: np.ndarray, count: int) -> np.ndarray:
+    """Per-frame SSIM from float64 [B, C] channel sums over ``count`` pixels, as scikit-image finishes: each
+    channel's float64 mean rounded to float32, then the float32 mean of the channels."""
+    means = sums / count
+    return np.array([float(np.asarray(row, dtype=np.float32).mean()) for row in means], np.float64)
+
+
+def ssim_frames(test: "Frames", gt: "Frames", mode: str = "release", *, device: str = "cpu",
+                batch_size: int = 8) -> np.ndarray:
+    """Per-frame SSIM of :func:`devil_dataset.eval.pixel.ssim_frames` (scikit-image, uniform 7x7 window, ``mode``
+    ``"release"``: data range 2, ``"standard"``: 1), on ``device``.
+
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8); b = rng.integers(0, 256, a.shape, dtype=np.uint8)
+    >>> from devil_dataset.eval import pixel
+    >>> ssim_frames(b, a).tolist() == pixel.ssim_frames(b, a).tolist()
+    True
+    """
+    if tuple(gt.shape) != tuple(test.shape):
+        raise ValueError(f"shape mismatch: test {tuple(test.shape)} vs gt {tuple(gt.shape)}")
+    data_range = _ssim_data_range(mode)
+    height, width = int(gt.shape[1]), int(gt.shape[2])
+    if min(height, width) < SSIM_WIN_SIZE:
+        raise ValueError(f"ssim: frames of {width}x{height} are smaller than the {SSIM_WIN_SIZE}x{SSIM_WIN_SIZE} "
+                         "window")
+    t_test, t_gt = to_device(test, device), to_device(gt, device)
+    count = (height - SSIM_WIN_SIZE + 1) * (width - SSIM_WIN_SIZE + 1)
+    out = np.empty(len(gt), np.float64)
+    for s in frame_batches(len(gt), batch_size):
+        out[s] = ssim_from_channel_sums(ssim_channel_sums(t_test[s], t_gt[s], data_range).cpu().numpy(), count)
+    return out
+
+
+def ssim(test: "Frames", gt: "Frames", mode: str = "release", *, device: str = "cpu", batch_size: int = 8) -> float:
+    """Per-video SSIM: mean over frames of :func:`ssim_frames`."""
+    return float(np.mean(ssim_frames(test, gt, mode, device=device, batch_size=batch_size)))
+
+
+# ----------------------------------------------------------------------------------------------------- PCons
+def hole_centroid_topleft(hole: "Frames", patch: int = PCONS_PATCH, device: str = "cpu") -> np.ndarray:
+    """:func:`devil_dataset.eval.pixel.hole_centroid_topleft` of a bool [T, H, W] hole on ``device`` (exact integer
+    sums, one float64 division per axis: the same values); rows without a hole are ``-1``.
+
+    >>> h = np.zeros((2, 100, 100), bool); h[0, 40:50, 60:70] = True
+    >>> hole_centroid_topleft(h).tolist()
+    [[19, 39], [-1, -1]]
+    """
+    import torch
+
+    m = to_device(hole, device)
+    height, width = int(m.shape[1]), int(m.shape[2])
+    count = m.sum(dim=(1, 2), dtype=torch.int64)
+    rows = (m.sum(dim=2, dtype=torch.int64) * torch.arange(height, device=m.device)).sum(dim=1)
+    cols = (m.sum(dim=1, dtype=torch.int64) * torch.arange(width, device=m.device)).sum(dim=1)
+
+    def corner(total: "torch.Tensor", size: int) -> "torch.Tensor":
+        centre = total.to(torch.float64) / count.to(torch.float64)
+        return torch.floor(centre - patch / 2).clamp(0, size - patch)
+
+    tl = torch.stack([corner(rows, height), corner(cols, width)], dim=1)
+    out = torch.where((count > 0)[:, None], tl, torch.full_like(tl, -1.0))
+    return out.to(torch.int64).cpu().numpy()
+
+
+def _crops(frames: "torch.Tensor", index: "torch.Tensor", top: "torch.Tensor", left: "torch.Tensor",
+           size: int) -> tuple["torch.Tensor", "torch.Tensor"]:
+    """``frames[index[i], top[i]:top[i]+size, left[i]:left[i]+size]`` for every i ([N, size, size, C]), zero where
+    the crop leaves the frame; and the bool [N, size, size] mask of its pixels inside the frame."""
+    import torch
+
+    height, width = frames.shape[1:3]
+    offsets = torch.arange(size, device=frames.device)
+    rows, cols = top[:, None] + offsets, left[:, None] + offsets
+    inside = (((rows >= 0) & (rows < height))[:, :, None] & ((cols >= 0) & (cols < width))[:, None, :])
+    crop = frames[index[:, None, None], rows.clamp(0, height - 1)[:, :, None], cols.clamp(0, width - 1)[:, None, :]]
+    return crop * inside[..., None].to(crop.dtype), inside
+
+
+def _window_sums(a: "torch.Tensor", k: int) -> "torch.Tensor":
+    """Exact sums of every k x k window of an int64 [N, R, R] tensor (integral image)."""
+    import torch.nn.functional as F
+
+    c = F.pad(a.cumsum(1).cumsum(2), (1, 0, 1, 0))
+    return c[:, k:, k:] - c[:, :-k, k:] - c[:, k:, :-k] + c[:, :-k, :-k]
+
+
+def _cross_correlation(regions: "torch.Tensor", patches: "torch.Tensor", span: int) -> "torch.Tensor":
+    """Exact integer sum(patch * window) for every window offset: float64 FFT rounded to the nearest integer.
+
+    ``regions`` [N, R, R, C] and ``patches`` [N, P, P, C] hold uint8 values, so every true value is an integer below
+    2**30 and the rounding error is far below 0.5 (:data:`_FFT_ROUNDING_GUARD` checks it).
+    """
+    import torch
+
+    size = regions.shape[1]
+    p = patches.shape[1]
+    r = regions.permute(0, 3, 1, 2).to(torch.float64)
+    k = patches.permute(0, 3, 1, 2).flip(-2, -1).to(torch.float64)
+    spectrum = (torch.fft.rfft2(r, s=(size, size)) * torch.fft.rfft2(k, s=(size, size))).sum(dim=1)
+    corr = torch.fft.irfft2(spectrum, s=(size, size))[:, p - 1 : p - 1 + span, p - 1 : p - 1 + span]
+    rounded = torch.round(corr)
+    if float((corr - rounded).abs().max()) > _FFT_ROUNDING_GUARD:  # pragma: no cover - cannot happen for uint8
+        raise ArithmeticError("FFT cross-correlation lost integer exactness")
+    return rounded.to(torch.int64)
+
+
+def pcons_psnr_mask_pairs(frames: "Frames", hole: "Frames", patch: int = PCONS_PATCH, search: int = PCONS_SEARCH,
+                          *, device: str = "cpu", batch_size: int = 8) -> np.ndarray:
+    """PCons best-patch PSNR per consecutive pair: :func:`devil_dataset.eval.pixel.pcons_psnr_mask_pairs` on
+    ``device`` (NaN where frame t-1 has no hole).
+
+    The exact integer SSD of every window of the search (integral images and a float64 FFT correlation rounded to
+    integers) picks the windows within 2e-4 of the best; those are re-scored with the release's float32 arithmetic
+    (a sum of at most 7500 float32 squares, exact in float64) and the smallest MSE gives the PSNR.
+
+    >>> f = np.random.default_rng(0).integers(0, 256, (3, 80, 90, 3), dtype=np.uint8)
+    >>> f[1, 5:, 3:] = f[0, :-5, :-3]
+    >>> h = np.zeros((3, 80, 90), bool); h[:2, 30:40, 30:40] = True
+    >>> from devil_dataset.eval import pixel
+    >>> pcons_psnr_mask_pairs(f, h).tolist() == pixel.pcons_psnr_mask_pairs(f, h).tolist()
+    True
+    """
+    import torch
+
+    t_len, height, width = int(frames.shape[0]), int(frames.shape[1]), int(frames.shape[2])
+    if height < patch or width < patch:
+        raise ValueError(f"frames of {width}x{height} are smaller than the {patch}x{patch} PCons patch")
+    out = np.full(max(t_len - 1, 0), np.nan)
+    if t_len < 2:
+        return out
+    f = to_device(frames, device)
+    tl = hole_centroid_topleft(to_device(hole, device)[:-1], patch, device)
+    pairs = np.flatnonzero(tl[:, 0] >= 0)
+    span = 2 * search  # candidate offsets -search .. search-1
+    for s in frame_batches(len(pairs), batch_size):
+        chunk = pairs[s]
+        index = torch.as_tensor(chunk, device=f.device)
+        sy = torch.as_tensor(tl[chunk, 0], device=f.device)
+        sx = torch.as_tensor(tl[chunk, 1], device=f.device)
+        patches, _ = _crops(f, index, sy, sx, patch)
+        regions, _ = _crops(f, index + 1, sy - search, sx - search, span + patch - 1)
+        sum_a2 = (patches.to(torch.int64) ** 2).sum(dim=(1, 2, 3))
+        sum_b2 = _window_sums((regions.to(torch.int64) ** 2).sum(dim=3), patch)
+        ssd = sum_a2[:, None, None] + sum_b2 - 2 * _cross_correlation(regions, patches, span)
+        offsets = torch.arange(-search, search, device=f.device)
+        oky = ((sy[:, None] + offsets) >= 0) & ((sy[:, None] + offsets) <= height - patch)
+        okx = ((sx[:, None] + offsets) >= 0) & ((sx[:, None] + offsets) <= width - patch)
+        ssd = torch.where(oky[:, :, None] & okx[:, None, :], ssd, torch.iinfo(torch.int64).max)
+        best = ssd.reshape(len(chunk), -1).min(dim=1).values
+        # the release's float32 MSE is within 3.1e-5 relative of the exact one (see the numpy path): every window
+        # within 2e-4 of the best exact SSD is re-scored, so the release's minimum is among them
+        near = ssd.to(torch.float64) <= (best.to(torch.float64) * (1 + PCONS_RESCORE_REL))[:, None, None]
+        cand, oy, ox = near.nonzero(as_tuple=True)
+        windows, _ = _crops(f, index[cand] + 1, sy[cand] + oy - search, sx[cand] + ox - search, patch)
+        d = _unit_float(patches[cand]) - _unit_float(windows)
+        sums = tree_sum((d * d).to(torch.float64).reshape(len(cand), -1)).cpu().numpy()
+        mse = sums / (patch * patch * int(frames.shape[3]))
+        owner = cand.cpu().numpy()
+        for i, t in enumerate(chunk):
+            with np.errstate(divide="ignore"):
+                out[t] = 10 * np.log10(PSNR_DATA_RANGE**2 / np.float64(mse[owner == i].min()))
+    return out
+
+
+def pcons_psnr_mask(frames: "Frames", hole: "Frames", *, device: str = "cpu", batch_size: int = 8) -> float:
+    """Per-video PCons (PSNR, mask): mean of :func:`pcons_psnr_mask_pairs` over pairs with a hole in frame t-1
+    (NaN when none qualifies)."""
+    values = pcons_psnr_mask_pairs(frames, hole, device=device, batch_size=batch_size)
+    values = values[~np.isnan(values)]
+    return float(np.mean(values)) if len(values) else float("nan")
+
+
+__all__ = [
+    "channel_sum", "hole_centroid_topleft", "pcons_psnr_mask", "pcons_psnr_mask_pairs", "psnr", "psnr_frames",
+    "psnr_sums", "resolve_pixel_backend", "ssim", "ssim_channel_sums", "ssim_frames", "ssim_from_channel_sums",
+    "to_device", "tree_sum", "uniform_filter_lines", "video_tensors",
+]
