@@ -8,7 +8,7 @@ scored on that clip and hole reuses it through ``update(video, prepared)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -449,6 +449,7 @@ class WarpErrorMetric(Metric):
 
 
 __all__ = [
-    "GroundTruthFlow", "HoleFlow", "WarpErrorMetric", "hole_points_for", "warp_backward_points", "warp_error_at", "hole_warps_for", "warp_hole_backward", "occlusion_mask",
-    "warp_backward", "warp_backward_at", "warp_error_pair", "warp_error_shared",
+    "GroundTruthFlow", "HoleFlow", "WarpErrorMetric", "hole_points_for", "hole_warps_for", "occlusion_mask",
+    "warp_backward", "warp_backward_at", "warp_backward_points", "warp_error_at", "warp_error_pair",
+    "warp_error_shared", "warp_hole_backward",
 ]
