@@ -18,7 +18,9 @@ stores that work on disk, one entry per (clip, metric), so a second method costs
 * **bounded**: after each write the least recently used entries (by mtime; a hit touches its entry) are removed
   until the folder holds at most ``max_bytes``.
 
-What is cached (:data:`CACHED_PREPARES`): the warp error's flows and FID's ground-truth features. SSIM's
+What is cached (:data:`CACHED_PREPARES`): what the warp error needs of the flows under the clip's hole (the pixels
+that enter its mean and the flow there, :class:`~devil_dataset.eval.warp.HoleFlow`; keyed by the hole too:
+:data:`HOLE_KEYED_PREPARES`) and FID's ground-truth features. SSIM's
 ground-truth terms are not: they take 16 bytes per pixel value (19 MB per 832x480 frame) and are recomputed in
 about 43 ms per frame, about as long as reading and verifying them (measured on an AMD EPYC, ``lscpu``), so the
 cache would triple in size for no gain; they are still shared between the methods of one run.
@@ -57,10 +59,10 @@ from .protocol import VideoMetric
 #: Environment variable naming the default cache folder (else ``$XDG_CACHE_HOME/devil-dataset/gt`` or
 #: ``~/.cache/devil-dataset/gt``, next to the weights cache of :mod:`devil_dataset.core.weights`).
 GT_CACHE_ENV = "DEVIL_GT_CACHE"
-#: Default size cap: 128 GiB holds one 150-video slice of 90-frame 832x480 clips (79 GiB: the warp error's flows
-#: take 268 MiB per 45-frame and 542 MiB per 90-frame clip, measured by ``benchmarks/slice_eval.py``). A cap below
-#: one slice gives no hits at all when methods are scored slice after slice (the least recently used entry is
-#: always the next one needed).
+#: Default size cap: 128 GiB holds the whole of DEVIL (1,250 clips: 35-71 GiB for the warp error's entries, which
+#: take 28.6 MiB per 45-frame and 57.9 MiB per 90-frame 832x480 clip, measured by ``benchmarks/slice_eval.py``;
+#: FID's float32 features add 8 KiB per frame). A cap below one slice gives no hits at all when methods are scored slice
+#: after slice (the least recently used entry is always the next one needed).
 DEFAULT_GT_CACHE_MAX_BYTES = 128 << 30
 #: Version of the entry layout and of the key's identity fields; a change makes old entries unreachable.
 GT_CACHE_FORMAT = 1
