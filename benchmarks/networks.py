@@ -12,26 +12,49 @@ Figures are frames per second of one video's composite-vs-GT work:
   kept for VFID clips); a 90-frame clip needs 81 windows (stride 1), so fps = windows/s;
 - VFID whole-video pass: frames per second of one T-frame clip through I3D (``--video-frames``).
 Weights are random (no real weights offline); speed does not depend on their values.
+
+    python benchmarks/networks.py --precision            # the precision section instead (issue 31)
+    python benchmarks/networks.py --precision --device cuda
+
+Precision section: each network (LPIPS, FID Inception, I3D, RAFT; random weights of the real architectures) in
+``tf32`` and ``bf16`` (``devil_dataset.core.networks.precision``) against ``float32`` on the same inputs: the
+outputs' largest absolute deviation and that deviation relative to the largest float32 output (the per-element
+ratio is meaningless next to the zeros of ReLU features), the metric values each gives (mean LPIPS; FID between
+the two frame sets; mean PVCS and VFID (clips) over the windows; RAFT's end-point error against float32's flow),
+and the speed ratio float32 time / mode time, both timed in the same run. On a CPU tf32 is float32 (it must
+deviate by exactly 0) and bf16 is real; without native bf16 (oneDNN needs AVX512-BF16 or AMX) it is emulated and
+slower. Sizes are small on a CPU (``--precision-size``, default 128x80 there, 832x480 on CUDA).
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
+import warnings
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import torch
+from scipy.linalg import LinAlgWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state  # noqa: E402
 from devil_dataset.core.networks.inception import FIDInception, random_inception_state  # noqa: E402
 from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state  # noqa: E402
+from devil_dataset.core.networks.precision import effective_precision  # noqa: E402
+from devil_dataset.core.networks.raft import RAFTFlow, random_raft_state  # noqa: E402
 from devil_dataset.eval import metrics as M  # noqa: E402
 from devil_dataset.eval.protocol import VideoSample  # noqa: E402
 
 W, H = 832, 480  # SPEC section 7: evaluation size
+# Precision section: the modes compared with float32 (devil_dataset.core.networks.precision.PRECISIONS), and the
+# frame size on a CPU, where bf16 without native support is one to two orders of magnitude slower than float32
+# (measured on this project's AVX2 AMD EPYC: RAFT 70x, I3D 32x), so the section stays within minutes there.
+PRECISION_MODES = ("tf32", "bf16")
+PRECISION_CPU_SIZE = (128, 80)
 
 
 def _run(fn) -> tuple[float, float]:
@@ -62,6 +85,163 @@ def _best_interleaved(fn_a, fn_b, reps: int) -> tuple[tuple[float, float], tuple
     return best(a), best(b)
 
 
+def deviation(ref: np.ndarray, other: np.ndarray) -> tuple[float, float]:
+    """(max |other - ref|, that / max |ref|) of two outputs of one shape.
+
+    >>> deviation(np.array([0.0, 2.0, -4.0]), np.array([0.0, 2.5, -4.0]))
+    (0.5, 0.125)
+    """
+    ref, other = np.asarray(ref, np.float64), np.asarray(other, np.float64)
+    if ref.shape != other.shape:
+        raise ValueError(f"deviation: shapes differ: {ref.shape} vs {other.shape}")
+    d = float(np.abs(other - ref).max()) if ref.size else 0.0
+    scale = float(np.abs(ref).max()) if ref.size else 0.0
+    return d, (d / scale if scale > 0 else float("inf") if d > 0 else 0.0)
+
+
+def _fid_of(a: np.ndarray, b: np.ndarray) -> float:
+    ga, gb = M.GaussianStats(), M.GaussianStats()
+    ga.add(a)
+    gb.add(b)
+    with warnings.catch_warnings():  # few samples: singular covariances (see precision_rows)
+        warnings.simplefilter("ignore", LinAlgWarning)
+        return M.frechet_of(ga, gb)
+
+
+def _networks(device: str, gt: np.ndarray, comp: np.ndarray, hole: np.ndarray, frames: int, fid_frames: int,
+              pairs: int, raft_pairs: int) -> dict[str, tuple]:
+    """network name -> (build(precision), call(net) -> (outputs, metric values)) on fixed inputs."""
+    t = pairs + 9  # frames of a clip with ``pairs`` 10-frame windows
+    video = VideoSample("precision", gt[:t], comp[:t], hole[:t])  # its composite is ``comp``: the hole is the box
+
+    def lpips(net):
+        d = net.distance(gt[:frames], comp[:frames])
+        return d, {"LPIPS": float(d.mean())}
+
+    def fid(net):
+        a, b = net.features(gt[:fid_frames]), net.features(comp[:fid_frames])
+        return np.concatenate([a, b]), {"FID": _fid_of(a, b)}
+
+    def i3d(net):
+        p = M.I3DVideoPass(net, video, device, pairs)
+        feats = np.concatenate([p.gt_windows, p.comp_windows])  # Mixed_5c window means (the VFID features)
+        return feats, {"PVCS": float(p.pvcs.mean()), "VFID (clips)": _fid_of(p.gt_windows, p.comp_windows)}
+
+    def raft(net):
+        return net.flow_batch(gt[:raft_pairs], gt[1: raft_pairs + 1]), {}
+
+    return {
+        "LPIPS": (lambda p: LPIPSNetwork(device, random_alexnet_state(), precision=p), lpips),
+        "FID": (lambda p: FIDInception(device, random_inception_state(), precision=p), fid),
+        "I3D": (lambda p: load_i3d(device, random_i3d_state()).at_precision(p), i3d),
+        "RAFT": (lambda p: RAFTFlow(device, random_raft_state(), precision=p), raft),
+    }
+
+
+EPE_KEY = "EPE vs float32 (px)"
+
+
+# A first call faster than this is repeated ``reps`` times (warm-up: oneDNN primitives, cuDNN autotuning) and the
+# best time kept; a slower one (bf16 emulated on a CPU: tens of seconds) is timed once, its warm-up negligible.
+REPEAT_BELOW_S = 5.0
+
+
+def _measure(call, net, device: str, reps: int) -> tuple:
+    """(what ``call(net)`` returned the first time, its best time): process CPU seconds on a CPU (robust to other
+    processes sharing the machine), wall seconds on a GPU."""
+    out: list = []
+    which = 0 if torch.device(device).type == "cuda" else 1
+    first = _run(lambda: out.append(call(net)))[which]
+    times = [first]
+    while first < REPEAT_BELOW_S and len(times) <= reps:
+        times.append(_run(functools.partial(call, net))[which])
+    return out[0], min(times)
+
+
+def precision_rows(device: str = "cpu", size: tuple[int, int] = PRECISION_CPU_SIZE, frames: int = 4,
+                   fid_frames: int = 4, pairs: int = 1, raft_pairs: int = 1, modes: tuple[str, ...] = PRECISION_MODES,
+                   networks: tuple[str, ...] = ("LPIPS", "FID", "I3D", "RAFT")) -> Iterator[dict]:
+    """One row per (network, mode), as each is measured: output deviation from float32, metric values, float32
+    and mode seconds.
+
+    Each network's float32 and mode passes run on the same inputs; the first call of each gives the outputs
+    (times: :func:`_measure`). FID and VFID (clips) from a few samples have singular covariances: their values
+    are rough, but both precisions compute the same quantity.
+
+    >>> rows = precision_rows(size=(64, 48), frames=2, networks=("LPIPS",), modes=("tf32",))
+    >>> [(r["network"], r["mode"], r["effective"], r["max_abs"]) for r in rows]
+    [('LPIPS', 'tf32', 'float32', 0.0)]
+    """
+    w, h = size
+    rng = np.random.default_rng(0)
+    n = max(frames, fid_frames, pairs + 9, raft_pairs + 1)
+    gt = rng.integers(0, 256, (n, h, w, 3), dtype=np.uint8)
+    comp = gt.copy()  # a "composite": the GT with a noise box (the hole) in its middle third
+    hole = np.zeros(gt.shape[:3], bool)
+    hole[:, h // 3: 2 * h // 3, w // 3: 2 * w // 3] = True
+    comp[hole] = rng.integers(0, 256, comp[hole].shape, dtype=np.uint8)
+    table = _networks(device, gt, comp, hole, frames, fid_frames, pairs, raft_pairs)
+    reps = 3 if torch.device(device).type == "cuda" else 2
+    for name in networks:
+        build, call = table[name]
+        ref_net = build("float32")
+        (ref_out, ref_metrics), ref_s = _measure(call, ref_net, device, reps)
+        for mode in modes:
+            net = build(mode)
+            (out, metrics), mode_s = _measure(call, net, device, reps)
+            max_abs, max_rel = deviation(ref_out, out)
+            if name == "RAFT":  # end-point error of the mode's flow against float32's
+                epe = np.linalg.norm(np.asarray(out, np.float64) - ref_out, axis=-1)
+                metrics, ref_metrics = {EPE_KEY: float(epe.mean())}, {EPE_KEY: 0.0}
+            yield {"network": name, "mode": mode, "effective": effective_precision(mode, device),
+                   "max_abs": max_abs, "max_rel": max_rel, "metrics": metrics, "ref_metrics": ref_metrics,
+                   "float32_s": ref_s, "mode_s": mode_s}
+
+
+def _bf16_note(device: str) -> str:
+    if torch.device(device).type == "cuda":
+        return f"bf16 supported: {torch.cuda.is_bf16_supported()}, {torch.cuda.get_device_name()}"
+    try:
+        native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # pragma: no cover - a torch without the probe
+        native = False
+    return (f"CPU capability {torch.backends.cpu.get_cpu_capability()}, oneDNN native bf16: "
+            f"{'yes' if native else 'no (emulated)'}")
+
+
+def print_precision_section(device: str, size: tuple[int, int], frames: int, fid_frames: int, pairs: int,
+                            raft_pairs: int) -> None:
+    """Print :func:`precision_rows` as a table (the ``--precision`` section)."""
+    print(f"precision vs float32 on {device} ({_bf16_note(device)}), frames {size[0]}x{size[1]}: LPIPS {frames} "
+          f"pairs, FID 2 x {fid_frames} frames, I3D {pairs} window pair(s), RAFT {raft_pairs} pair(s)")
+    print("network mode (applied)   max|d|      max|d|/max|ref|  metric: float32 -> mode (|d|, rel)"
+          "                 time float32 / mode: speed ratio")
+    print(f"(FID from 2 x {fid_frames} frames, VFID (clips) from 2 x {pairs} windows: two close sets (GT and "
+          "composite differ in a box), so a mode's rounding noise, independent between the two passes, is large "
+          "next to their difference and enters both covariances: these metrics move more than the features)")
+    for r in precision_rows(device, size, frames, fid_frames, pairs, raft_pairs):
+        parts: list[str] = []
+        for key, value in r["metrics"].items():
+            ref = r["ref_metrics"][key]
+            d = abs(value - ref)
+            rel = d / abs(ref) if ref else float("nan")
+            parts.append(f"{key} {ref:.6g} -> {value:.6g} ({d:.2g}, {rel:.2%})" if key != EPE_KEY
+                         else f"{key} {value:.4g}")
+        print(f"{r['network']:<7} {r['mode']:<4} ({r['effective']:<7}) {r['max_abs']:10.4g}  {r['max_rel']:10.4g}"
+              f"       {'; '.join(parts):<55} {r['float32_s']:7.2f} s / {r['mode_s']:7.2f} s: "
+              f"{r['float32_s'] / r['mode_s']:.2f}x", flush=True)
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected WIDTHxHEIGHT, e.g. 160x96") from None
+    if w < 8 or h < 8:
+        raise argparse.ArgumentTypeError(f"{text!r}: width and height must be at least 8")
+    return w, h
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer frames/windows, skip the Frechet timing")
@@ -69,7 +249,24 @@ def main() -> None:
     ap.add_argument("--video-frames", type=int, default=0, help="also time a whole-video VFID pass of this many frames")
     ap.add_argument("--batch", type=int, default=0,
                     help="frames per 2-D network batch and 4x the I3D window pairs (default 8 / 2, as EvalOptions)")
+    ap.add_argument("--precision", action="store_true",
+                    help="run the precision section (tf32 and bf16 vs float32: deviation, metric values, speed) "
+                    "instead of the speed section")
+    ap.add_argument("--precision-size", type=_size, default=None, metavar="WxH",
+                    help=f"frame size of the precision section (default {PRECISION_CPU_SIZE[0]}x"
+                    f"{PRECISION_CPU_SIZE[1]} on a CPU, {W}x{H} on CUDA)")
     args = ap.parse_args()
+    if args.precision:
+        cuda = torch.device(args.device).type == "cuda"
+        size = args.precision_size or ((W, H) if cuda else PRECISION_CPU_SIZE)
+        frames = args.batch or (8 if cuda else (2 if args.quick else 4))
+        if not cuda:  # one thread: CPU seconds without the spin-waits of threads descheduled on a shared machine
+            torch.set_num_threads(1)
+        print(f"torch {torch.__version__}, threads {torch.get_num_threads()}; times: "
+              f"{'wall' if cuda else 'process CPU'} seconds")
+        print_precision_section(args.device, size, frames=frames, fid_frames=64 if cuda else 2 * frames,
+                                pairs=max(2, frames // 4) if cuda else 2, raft_pairs=frames if cuda else 1)
+        return
     n = args.batch or (4 if args.quick else 8)
     pairs = max(1, args.batch // 4) if args.batch else (1 if args.quick else 2)
     rng = np.random.default_rng(0)

@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence, Union
 
 from .core.atomic import atomic_write_text
 from .core.engines import Engine, get_engine
-from .core.errors import DevilError
+from .core.errors import DevilError, unknown_name
 from .core.progress import StageTimer, StageTiming, timings_text
 from .core.slices import SLICES
 from .eval.findings import Finding
@@ -68,10 +68,10 @@ class MethodSpec:
 
         >>> MethodSpec(command="python run.py --in {input_dir} --out {output_dir}").kind
         'command'
-        >>> MethodSpec(baseline="nope").inpainter()
+        >>> MethodSpec(baseline="teleaa").inpainter()
         Traceback (most recent call last):
         ...
-        devil_dataset.core.errors.DevilError: unknown baseline 'nope'; valid: telea, navier-stokes, aligned-copy, ...
+        devil_dataset.core.errors.UnknownNameError: unknown baseline 'teleaa'; did you mean 'telea'? valid: telea, ...
     """
 
     baseline: str | None = None
@@ -102,7 +102,7 @@ class MethodSpec:
         if self.callable is not None:
             return callable_inpainter(self.callable, hole_pixels=self.hole_pixels, size_divisor=self.size_divisor)
         if self.baseline not in INPAINTERS:
-            raise DevilError(f"unknown baseline {self.baseline!r}; valid: {', '.join(INPAINTERS)}")
+            raise unknown_name("baseline", self.baseline, INPAINTERS)
         return get_inpainter(self.baseline, self.size_divisor)
 
     def run_info(self) -> dict:
@@ -175,7 +175,7 @@ def resolve_methods(methods: Mapping[str, Method]) -> dict[str, tuple[Inpainter,
             try:
                 out[name] = (method.inpainter(), method.run_info())
             except DevilError as exc:
-                raise DevilError(f"method {name}: {exc}") from None
+                raise type(exc)(f"method {name}: {exc}") from None
         elif callable(method):
             out[name] = (method, {"size_divisor": None})
         else:
@@ -222,6 +222,7 @@ def benchmark(
     timings: list[StageTiming] | None = None,
     cache_dir: str = CACHE_DIR,
     ci: str | None = None,
+    set_level_ci: bool = False,
 ) -> BenchmarkResult:
     """Inpaint, evaluate and report ``methods`` on ``slices`` of a built dataset, writing everything into ``out_dir``.
 
@@ -238,6 +239,8 @@ def benchmark(
         echo: where progress, the table, skipped metrics, findings and the summary are printed (None: silent).
         timings: stage timings of earlier steps (the demo's build), written first into ``timings.json``.
         ci: Table 1 cells with their uncertainty over videos: ``"interval"`` (95% BCa bootstrap) or ``"se"``.
+        set_level_ci: also give FID and VFID an interval (``EvalOptions(set_level_ci=True)``: a delete-a-group
+            jackknife over 10 groups of videos; its memory and CPU cost per slice: ``devil benchmark --help``).
 
     A prediction folder of ``out_dir`` made by another run (another method spec, slice or dataset) is refused with
     a :class:`DevilError`.
@@ -269,7 +272,7 @@ def benchmark(
     run_engine = get_engine(engine, jobs=max(1, int(jobs if jobs is not None else min(2, os.cpu_count() or 1))))
     if run_engine.parallel:
         _check_picklable({m: resolved[m][0] for m in names})
-    options = EvalOptions(device=device, flow=BENCHMARK_FLOW)
+    options = EvalOptions(device=device, flow=BENCHMARK_FLOW, set_level_ci=set_level_ci)
     ds = Path(dataset)
     if ds.exists() and not ds.is_dir():
         raise DevilError(f"{ds}: not a dataset directory (a folder made by `devil build`, or a Hub repo id)")

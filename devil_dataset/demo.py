@@ -78,6 +78,7 @@ def run_demo(
     progress: bool = True,
     echo: Callable[[str], None] | None = print,
     ci: str | None = None,
+    set_level_ci: bool = False,
 ) -> DemoResult:
     """Run the whole benchmark on the built-in sample: build, inpaint, evaluate, report, findings.
 
@@ -90,6 +91,7 @@ def run_demo(
         jobs: worker processes (default: ``min(2, cpu count)``).
         echo: where the table, skipped metrics and findings are printed (None: silent).
         ci: Table 1 cells with their uncertainty over videos: ``"interval"`` (95% BCa bootstrap) or ``"se"``.
+        set_level_ci: also give FID and VFID a jackknife interval (:func:`~devil_dataset.benchmarking.benchmark`).
 
     A prediction folder of ``out_dir`` made by another run (another method, slice or dataset) is refused with a
     :class:`DevilError`, as ``devil inpaint`` refuses it.
@@ -144,7 +146,8 @@ def run_demo(
             say(f"building the sample dataset into {ds} ...")
             build([], ds, BuildOptions(sample=True, progress=progress, engine=engine))
     return benchmark(ds, {m: m for m in methods}, out, slices=slices, metrics=metrics, engine=engine,
-                     device="cpu", progress=progress, echo=echo, timings=timings, cache_dir=CACHE_DIR, ci=ci)
+                     device="cpu", progress=progress, echo=echo, timings=timings, cache_dir=CACHE_DIR, ci=ci,
+                     set_level_ci=set_level_ci)
 
 
 __all__ = ["DEFAULT_METHODS", "DEMO_SLICES", "DemoResult", "PREDICTIONS_DIR", "RESULTS_DIR", "dataset_complete",

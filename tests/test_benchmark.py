@@ -130,9 +130,10 @@ def test_resume_calls_nothing_and_another_spec_is_refused(bench_run, bench_tiny_
 
 def test_bad_methods_are_refused(tmp_path):
     from devil_dataset.benchmarking import MethodSpec, benchmark, resolve_methods
-    from devil_dataset.core.errors import DevilError
+    from devil_dataset.core.errors import DevilError, UnknownNameError
 
-    with pytest.raises(DevilError, match="unknown baseline 'teleaa'; valid: telea"):
+    with pytest.raises(UnknownNameError, match="method x: unknown baseline 'teleaa'; did you mean 'telea'\\? valid: "
+                       "telea, "):
         resolve_methods({"x": "teleaa"})
     with pytest.raises(DevilError, match="method name '../up'"):
         resolve_methods({"../up": "telea"})

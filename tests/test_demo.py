@@ -257,3 +257,14 @@ def test_demo_quick_runs_fg_size_with_psnr_ssim(demo_tiny_dataset, tmp_path):
     doc = json.loads(result.results_files[("telea", "fg_size_high")].read_text())
     assert doc["metrics"] == ["psnr", "ssim"] and doc["skipped"] == {}
     assert result.findings[0].key == "fg_size" and result.findings[0].held is not None
+
+
+def test_run_demo_passes_ci_and_set_level_ci_to_the_benchmark(tmp_path, monkeypatch):
+    import devil_dataset.benchmarking as benchmarking
+    from devil_dataset.demo import run_demo
+
+    seen: dict = {}
+    monkeypatch.setattr(benchmarking, "benchmark", lambda ds, methods, out, **kw: seen.update(kw) or "result")
+    (tmp_path / "ds").mkdir()
+    assert run_demo(tmp_path / "out", dataset=tmp_path / "ds", echo=None, ci="se", set_level_ci=True) == "result"
+    assert (seen["ci"], seen["set_level_ci"], seen["device"]) == ("se", True, "cpu")

@@ -90,3 +90,63 @@ def output_folder_lock(args: argparse.Namespace, folder: Path):
 
     return hold_folder_lock(folder, wait=getattr(args, "wait_lock", False),
                             say=lambda line: print(line, file=sys.stderr, flush=True))
+
+
+#: ``--ci`` of ``devil report``, ``devil demo`` and ``devil benchmark``: what the Table 1 cells carry.
+CI_CHOICES = ("interval", "se")
+
+
+def add_ci_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--ci [{interval,se}]``: Table 1 cells with their uncertainty (``interval`` when given without a value).
+
+    >>> p = argparse.ArgumentParser(); add_ci_argument(p)
+    >>> p.parse_args(["--ci"]).ci, p.parse_args(["--ci", "se"]).ci, p.parse_args([]).ci
+    ('interval', 'se', None)
+    """
+    parser.add_argument("--ci", nargs="?", const="interval", choices=CI_CHOICES, metavar="{interval,se}",
+                        help="Table 1 cells with their uncertainty over videos: 'interval' (default when given: 95%% "
+                        "BCa bootstrap interval) or 'se' (standard error, sample std / sqrt(n)); FID and VFID cells "
+                        "show their jackknife interval when the results carry one (--set-level-ci)")
+
+
+#: What ``--set-level-ci`` costs per (slice, method), measured by ``OPENBLAS_NUM_THREADS=1 python
+#: benchmarks/uncertainty.py --quick --set-level`` (150 videos x 90 frames, random features; AMD EPYC): memory of the
+#: per-group statistics (+ the jackknife's peak) and CPU seconds (jackknife + keeping the groups during the pass).
+SET_LEVEL_CI_COST = ("FID 640 MiB (+290 MiB while the jackknife runs) and 55 CPU s (21 s jackknife, 33 s keeping the "
+                     "groups; 1.3%% of the Inception passes); VFID and VFID (clips) 320 MiB (+72 MiB) and 4 CPU s")
+
+
+def add_set_level_ci_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--set-level-ci``: FID and VFID also get an interval (``EvalOptions(set_level_ci=True)``); the help states
+    its measured cost (:data:`SET_LEVEL_CI_COST`).
+
+    >>> p = argparse.ArgumentParser(); add_set_level_ci_argument(p)
+    >>> p.parse_args(["--set-level-ci"]).set_level_ci, p.parse_args([]).set_level_ci
+    (True, False)
+    """
+    parser.add_argument("--set-level-ci", action="store_true",
+                        help="also give FID and VFID an interval: a delete-a-group jackknife over 10 groups of "
+                        "videos, from their Gaussian statistics kept per group. Opt-in because of its memory; cost per "
+                        f"(slice, method) for a 150-video slice of 90-frame clips: {SET_LEVEL_CI_COST} (AMD EPYC, one "
+                        "BLAS thread; benchmarks/uncertainty.py --set-level)")
+
+
+def add_external_method_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *,
+                                  size_divisor_for: str = "") -> None:
+    """``--size-divisor N``, ``--hole-pixels {zero,gt}`` (default zero) and ``--timeout SECONDS`` of an external
+    method (:mod:`devil_dataset.inpaint.external`), shared by ``devil inpaint`` and ``devil benchmark``;
+    ``size_divisor_for`` prefixes the padding's help with the methods it applies to (``devil benchmark``: external
+    methods only).
+
+    >>> p = argparse.ArgumentParser(); add_external_method_arguments(p)
+    >>> a = p.parse_args(["--size-divisor", "8"]); a.size_divisor, a.hole_pixels, a.timeout
+    (8, 'zero', None)
+    """
+    parser.add_argument("--size-divisor", type=positive_int, metavar="N",
+                        help=f"{size_divisor_for}mirror-pad inputs to multiples of N and crop predictions back "
+                        "(the release's padding)")
+    parser.add_argument("--hole-pixels", default="zero", choices=("zero", "gt"),
+                        help="external methods: hole pixels of the input frames are black (zero, default) or the "
+                        "ground truth as in the release (gt)")
+    parser.add_argument("--timeout", type=positive_int, metavar="SECONDS",
+                        help="--command: fail a clip after this long")

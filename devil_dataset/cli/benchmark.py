@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.errors import DevilError
-from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int
+from ._args import (
+    EXAMPLE_FORMATTER,
+    add_ci_argument,
+    add_external_method_arguments,
+    add_set_level_ci_argument,
+    existing_path,
+    output_directory,
+    positive_int,
+)
 
 EPILOG = """\
 examples:
@@ -76,17 +84,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--metrics", nargs="+", metavar="NAME",
                    help="metrics (default: every DEVIL metric that can run here: psnr ssim pcons warp_error, "
                    "plus lpips pvcs fid vfid when their weights are cached)")
-    p.add_argument("--size-divisor", type=positive_int, metavar="N",
-                   help="external methods: mirror-pad inputs to multiples of N and crop predictions back")
-    p.add_argument("--hole-pixels", default="zero", choices=("zero", "gt"),
-                   help="external methods: hole pixels of the input frames are black (zero, default) or the ground "
-                   "truth as in the release (gt)")
-    p.add_argument("--timeout", type=positive_int, metavar="SECONDS", help="--command: fail a clip after this long")
+    add_external_method_arguments(p, size_divisor_for="external methods: ")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local worker processes (default) or Ray tasks (the `ray` extra)")
     p.add_argument("--jobs", type=positive_int, metavar="N", help="worker processes (default: min(2, CPU count))")
     p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
                    help="where network metrics run (default cpu, as the demo)")
+    add_ci_argument(p)
+    add_set_level_ci_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -180,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
         raise DevilError("no method: give --method NAME [--command TEMPLATE | --callable MODULE:FN] or "
                          "--methods-file FILE")
     result = benchmark(args.dataset, methods, args.out, slices=_split(args.slices), metrics=_split(args.metrics),
-                       engine=args.engine, jobs=args.jobs, device=args.device, progress=not args.quiet)
+                       engine=args.engine, jobs=args.jobs, device=args.device, progress=not args.quiet,
+                       ci=args.ci, set_level_ci=args.set_level_ci)
     return 0 if result.results_files else 1
 
 

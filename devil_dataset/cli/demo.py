@@ -5,6 +5,8 @@ import argparse
 
 from ._args import (
     EXAMPLE_FORMATTER,
+    add_ci_argument,
+    add_set_level_ci_argument,
     add_wait_lock_argument,
     existing_path,
     output_directory,
@@ -52,9 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true",
                    help="smoke run: only the fg_size slices and PSNR/SSIM (unless --slices/--metrics are given)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--ci", nargs="?", const="interval", choices=("interval", "se"), metavar="{interval,se}",
-                   help="Table 1 cells with their uncertainty over videos: 'interval' (default when given: 95%% BCa "
-                   "bootstrap interval) or 'se' (standard error)")
+    add_ci_argument(p)
+    add_set_level_ci_argument(p)
     add_wait_lock_argument(p)
     p.set_defaults(func=run)
 
@@ -71,5 +72,5 @@ def run(args: argparse.Namespace) -> int:
     with output_folder_lock(args, args.out):  # one demo per output folder
         result = run_demo(args.out, methods=_split(args.methods) or DEFAULT_METHODS, slices=_split(args.slices),
                           metrics=_split(args.metrics), dataset=args.dataset, jobs=args.jobs, quick=args.quick,
-                          progress=not args.quiet, ci=args.ci)
+                          progress=not args.quiet, ci=args.ci, set_level_ci=args.set_level_ci)
     return 0 if result.results_files else 1

@@ -10,6 +10,7 @@ from ..core.errors import DevilError, unknown_name
 from ._args import (
     EXAMPLE_FORMATTER,
     add_parity_argument,
+    add_set_level_ci_argument,
     add_wait_lock_argument,
     existing_path,
     output_folder_lock,
@@ -113,6 +114,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method-name", help="method name stored in the results (default: predictions folder name)")
     p.add_argument("--slice", dest="slice_name", help="slice name stored in directory-mode results")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="where networks run")
+    p.add_argument("--pixel-backend", default="auto", choices=("auto", "numpy", "torch"),
+                   help="where PSNR, SSIM, PCons and the warp error's occlusion compute: numpy (the reference, CPU), "
+                        "torch (float64/float32 as the reference, on --device; equal to numpy within 1e-9) or auto "
+                        "(default: torch when --device is a GPU, else numpy)")
     p.add_argument("--batch-size", type=positive_int, default=8, help="frames/clips per network batch (default 8)")
     add_parity_argument(p, "--ssim-mode release and --pvcs-mode release, or --ssim-mode standard and --pvcs-mode "
                         "corrected (the results' provenance options)")
@@ -123,6 +128,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "last frame (parity), corrected = each video's own last frame (default: from --parity)")
     p.add_argument("--flow", default="auto", choices=("auto", "raft", "dis"),
                    help="optical flow for warp error: RAFT when its weights are cached, else OpenCV DIS")
+    p.add_argument("--precision", default="float32", metavar="{float32,tf32,bf16}",
+                   help="the networks' arithmetic (LPIPS, FID, PVCS, VFID, RAFT): float32 (default) is the reference; "
+                   "use it for published numbers. tf32 (TensorFloat-32 on an Ampere or later GPU; on a CPU exactly "
+                   "float32) and bf16 (bfloat16 autocast; on a CPU without native bf16 4-70x slower) are meant for "
+                   "GPUs and cost accuracy: bf16 measured (CPU, random weights) features within 0.7%% of their scale "
+                   "(RAFT flow 1.1%%, 0.03 px EPE), LPIPS +0.24%%, PVCS +1.0%%, VFID (clips) +0.8%%, FID +12%% on "
+                   "two close 8-frame sets; benchmarks/networks.py --precision measures both modes on your device")
     sc = p.add_argument_group("re-inpainting self-consistency (--metrics self_consistency)")
     sc.add_argument("--second-inpainter", default="telea", metavar="NAME",
                     help="baseline that re-inpaints the first result "
@@ -132,6 +144,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sc.add_argument("--self-consistency-k", type=positive_int, default=10, metavar="K",
                     help="number of re-inpaintings averaged (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the randomised metrics (default 0)")
+    add_set_level_ci_argument(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_wait_lock_argument(p)
     p.set_defaults(func=run)
@@ -214,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..eval.protocol import EvalOptions
+    from ..eval.protocol import NETWORK_PRECISIONS, EvalOptions
 
     dataset_mode = any(v is not None for v in (args.dataset, args.config, args.predictions))
     dir_mode = any(v is not None for v in (args.gt_dir, args.pred_dir))
@@ -239,11 +252,14 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.second_inpainter not in INPAINTERS:
         raise unknown_name("inpainter", args.second_inpainter, sorted(INPAINTERS), prefix="--second-inpainter: ")
+    if args.precision not in NETWORK_PRECISIONS:
+        raise unknown_name("precision", args.precision, NETWORK_PRECISIONS, prefix="--precision: ")
     options = EvalOptions(device=args.device, batch_size=args.batch_size, parity=args.parity,
-                          ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow,
+                          pixel_backend=args.pixel_backend,
+                          ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow, precision=args.precision,
                           seed=args.seed, second_inpainter=args.second_inpainter,
                           self_consistency_submetric=args.self_consistency_submetric,
-                          self_consistency_k=args.self_consistency_k)
+                          self_consistency_k=args.self_consistency_k, set_level_ci=args.set_level_ci)
     metrics = _metric_list(args.metrics)
     from ..eval.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
     from ..eval.results import dumps, write_results

@@ -7,6 +7,7 @@ import sys
 from ..core.errors import DevilError, UnknownNameError, unknown_name
 from ._args import (
     EXAMPLE_FORMATTER,
+    add_external_method_arguments,
     add_wait_lock_argument,
     existing_path,
     output_directory,
@@ -65,12 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ext = p.add_mutually_exclusive_group()
     ext.add_argument("--command", metavar="TEMPLATE", help="external method: command run once per clip")
     ext.add_argument("--callable", metavar="MODULE:FN", help="external method: module:function or file.py:function")
-    p.add_argument("--size-divisor", type=positive_int, metavar="N",
-                   help="mirror-pad inputs to multiples of N and crop predictions back (the release's padding)")
-    p.add_argument("--hole-pixels", default="zero", choices=("zero", "gt"),
-                   help="external methods: hole pixels of the input frames are black (zero, default) or the "
-                   "ground truth as in the release (gt)")
-    p.add_argument("--timeout", type=positive_int, metavar="SECONDS", help="--command: fail a clip after this long")
+    add_external_method_arguments(p)
     p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N clips of the slice")
     add_wait_lock_argument(p)
     p.set_defaults(func=run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._args import EXAMPLE_FORMATTER, existing_path, output_directory
+from ._args import EXAMPLE_FORMATTER, add_ci_argument, existing_path, output_directory
 
 EPILOG = """\
 example:
@@ -40,9 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--findings", action="store_true",
                    help="check the paper's robust slice trends (section 6) on the results: printed after the tables, "
                    "and written to findings.md/.json with --out")
-    p.add_argument("--ci", nargs="?", const="interval", choices=("interval", "se"), metavar="{interval,se}",
-                   help="Table 1 cells with their uncertainty over videos: 'interval' (default when given: 95%% "
-                   "BCa bootstrap interval) or 'se' (standard error, sample std / sqrt(n))")
+    add_ci_argument(p)
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
                    help="print, slice by slice, where method A beats B, where B beats A and where they cannot be "
                    "told apart (paired sign-flip permutation test over videos, Holm-adjusted)")

@@ -163,11 +163,11 @@ def collect(metrics: Mapping[str, VideoMetric], per_video: dict[str, dict[str, f
     clipped: dict[str, list[str]] = {}
     set_level: dict[str, dict[str, Any]] = {}
     for name, metric in metrics.items():
-        values = {k: _to_float(v) for k, v in metric.compute().items()}
-        summary.update(values)
+        computed = {k: _to_float(v) for k, v in metric.compute().items()}
+        summary.update(computed)
         intervals = getattr(metric, "uncertainty", None)
         if callable(intervals):
-            set_level.update(intervals(values))
+            set_level.update(intervals(computed))
         provenance[name] = metric.provenance()
         for key in getattr(metric, "clip_keys", ()):
             ids = [c for c in per_video if key in per_video[c]]

@@ -46,18 +46,19 @@ FF_ALPHA_MIN_VALID = 0.70
 FLOW_ZERO_PX = 1e-6
 
 
-def flow_function(backend: str = "dis", device: str = "cpu") -> tuple[FlowFn, str]:
+def flow_function(backend: str = "dis", device: str = "cpu", precision: str = "float32") -> tuple[FlowFn, str]:
     """The flow estimator for ``EvalOptions.flow`` and the backend name actually used.
 
     Dispatched by :func:`devil_dataset.core.flow.flow_estimator` (the one flow dispatcher): RAFT without cached
     weights raises :class:`~devil_dataset.core.errors.WeightsMissingError` here, at construction, not mid-pass.
+    ``precision`` is RAFT's arithmetic (``EvalOptions.precision``); DIS ignores it.
 
     >>> flow_function("dis")[1]
     'dis'
     """
     from ..core.flow import flow_estimator
 
-    est = flow_estimator(backend, device)
+    est = flow_estimator(backend, device, precision=precision)
     return est, est.name
 
 
@@ -197,21 +198,29 @@ class _FidelityMetric:
     def __init__(self, options: EvalOptions | None = None, *, flow_fn: FlowFn | None = None) -> None:
         self.options = options or EvalOptions()
         if flow_fn is None:
-            self._flow_fn, self.flow_backend = flow_function(self.options.flow, self.options.device)
+            self._flow_fn, self.flow_backend = flow_function(self.options.flow, self.options.device,
+                                                             self.options.precision)
         else:
             self._flow_fn, self.flow_backend = flow_fn, getattr(flow_fn, "__name__", "injected")
         self.values: list[float] = []
 
     def _gt_flows(self, video: VideoSample) -> np.ndarray:
-        return _GT_FLOWS.get(video.gt, self._flow_fn, self.flow_backend)
+        # RAFT's flows differ by precision: the shared cache of the GT's flows is keyed by it too
+        key = f"raft:{self.options.precision}" if self.flow_backend == "raft" else self.flow_backend
+        return _GT_FLOWS.get(video.gt, self._flow_fn, key)
 
     def compute(self) -> dict[str, float]:
         return {self.keys[0]: mean_of(np.asarray(self.values, np.float64))}
 
     def provenance(self) -> dict:
-        return {"implementation": f"devil_dataset.eval.fidelity.{type(self).__name__}",
+        prov = {"implementation": f"devil_dataset.eval.fidelity.{type(self).__name__}",
                 "paper": "EditBoard (Chen et al.), Sec. 3.1 Fidelity", "flow": self.flow_backend,
                 "flow_requested": self.options.flow, "units": "[0, 1]"}
+        if self.flow_backend == "raft":  # a network's flow: its arithmetic is part of what produced the values
+            from ..core.networks.precision import precision_provenance
+
+            prov.update(precision_provenance(self.options.precision, self.options.device))
+        return prov
 
 
 class FFAlphaMetric(_FidelityMetric):
@@ -269,6 +278,7 @@ class UnchangedRegionMetric(_FidelityMetric):
 
     def provenance(self) -> dict:
         prov = super().provenance()
-        prov.pop("flow"), prov.pop("flow_requested")
+        for key in ("flow", "flow_requested", "precision", "precision_effective"):  # no flow enters this score
+            prov.pop(key, None)
         return {**prov, "result": "raw prediction", "region": "known pixels (hole == False)",
                 "pixel_score": "max over RGB of |pred - gt| / 255"}

@@ -405,7 +405,7 @@ def cached_prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cach
         else:
             clip_hash = clip_hash or clip_content_hash(gt)
             by_hole = hole is not None and name in HOLE_KEYED_PREPARES
-            if by_hole:
+            if hole is not None and by_hole:
                 hole_hash = hole_hash or clip_content_hash(hole)
                 identity = {**identity, "hole": hole_hash}
             key = prepare_key(clip_hash, identity)

@@ -5,8 +5,12 @@
 When both score the same :class:`~devil_dataset.eval.protocol.VideoSample`, the pass is computed once: it is
 kept on the sample (``video.cache``), which lives as long as that video, not in a module-level memo.
 I3D windows go through the network in batches of ``max(1, EvalOptions.batch_size // 4)`` GT/composite pairs.
+With ``EvalOptions.set_level_ci`` the VFID statistics are also kept per group of videos and ``uncertainty()`` gives
+VFID and VFID (clips) a delete-a-group jackknife interval (:mod:`devil_dataset.eval.uncertainty`).
 """
 from __future__ import annotations
+
+from typing import Any, Mapping
 
 import numpy as np
 import torch
@@ -15,6 +19,7 @@ from ..core.errors import UnknownNameError
 from ..core.weights import weights_provenance
 from .frechet import GaussianStats, frechet_of
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
+from .uncertainty import add_grouped, set_level_uncertainty, video_group
 
 PVCS_WINDOW = 10  # SPEC section 7: frames per window, stride 1, max(1, T - 9) windows
 PVCS_NORM_EPS = 1e-10  # SPEC section 7: unit-normalisation epsilon (LPIPS normalize_tensor)
@@ -23,12 +28,13 @@ PVCS_NORM_EPS = 1e-10  # SPEC section 7: unit-normalisation epsilon (LPIPS norma
 PVCS_MODES: tuple[str, ...] = ("release", "corrected")
 
 
-def _shared_i3d(device: str):
-    """One I3D per (device, weights file) per process, shared by PVCS and VFID."""
+def _shared_i3d(device: str, precision: str = "float32"):
+    """One I3D per (device, weights file) per process, shared by PVCS and VFID, seen through one view per
+    ``precision`` (``I3D.at_precision``: the same object for the same precision, so the pass stays shared)."""
     from ..core.networks.i3d import load_i3d
     from ..core.weights import cached_network
 
-    return cached_network("i3d", device, lambda: load_i3d(device))
+    return cached_network("i3d", device, lambda: load_i3d(device)).at_precision(precision)
 
 
 def _unit(x: torch.Tensor) -> torch.Tensor:
@@ -139,6 +145,9 @@ class I3DMetric(Metric):
 
     ``outputs`` restricts the keys (the whole-video forward pass of VFID runs only when ``vfid`` is wanted).
     State: per-video PVCS values and four :class:`~devil_dataset.eval.frechet.GaussianStats` (all mergeable).
+    ``EvalOptions(set_level_ci=True)`` adds, for each of ``vfid`` / ``vfid_clips`` computed, the statistics per group
+    of videos (``gt_video_groups``, ``comp_video_groups``, ``gt_clips_groups``, ``comp_clips_groups``: group ->
+    GaussianStats, 2 x 10 x 8 MiB each for 1024-d; ``group_videos``: group -> videos) for :meth:`uncertainty`.
     """
 
     keys: tuple[str, ...] = I3D_KEYS
@@ -148,6 +157,12 @@ class I3DMetric(Metric):
     comp_video: GaussianStats
     gt_clips: GaussianStats
     comp_clips: GaussianStats
+    # declared only with set_level_ci: group -> statistics of its videos (and group -> number of videos)
+    gt_video_groups: dict[int, GaussianStats]
+    comp_video_groups: dict[int, GaussianStats]
+    gt_clips_groups: dict[int, GaussianStats]
+    comp_clips_groups: dict[int, GaussianStats]
+    group_videos: dict[int, int]
 
     def __init__(self, options: EvalOptions, network=None, outputs: tuple[str, ...] | None = None) -> None:
         super().__init__()
@@ -155,10 +170,19 @@ class I3DMetric(Metric):
             self.keys = tuple(k for k in I3D_KEYS if k in outputs)
         self.options = options
         self._injected = network is not None
-        self.net = network if network is not None else _shared_i3d(options.device)
+        self.net = network if network is not None else _shared_i3d(options.device, options.precision)
         self.add_state("values", list)
         for name in ("gt_video", "comp_video", "gt_clips", "comp_clips"):
             self.add_state(name, GaussianStats)
+        if options.set_level_ci:
+            for name in self._group_state_names():
+                self.add_state(name, dict)
+
+    def _group_state_names(self) -> tuple[str, ...]:
+        """The per-group states of ``set_level_ci``: per computed set-level key, GT and composite."""
+        names = [f"{side}_{part}_groups" for key, part in (("vfid", "video"), ("vfid_clips", "clips"))
+                 if key in self.keys for side in ("gt", "comp")]
+        return (*names, "group_videos") if names else ()
 
     def update(self, video: VideoSample, prepared=None) -> dict[str, float]:
         p = video_pass(self.net, video, self.options)
@@ -173,6 +197,15 @@ class I3DMetric(Metric):
             g, c = p.video_features()
             self.gt_video.add(g[None])
             self.comp_video.add(c[None])
+        if self.options.set_level_ci and ("vfid" in self.keys or "vfid_clips" in self.keys):
+            group = video_group(video.clip_id)
+            self.group_videos[group] = self.group_videos.get(group, 0) + 1
+            if "vfid" in self.keys:
+                add_grouped(self.gt_video_groups, video.clip_id, g[None])
+                add_grouped(self.comp_video_groups, video.clip_id, c[None])
+            if "vfid_clips" in self.keys:
+                add_grouped(self.gt_clips_groups, video.clip_id, p.gt_windows)
+                add_grouped(self.comp_clips_groups, video.clip_id, p.comp_windows)
         return out
 
     def compute(self) -> dict[str, float]:
@@ -181,10 +214,26 @@ class I3DMetric(Metric):
                "vfid_clips": frechet_of(self.gt_clips, self.comp_clips)}
         return {k: out[k] for k in self.keys}
 
+    def uncertainty(self, computed: Mapping[str, float] | None = None) -> dict[str, dict[str, Any]]:
+        """With ``set_level_ci``: ``{"vfid": {...}, "vfid_clips": {...}}`` (the keys computed), each the
+        delete-a-group jackknife of :func:`~devil_dataset.eval.uncertainty.grouped_jackknife_frechet` centred on
+        ``computed[key]`` (what :meth:`compute` returned; computed again when not given); else ``{}``."""
+        if not self.options.set_level_ci or not self._group_state_names():
+            return {}
+        computed = computed if computed is not None else self.compute()
+        out: dict[str, dict[str, Any]] = {}
+        for key, part in (("vfid", "video"), ("vfid_clips", "clips")):
+            if key in self.keys:
+                out.update(set_level_uncertainty(key, getattr(self, f"gt_{part}_groups"),
+                                                 getattr(self, f"comp_{part}_groups"), self.group_videos, computed))
+        return out
+
     def provenance(self) -> dict:
         from ..core.networks.i3d import PVCS_ENDPOINTS
+        from ..core.networks.precision import precision_provenance
 
         prov: dict = {"network": "I3D (pytorch-i3d layout), input in [0, 1] not normalised",
+                **precision_provenance(getattr(self.net, "precision", self.options.precision), self.options.device),
                 "weights": weights_provenance(("i3d",), self._injected)}
         if "pvcs" in self.keys:
             prov.update({"layers": list(PVCS_ENDPOINTS), "window": PVCS_WINDOW, "pvcs_mode": self.options.pvcs_mode})

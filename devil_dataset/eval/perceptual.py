@@ -3,15 +3,20 @@
 ``Metric(options)`` loads its network (:class:`~devil_dataset.core.errors.WeightsMissingError` when weights are not
 cached); tests inject networks with random weights through ``network=``. Frames go through the networks in
 batches of ``EvalOptions.batch_size``; FID keeps streaming float64 sums (:class:`~devil_dataset.eval.frechet.
-GaussianStats`), never the per-frame features, and its state merges across workers.
+GaussianStats`), never the per-frame features, and its state merges across workers. With
+``EvalOptions.set_level_ci`` it also keeps those sums per group of videos (:func:`~devil_dataset.eval.uncertainty.
+video_group`) and ``uncertainty()`` gives FID a delete-a-group jackknife interval.
 """
 from __future__ import annotations
+
+from typing import Any, Mapping
 
 import numpy as np
 
 from ..core.weights import weights_provenance
 from .frechet import GaussianStats, frechet_of
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
+from .uncertainty import add_grouped, set_level_uncertainty, video_group
 
 
 # ------------------------------------------------------------------------------------------------------- LPIPS
@@ -27,7 +32,7 @@ class LPIPSMetric(Metric):
         super().__init__()
         self.options = options
         self._injected = network is not None
-        self.net = network if network is not None else LPIPSNetwork(options.device)
+        self.net = network if network is not None else LPIPSNetwork(options.device, precision=options.precision)
         self.add_state("values", list)
 
     def update(self, video: VideoSample, prepared=None) -> dict[str, float]:
@@ -45,9 +50,11 @@ class LPIPSMetric(Metric):
     def provenance(self) -> dict:
         from ..core.atomic import file_sha256
         from ..core.networks.lpips import LPIPS_NET, LPIPS_VERSION, lpips_heads_path
+        from ..core.networks.precision import precision_provenance
 
         return {
             "network": f"lpips {LPIPS_NET} v{LPIPS_VERSION}", "input": "composite vs GT, full frame, (x/255)*2-1",
+            **precision_provenance(getattr(self.net, "precision", self.options.precision), self.options.device),
             "weights": {**weights_provenance(("alexnet",), self._injected),
                         "lpips_heads": {"file": f"lpips/weights/v{LPIPS_VERSION}/{LPIPS_NET}.pth",
                                         "sha256": file_sha256(lpips_heads_path()),
@@ -57,11 +64,19 @@ class LPIPSMetric(Metric):
 
 # --------------------------------------------------------------------------------------------------------- FID
 class FIDMetric(Metric):
-    """FID between all composite frames and all GT frames of the slice (pool3 of the FID Inception)."""
+    """FID between all composite frames and all GT frames of the slice (pool3 of the FID Inception).
+
+    ``EvalOptions(set_level_ci=True)``: the features are also pooled per group of videos (state ``gt_groups``,
+    ``comp_groups``: group -> GaussianStats; ``group_videos``: group -> videos), 10x the memory of the plain
+    statistics (2 x 10 x 32 MiB for 2048-d), and :meth:`uncertainty` gives the jackknife interval.
+    """
 
     keys = ("fid",)
     gt_stats: GaussianStats  # declared state (add_state)
     comp_stats: GaussianStats
+    gt_groups: dict[int, GaussianStats]  # declared only with set_level_ci
+    comp_groups: dict[int, GaussianStats]
+    group_videos: dict[int, int]
 
     def __init__(self, options: EvalOptions, network=None) -> None:
         from ..core.networks.inception import FIDInception
@@ -69,16 +84,26 @@ class FIDMetric(Metric):
         super().__init__()
         self.options = options
         self._injected = network is not None
-        self.net = network if network is not None else FIDInception(options.device)
+        self.net = network if network is not None else FIDInception(options.device, precision=options.precision)
         self.add_state("gt_stats", GaussianStats)
         self.add_state("comp_stats", GaussianStats)
+        if options.set_level_ci:
+            for name in ("gt_groups", "comp_groups", "group_videos"):
+                self.add_state(name, dict)
 
     def update(self, video: VideoSample, prepared=None) -> dict[str, float]:
         comp, gt = video.composite, video.gt
         gt_features = prepared if prepared is not None else self.prepare(gt)
+        comp_features = []
         for s, feats in zip(frame_batches(len(gt), self.options.batch_size), gt_features):
+            comp_features.append(self.net.features(comp[s]))
             self.gt_stats.add(feats)
-            self.comp_stats.add(self.net.features(comp[s]))
+            self.comp_stats.add(comp_features[-1])
+        if self.options.set_level_ci:  # one D x D update per video and side (not per batch: 10x less work)
+            add_grouped(self.gt_groups, video.clip_id, np.concatenate(gt_features))
+            add_grouped(self.comp_groups, video.clip_id, np.concatenate(comp_features))
+            g = video_group(video.clip_id)
+            self.group_videos[g] = self.group_videos.get(g, 0) + 1
         return {}
 
     def prepare(self, gt, hole=None) -> list:
@@ -88,8 +113,20 @@ class FIDMetric(Metric):
     def compute(self) -> dict[str, float]:
         return {"fid": frechet_of(self.gt_stats, self.comp_stats)}
 
+    def uncertainty(self, computed: Mapping[str, float] | None = None) -> dict[str, dict[str, Any]]:
+        """``{"fid": {"n", "mean", "se", "ci", "level", "method", "groups"}}``: the delete-a-group jackknife of
+        :func:`~devil_dataset.eval.uncertainty.grouped_jackknife_frechet`, centred on ``computed["fid"]`` (what
+        :meth:`compute` returned; computed again when not given); ``{}`` without ``set_level_ci``."""
+        if not self.options.set_level_ci:
+            return {}
+        return set_level_uncertainty("fid", self.gt_groups, self.comp_groups, self.group_videos,
+                                     computed if computed is not None else self.compute())
+
     def provenance(self) -> dict:
+        from ..core.networks.precision import precision_provenance
+
         return {"network": "pytorch-fid InceptionV3 pool3 (2048-d)", "input": "x/255, bilinear 299x299, 2x-1",
+                **precision_provenance(getattr(self.net, "precision", self.options.precision), self.options.device),
                 "samples": {"gt_frames": self.gt_stats.n, "composite_frames": self.comp_stats.n},
                 "weights": weights_provenance(("inception",), self._injected)}
 

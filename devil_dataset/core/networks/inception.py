@@ -4,7 +4,8 @@ SPEC section 7: InceptionV3 FID weights, 2048-d pool3, frames bilinearly resized
 pytorch-fid's ``fid_inception_v3`` structure (torchvision InceptionV3 skeleton with 1008 classes, no aux head,
 and pytorch-fid's patched FIDInceptionA/C/E_1/E_2 blocks), built here without pytorch-fid's download; the
 forward pass is pytorch-fid's ``InceptionV3`` with ``resize_input`` and ``normalize_input``: x / 255, bilinear
-resize to 299x299 (align_corners=False), 2x - 1, blocks 0..3, global average pool.
+resize to 299x299 (align_corners=False), 2x - 1, blocks 0..3, global average pool. ``precision`` (float32, the
+reference; tf32; bf16: :mod:`devil_dataset.core.networks.precision`) applies to that pass; features are float32.
 
     >>> import numpy as np
     >>> net = FIDInception(state=random_inception_state(seed=0))
@@ -19,6 +20,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .precision import check_precision, network_precision
 
 # SPEC section 7: frames are bilinearly resized to the Inception input size.
 FID_INPUT_SIZE = 299
@@ -58,13 +61,16 @@ def random_inception_state(seed: int = 0) -> dict[str, torch.Tensor]:
 class FIDInception(nn.Module):
     """Pool3 features of the FID Inception for uint8 RGB frames [N, H, W, 3] (one batch; callers chunk).
 
-    ``state``: a state dict in pytorch-fid's layout; default: the cached ``inception`` weights.
+    ``state``: a state dict in pytorch-fid's layout; default: the cached ``inception`` weights. ``precision``: the
+    arithmetic of :meth:`features` (:func:`~devil_dataset.core.networks.precision.network_precision`).
     """
 
-    def __init__(self, device: str = "cpu", state: dict[str, torch.Tensor] | None = None) -> None:
+    def __init__(self, device: str = "cpu", state: dict[str, torch.Tensor] | None = None,
+                 precision: str = "float32") -> None:
         super().__init__()
         from ..weights import load_state_dict
 
+        self.precision = check_precision(precision, prefix="FIDInception: ")
         if state is None:
             state = load_state_dict("inception")
         net = build_fid_inception()
@@ -96,7 +102,9 @@ class FIDInception(nn.Module):
 
     @torch.inference_mode()
     def features(self, frames: np.ndarray | torch.Tensor) -> np.ndarray:
-        """float32 [N, 2048] features of uint8 frames [N, H, W, 3]."""
+        """float32 [N, 2048] features of uint8 frames [N, H, W, 3], computed in ``self.precision``."""
         t = torch.as_tensor(frames).to(self.device)
         x = t.permute(0, 3, 1, 2).float() / 255.0
-        return self.forward(x).float().cpu().numpy()
+        with network_precision(self.precision, self.device):
+            out = self.forward(x)
+        return out.float().cpu().numpy()

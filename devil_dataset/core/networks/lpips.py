@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .precision import check_precision, network_precision
+
 # LPIPS v0.1 on AlexNet (SPEC section 7).
 LPIPS_NET = "alex"
 LPIPS_VERSION = "0.1"
@@ -66,14 +68,17 @@ def lpips_heads_path() -> Path:
 class LPIPSNetwork:
     """LPIPS distance between uint8 RGB frames [N, H, W, 3]; one value per frame.
 
-    ``backbone_state``: a torchvision AlexNet state dict; default: the cached ``alexnet`` weights.
+    ``backbone_state``: a torchvision AlexNet state dict; default: the cached ``alexnet`` weights. ``precision``:
+    the arithmetic of :meth:`distance` (:func:`~devil_dataset.core.networks.precision.network_precision`).
     """
 
-    def __init__(self, device: str = "cpu", backbone_state: dict[str, torch.Tensor] | None = None) -> None:
+    def __init__(self, device: str = "cpu", backbone_state: dict[str, torch.Tensor] | None = None,
+                 precision: str = "float32") -> None:
         import lpips
 
         from ..weights import load_state_dict
 
+        self.precision = check_precision(precision, prefix="LPIPSNetwork: ")
         if backbone_state is None:
             backbone_state = load_state_dict("alexnet")
         with warnings.catch_warnings():
@@ -92,10 +97,13 @@ class LPIPSNetwork:
 
     @torch.inference_mode()
     def distance(self, frames0: np.ndarray | torch.Tensor, frames1: np.ndarray | torch.Tensor) -> np.ndarray:
-        """Per-frame LPIPS (float64 [N]) between two uint8 [N, H, W, 3] stacks (one batch; callers chunk)."""
+        """Per-frame LPIPS (float64 [N]) between two uint8 [N, H, W, 3] stacks (one batch; callers chunk), computed
+        in ``self.precision``."""
         x0 = _to_lpips_input(frames0, self.device)
         x1 = _to_lpips_input(frames1, self.device)
-        return self.model(x0, x1).reshape(-1).double().cpu().numpy()
+        with network_precision(self.precision, self.device):
+            d = self.model(x0, x1)
+        return d.reshape(-1).double().cpu().numpy()
 
 
 def _to_lpips_input(frames: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:

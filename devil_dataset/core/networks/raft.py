@@ -3,7 +3,8 @@
 Same convention as :func:`devil_dataset.core.flow.dis_flow`: flow [H, W, 2] (dx, dy) from frame0 to frame1 with
 frame0(p) ~ frame1(p + flow(p)). Inputs are uint8 RGB; they are scaled to [-1, 1] as torchvision's
 ``OpticalFlow`` preset does, replicate-padded to a multiple of 8 (and to at least 128x128, the smallest size
-torchvision's RAFT accepts) and the flow is cropped back.
+torchvision's RAFT accepts) and the flow is cropped back. ``precision`` (float32, the reference; tf32; bf16:
+:mod:`devil_dataset.core.networks.precision`) applies to the network's pass; flows are float32.
 
     >>> import numpy as np
     >>> raft = RAFTFlow(state=random_raft_state(seed=0))
@@ -12,9 +13,13 @@ torchvision's RAFT accepts) and the flow is cropped back.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from .precision import check_precision, network_precision
 
 # torchvision's default number of refinement iterations for raft_large.
 RAFT_ITERATIONS = 12
@@ -32,14 +37,17 @@ def random_raft_state(seed: int = 0) -> dict[str, torch.Tensor]:
 
 
 class RAFTFlow:
-    """Batched RAFT flow between uint8 RGB frames."""
+    """Batched RAFT flow between uint8 RGB frames, computed in ``precision``
+    (:func:`~devil_dataset.core.networks.precision.network_precision`)."""
 
     def __init__(self, device: str = "cpu", state: dict[str, torch.Tensor] | None = None,
-                 iterations: int = RAFT_ITERATIONS) -> None:
+                 iterations: int = RAFT_ITERATIONS, precision: str = "float32") -> None:
         from torchvision.models.optical_flow import raft_large
 
         from ..weights import load_state_dict
 
+        self.precision = check_precision(precision, prefix="RAFTFlow: ")
+        self._views: dict[str, RAFTFlow] = {precision: self}
         if state is None:
             state = load_state_dict("raft")
         model = raft_large(weights=None)
@@ -59,10 +67,28 @@ class RAFTFlow:
         if ph or pw:
             pad = (pw // 2, pw - pw // 2, ph // 2, ph - ph // 2)
             x0, x1 = F.pad(x0, pad, mode="replicate"), F.pad(x1, pad, mode="replicate")
-        flow = self.model(x0, x1, num_flow_updates=self.iterations)[-1]
+        with network_precision(self.precision, self.device):
+            flow = self.model(x0, x1, num_flow_updates=self.iterations)[-1]
         if ph or pw:
             flow = flow[..., ph // 2: ph // 2 + h, pw // 2: pw // 2 + w]
         return flow.permute(0, 2, 3, 1).float().cpu().numpy()
+
+    def at_precision(self, precision: str) -> "RAFTFlow":
+        """This network (the same model object, nothing reloaded) computing in ``precision``; one view per
+        precision, so asking twice gives the same object.
+
+        >>> raft = RAFTFlow(state=random_raft_state(seed=0))
+        >>> bf = raft.at_precision("bf16")
+        >>> bf.precision, bf.model is raft.model, bf is raft.at_precision("bf16"), bf.at_precision("float32") is raft
+        ('bf16', True, True, True)
+        """
+        check_precision(precision, prefix="RAFTFlow.at_precision: ")
+        view = self._views.get(precision)
+        if view is None:
+            view = copy.copy(self)  # shares the model and this table of views
+            view.precision = precision
+            self._views[precision] = view
+        return view
 
     def flow(self, frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
         """Flow [H, W, 2] from one uint8 RGB frame to another."""
@@ -74,10 +100,10 @@ def _prepare(frames: np.ndarray, device: torch.device) -> torch.Tensor:
     return (t.permute(0, 3, 1, 2).float() / 255.0) * 2.0 - 1.0
 
 
-
-
-def cached_raft(device: str = "cpu") -> RAFTFlow:
-    """One RAFT model per (device, weights file) per process (loading takes a while)."""
+def cached_raft(device: str = "cpu", precision: str = "float32") -> RAFTFlow:
+    """One RAFT model per (device, weights file) per process (loading takes a while), seen through one view per
+    ``precision`` (:meth:`RAFTFlow.at_precision`): a flow never comes from another precision's pass."""
     from ..weights import cached_network
 
-    return cached_network("raft", device, lambda: RAFTFlow(device))
+    check_precision(precision, prefix="cached_raft: ")
+    return cached_network("raft", device, lambda: RAFTFlow(device)).at_precision(precision)

@@ -1,0 +1,161 @@
+"""The evaluation networks' arithmetic: float32 (the reference), TF32 or bfloat16 around one forward pass.
+
+:func:`network_precision` is the one place a mode is applied; every network wrapper of this package
+(:class:`~devil_dataset.core.networks.inception.FIDInception`, :class:`~devil_dataset.core.networks.lpips.
+LPIPSNetwork`, :class:`~devil_dataset.core.networks.raft.RAFTFlow`, :class:`~devil_dataset.core.networks.i3d.I3D`)
+takes a ``precision`` at construction and runs its forward pass inside it, then hands back float32 (or float64)
+values, whatever the mode.
+
+- ``"float32"``: the reference. TF32 is explicitly **off** for matmuls and convolutions (PyTorch leaves cuDNN
+  convolutions in TF32 by default on Ampere and later GPUs) and autocast is disabled, so the values do not depend
+  on global torch flags set elsewhere in the process.
+- ``"tf32"``: TensorFloat-32 matmuls and convolutions on a CUDA GPU (10-bit mantissa inputs, float32
+  accumulation). On a CPU it is the same as float32 (:func:`effective_precision` says so): TF32 is a GPU format.
+- ``"bf16"``: ``torch.autocast`` with bfloat16 on the tensors' device (CPU or CUDA); the operations autocast keeps
+  in float32 run with TF32 off.
+
+The global flags (``torch.backends.*.fp32_precision`` where this torch has them, else
+``torch.backends.cuda.matmul.allow_tf32`` / ``torch.backends.cudnn.allow_tf32`` and the float32 matmul precision)
+are saved on entry and restored on exit, also when the pass raises. They are process-wide: do not run two
+networks of different precisions in two threads at once (autocast itself is per thread).
+``benchmarks/networks.py --precision`` measures each mode's deviation from float32 and its speed.
+
+    >>> import torch
+    >>> conv = torch.nn.Conv2d(3, 4, 3).eval()
+    >>> x = torch.rand(1, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+    >>> with torch.inference_mode(), network_precision("bf16", "cpu"):
+    ...     y = conv(x)
+    >>> y.dtype, effective_precision("tf32", "cpu")
+    (torch.bfloat16, 'float32')
+    >>> network_precision("fp16")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.UnknownNameError: unknown network precision 'fp16'; did you mean ...
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import torch
+
+from ..errors import unknown_name
+from . import PRECISIONS
+
+#: The autocast dtype of the ``"bf16"`` mode.
+BF16_DTYPE = torch.bfloat16
+# torch >= 2.9 ``fp32_precision`` switches (the legacy allow_tf32 flags map onto them): the GPU's matmuls and
+# cuDNN convolutions / RNNs, which follow the mode, and oneDNN's (CPU), which stay IEEE float32 in every mode.
+_GPU_SWITCHES = ("cuda.matmul", "cudnn.conv", "cudnn.rnn")
+_CPU_SWITCHES = ("mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
+
+
+def check_precision(precision: str, *, prefix: str = "") -> str:
+    """``precision`` when it is one of :data:`PRECISIONS`, else an ``UnknownNameError`` with did-you-mean.
+
+    >>> check_precision("bf16")
+    'bf16'
+    """
+    if precision not in PRECISIONS:
+        raise unknown_name("network precision", precision, PRECISIONS, prefix=prefix)
+    return precision
+
+
+def effective_precision(precision: str, device: str | torch.device) -> str:
+    """The arithmetic ``precision`` really gives on ``device``: ``"tf32"`` is ``"float32"`` off CUDA.
+
+    >>> effective_precision("tf32", "cuda"), effective_precision("tf32", "cpu"), effective_precision("bf16", "cpu")
+    ('tf32', 'float32', 'bf16')
+    """
+    check_precision(precision)
+    if precision == "tf32" and str(device).split(":")[0] != "cuda":  # str: also a device name not resolved yet
+        return "float32"
+    return precision
+
+
+def precision_provenance(precision: str, device: str | torch.device) -> dict[str, str]:
+    """What a results file records about a network's arithmetic: the mode asked for and the one applied.
+
+    >>> precision_provenance("tf32", "cpu")
+    {'precision': 'tf32', 'precision_effective': 'float32'}
+    """
+    return {"precision": check_precision(precision), "precision_effective": effective_precision(precision, device)}
+
+
+def _switch(path: str) -> Any:
+    obj: Any = torch.backends
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _has_fp32_precision_api() -> bool:
+    return hasattr(torch.backends.cudnn, "conv") and hasattr(torch.backends.cudnn.conv, "fp32_precision")
+
+
+def _save_flags() -> tuple[str, tuple[Any, ...]]:
+    if _has_fp32_precision_api():
+        return "fp32_precision", tuple(_switch(p).fp32_precision for p in _GPU_SWITCHES + _CPU_SWITCHES)
+    return "legacy", (torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32)
+
+
+def _set_flags(tf32: bool) -> None:
+    if _has_fp32_precision_api():
+        for p in _GPU_SWITCHES:
+            _switch(p).fp32_precision = "tf32" if tf32 else "ieee"
+        for p in _CPU_SWITCHES:
+            _switch(p).fp32_precision = "ieee"
+    else:  # torch < 2.9: "highest" = IEEE float32 matmuls, "high" = TF32 allowed
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
+        torch.backends.cudnn.allow_tf32 = tf32
+
+
+def _restore_flags(saved: tuple[str, tuple[Any, ...]]) -> None:
+    api, values = saved
+    if api == "fp32_precision":
+        for p, value in zip(_GPU_SWITCHES + _CPU_SWITCHES, values):
+            _switch(p).fp32_precision = value
+    else:
+        torch.set_float32_matmul_precision(values[0])
+        torch.backends.cudnn.allow_tf32 = values[1]
+
+
+def float32_flags() -> dict[str, Any]:
+    """The global float32 arithmetic flags now (what :func:`network_precision` saves and restores; tests).
+
+    >>> sorted(float32_flags())[:1]
+    ['api']
+    """
+    api, values = _save_flags()
+    names = (_GPU_SWITCHES + _CPU_SWITCHES) if api == "fp32_precision" else ("float32_matmul_precision",
+                                                                              "cudnn.allow_tf32")
+    return {"api": api, **dict(zip(names, values))}
+
+
+def network_precision(precision: str, device: str | torch.device = "cpu") -> contextlib.AbstractContextManager[None]:
+    """Run the enclosed forward pass in ``precision`` (:data:`PRECISIONS`) on ``device``; see the module docstring.
+
+    The name is checked when the call is made, before anything changes.
+    """
+    check_precision(precision)
+    device_type = torch.device(device).type
+    return _applied(precision, device_type)
+
+
+@contextlib.contextmanager
+def _applied(precision: str, device_type: str) -> Iterator[None]:
+    saved = _save_flags()
+    try:
+        _set_flags(tf32=precision == "tf32" and device_type == "cuda")
+        if precision == "bf16":
+            with torch.autocast(device_type, dtype=BF16_DTYPE):
+                yield
+        else:  # an autocast region opened by the caller does not leak into the reference
+            with torch.autocast(device_type, enabled=False):
+                yield
+    finally:
+        _restore_flags(saved)
+
+
+__all__ = ["BF16_DTYPE", "PRECISIONS", "check_precision", "effective_precision", "float32_flags",
+           "network_precision", "precision_provenance"]
