@@ -157,9 +157,26 @@ def _print_summary(doc: dict) -> None:
     print(f"{doc['method']}  slice={doc.get('slice') or '-'}  videos={doc['num_videos']}")
     for key, value in doc["summary"].items():
         text = "n/a" if value != value else format(value, fmt.get(key, ".4f"))
-        print(f"  {key:<18} {text}")
+        print(f"  {key:<18} {text}{interval_text(doc.get('uncertainty', {}).get(key), fmt.get(key, '.4f'))}")
     for line in clipped_lines(doc):
         print(f"  {line}")
+
+
+def interval_text(summary: dict | None, fmt: str) -> str:
+    """The interval of a results document's ``uncertainty`` entry as the summary prints it ("" when there is none).
+
+    >>> interval_text({"ci": [35.81, 37.42], "level": 0.95, "method": "bootstrap BCa, ..."}, ".2f")
+    '  [35.81, 37.42] 95% bootstrap BCa'
+    >>> interval_text({"ci": [float("nan"), float("nan")], "level": 0.95, "method": "x"}, ".2f"), interval_text(None, "")
+    ('', '')
+    """
+    if not summary or not summary.get("ci"):
+        return ""
+    lo, hi = summary["ci"]
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return ""
+    kind = str(summary.get("method", "")).split(",")[0]
+    return f"  [{format(lo, fmt)}, {format(hi, fmt)}] {round(100 * summary.get('level', 0.95))}% {kind}"
 
 
 def clipped_lines(doc: dict) -> list[str]:

@@ -80,6 +80,7 @@ def test_evaluate_human_summary(tmp_path, capsys):
                  "--method-name", "M", "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "M  slice=-  videos=2" and lines[1].split()[0] == "psnr"
+    assert "95% bootstrap BCa" in lines[1]  # the value's interval over the videos, as in the results file
 
 
 def test_evaluate_validation_error_exit_2(tmp_path, capsys):
