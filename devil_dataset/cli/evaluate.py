@@ -167,7 +167,8 @@ def interval_text(summary: dict | None, fmt: str) -> str:
 
     >>> interval_text({"ci": [35.81, 37.42], "level": 0.95, "method": "bootstrap BCa, ..."}, ".2f")
     '  [35.81, 37.42] 95% bootstrap BCa'
-    >>> interval_text({"ci": [float("nan"), float("nan")], "level": 0.95, "method": "x"}, ".2f"), interval_text(None, "")
+    >>> nan = float("nan")
+    >>> interval_text({"ci": [nan, nan], "level": 0.95, "method": "x"}, ".2f"), interval_text(None, "")
     ('', '')
     """
     if not summary or not summary.get("ci"):
