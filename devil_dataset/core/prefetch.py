@@ -9,7 +9,8 @@ GPU computes"). The items and their order are those of the iterator; only when e
   ``depth + 1`` clips however slow the consumer;
 * **errors** raised while making an item are raised in the consumer at that item's place, with their traceback;
 * **stopping**: when the consumer stops early (``break``, an exception, ``close()``), the producer is told to stop
-  and joined, after the item it is making.
+  and joined after the item it is making (at most :data:`JOIN_SECONDS`; a daemon thread still making one then ends
+  after it, its item discarded).
 
     >>> list(prefetched(iter(range(5)), depth=2))
     [0, 1, 2, 3, 4]
@@ -36,6 +37,9 @@ T = TypeVar("T")
 #: only costs memory (each 90-frame 832x480 clip is 108 MB per array, SPEC section 1).
 PREFETCH_DEPTH = 1
 _POLL_SECONDS = 0.1  # how often a blocked producer checks whether the consumer has gone
+#: How long a consumer that stops early waits for the producer to finish the item it is making (an interrupted run
+#: should not wait for a long clip's flows); a producer still busy then is a daemon thread that stops after it.
+JOIN_SECONDS = 5.0
 
 
 class _Raised:
@@ -88,7 +92,7 @@ def prefetched(items: Iterable[T], depth: int = PREFETCH_DEPTH, *, name: str = "
             yield value
     finally:
         stop.set()
-        worker.join()
+        worker.join(timeout=JOIN_SECONDS)
 
 
 __all__ = ["PREFETCH_DEPTH", "prefetched"]
