@@ -45,6 +45,12 @@ def eval_make_video():
     return make_video
 
 
+
+def slice_rows(samples) -> list[dict]:
+    """Dataset rows (``evaluate_dataset(rows=...)``) of videos: clip id, frames, hole and their shape."""
+    return [{"clip_id": s.clip_id, "frames": s.gt, "hole": s.hole, "num_frames": s.num_frames,
+             "height": s.gt.shape[1], "width": s.gt.shape[2]} for s in samples]
+
 @pytest.fixture
 def eval_samples() -> list[VideoSample]:
     """Three small generated videos as VideoSamples (different lengths and seeds)."""

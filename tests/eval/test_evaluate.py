@@ -16,6 +16,8 @@ from devil_dataset.eval.pixel import pcons_psnr_mask, psnr, ssim
 from devil_dataset.eval.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.results import dumps, read_results, write_results
 
+from .conftest import slice_rows
+
 PIXEL = ["psnr", "ssim", "pcons"]
 
 
@@ -136,18 +138,13 @@ def test_devkit_prediction_equal_to_gt(eval_devkit, tmp_path):
     assert back["summary"]["psnr"] == "inf" and back["videos"]["sample-inpainting-inputs"]["psnr"] == "inf"
 
 
-def _rows(samples):
-    return [{"clip_id": s.clip_id, "frames": s.gt, "hole": s.hole, "num_frames": s.num_frames,
-             "height": s.gt.shape[1], "width": s.gt.shape[2]} for s in samples]
-
-
 def test_dataset_mode_end_to_end_tiny_slice(eval_samples, tmp_path):
     from devil_dataset.core.release_format import write_frame_pngs
 
     for s in eval_samples:
         write_frame_pngs(s.pred, tmp_path / "mymethod" / s.clip_id, "pred")
     doc = evaluate_dataset("tiny", "fg_size_high", tmp_path / "mymethod", PIXEL, EvalOptions(), progress=False,
-                           rows=_rows(eval_samples))
+                           rows=slice_rows(eval_samples))
     assert doc["method"] == "mymethod" and doc["slice"] == "fg_size_high" and doc["num_videos"] == 3
     direct = evaluate(eval_samples, build_metrics(PIXEL, EvalOptions())[0], progress=False)
     assert doc["summary"] == direct.summary and doc["videos"] == direct.videos
@@ -160,7 +157,7 @@ def test_dataset_mode_validation_lists_all_clips(eval_samples, tmp_path):
     write_frame_pngs(eval_samples[1].pred, tmp_path / "m" / "clip1", "pred")
     with pytest.raises(DevilError) as err:
         evaluate_dataset(
-            "tiny", "all", tmp_path / "m", PIXEL, EvalOptions(), progress=False, rows=_rows(eval_samples)
+            "tiny", "all", tmp_path / "m", PIXEL, EvalOptions(), progress=False, rows=slice_rows(eval_samples)
         )
     msg = str(err.value)
     assert "2 of 3 clips" in msg and "clip0: 2 predicted frames (frame_%04d_pred.png), expected 4" in msg

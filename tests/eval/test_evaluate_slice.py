@@ -10,12 +10,9 @@ from devil_dataset.eval.evaluate import evaluate_dataset, evaluate_slice
 from devil_dataset.eval.protocol import EvalOptions
 from devil_dataset.eval.results import dumps
 
+from .conftest import slice_rows
+
 METRICS = ["psnr", "ssim", "pcons", "warp_error"]
-
-
-def _rows(samples):
-    return [{"clip_id": s.clip_id, "frames": s.gt, "hole": s.hole, "num_frames": s.num_frames,
-             "height": s.gt.shape[1], "width": s.gt.shape[2]} for s in samples]
 
 
 @pytest.fixture
@@ -32,10 +29,10 @@ def three_methods(eval_samples, tmp_path):
 def test_three_methods_in_one_pass_equal_three_separate_runs(eval_samples, three_methods):
     opts = EvalOptions(flow="dis")
     together = evaluate_slice("tiny", "all", list(three_methods.values()), METRICS, opts, progress=False,
-                              rows=_rows(eval_samples))
+                              rows=slice_rows(eval_samples))
     assert list(together) == ["noisy", "negative", "perfect"]
     for name, folder in three_methods.items():
-        alone = evaluate_dataset("tiny", "all", folder, METRICS, opts, progress=False, rows=_rows(eval_samples))
+        alone = evaluate_dataset("tiny", "all", folder, METRICS, opts, progress=False, rows=slice_rows(eval_samples))
         assert dumps(together[name]) == dumps(alone)  # as written (NaN: null; 'perfect' has inf values)
     assert together["perfect"]["clipped"]["psnr"] == [s.clip_id for s in eval_samples]
     assert together["negative"]["summary"]["psnr"] < together["noisy"]["summary"]["psnr"]
@@ -46,25 +43,25 @@ def test_two_workers_equal_one_process(eval_samples, three_methods):
     evaluation in the same workers (kept for the command) gives them again."""
     opts = EvalOptions(flow="dis")
     preds = {k: three_methods[k] for k in ("noisy", "perfect")}
-    one = evaluate_slice("tiny", "all", preds, METRICS, opts, progress=False, rows=_rows(eval_samples))
+    one = evaluate_slice("tiny", "all", preds, METRICS, opts, progress=False, rows=slice_rows(eval_samples))
     two = evaluate_slice("tiny", "all", preds, METRICS, opts, engine=get_engine("local", jobs=2), progress=False,
-                         rows=_rows(eval_samples))
+                         rows=slice_rows(eval_samples))
     again = evaluate_slice("tiny", "all", preds, METRICS, opts, engine=get_engine("local", jobs=2), progress=False,
-                           rows=_rows(eval_samples))
+                           rows=slice_rows(eval_samples))
     written = [{m: dumps(d) for m, d in docs.items()} for docs in (one, two, again)]  # NaN-safe: as written
     assert written[0] == written[1] == written[2]
 
 
 def test_bad_arguments(eval_samples, three_methods, tmp_path):
     with pytest.raises(DevilError, match="no method"):
-        evaluate_slice("tiny", "all", {}, METRICS, rows=_rows(eval_samples))
+        evaluate_slice("tiny", "all", {}, METRICS, rows=slice_rows(eval_samples))
 
 
 def _slice_rows_with(samples, shift):
     """The samples' rows with the hole moved ``shift`` pixels right: the same clip ids with another slice's masks."""
     import numpy as np
 
-    return [{**r, "hole": np.roll(r["hole"], shift, axis=2)} for r in _rows(samples)]
+    return [{**r, "hole": np.roll(r["hole"], shift, axis=2)} for r in slice_rows(samples)]
 
 
 def test_predictions_of_another_slice_are_refused_by_their_manifest(eval_samples, tmp_path):
@@ -73,7 +70,7 @@ def test_predictions_of_another_slice_are_refused_by_their_manifest(eval_samples
     from devil_dataset.inpaint import get_inpainter
     from devil_dataset.inpaint.run import dataset_run_info, run_inpainter
 
-    high, low = _rows(eval_samples), _slice_rows_with(eval_samples, 16)
+    high, low = slice_rows(eval_samples), _slice_rows_with(eval_samples, 16)
     preds = tmp_path / "telea" / "fg_size_high"
     run_inpainter(get_inpainter("telea"), high, preds, progress=False,
                   run_info=dataset_run_info("telea", "D", "fg_size_high"))
@@ -94,7 +91,7 @@ def test_predictions_without_manifest_that_differ_outside_the_hole_warn(eval_sam
 
     engine = get_engine("local", jobs=jobs)
 
-    high, low = _rows(eval_samples), _slice_rows_with(eval_samples, 16)
+    high, low = slice_rows(eval_samples), _slice_rows_with(eval_samples, 16)
     for r in high:
         pred = r["frames"].copy()
         pred[r["hole"]] = 255 - pred[r["hole"]]  # composited: known pixels kept exactly, the hole changed

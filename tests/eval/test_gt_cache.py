@@ -19,13 +19,10 @@ from devil_dataset.eval.evaluate import build_metrics, evaluate_dataset, evaluat
 from devil_dataset.eval.gt_cache import GroundTruthCache, cached_prepare_clip, decode_entry, encode_entry
 from devil_dataset.eval.protocol import EvalOptions
 
+from .conftest import slice_rows
+
 METRICS = ["psnr", "ssim", "pcons", "warp_error"]
 OPTS = EvalOptions(flow="dis")
-
-
-def _rows(samples):
-    return [{"clip_id": s.clip_id, "frames": s.gt, "hole": s.hole, "num_frames": s.num_frames,
-             "height": s.gt.shape[1], "width": s.gt.shape[2]} for s in samples]
 
 
 @pytest.fixture
@@ -48,7 +45,7 @@ def _entries(cache: GroundTruthCache):
 
 
 def test_cold_warm_and_no_cache_give_the_same_documents(eval_samples, two_methods, tmp_path):
-    rows = _rows(eval_samples)
+    rows = slice_rows(eval_samples)
     plain = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows)
     cache = GroundTruthCache(tmp_path / "gt")
     cold = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
@@ -69,7 +66,7 @@ def test_cold_warm_and_no_cache_give_the_same_documents(eval_samples, two_method
 
 
 def test_corrupt_entry_is_reported_and_recomputed(eval_samples, two_methods, tmp_path, capsys):
-    rows = _rows(eval_samples)
+    rows = slice_rows(eval_samples)
     cache = GroundTruthCache(tmp_path / "gt")
     ref = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows,
                            gt_cache=cache)
@@ -246,7 +243,7 @@ def test_cache_pickles_as_its_folder_and_cap(tmp_path):
 
 
 def test_local_workers_share_the_cache(eval_samples, two_methods, tmp_path):
-    rows = _rows(eval_samples)
+    rows = slice_rows(eval_samples)
     ref = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows)
     engine = get_engine("local", jobs=2)
     cold = GroundTruthCache(tmp_path / "gt")
@@ -271,7 +268,7 @@ def test_clip_scorer_with_cache_equals_without(eval_samples, tmp_path):
 def test_cli_flags(eval_samples, two_methods, tmp_path, monkeypatch, capsys):
     import devil_dataset.eval.evaluate as ev_mod
 
-    rows = _rows(eval_samples)
+    rows = slice_rows(eval_samples)
     monkeypatch.setattr(ev_mod, "_slice_rows", lambda dataset, config, columns=None: iter(rows))
     ds = tmp_path / "ds"
     ds.mkdir()
@@ -299,7 +296,7 @@ def test_ray_workers_share_the_cache(eval_samples, two_methods, tmp_path, monkey
     monkeypatch.setenv("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # a private local Ray
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     ray = pytest.importorskip("ray")
-    rows = _rows(eval_samples)
+    rows = slice_rows(eval_samples)
     ref = evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False, rows=rows)
     if ray.is_initialized():
         ray.shutdown()
