@@ -18,14 +18,13 @@ endpoint's computation; the activations handed out are float32 in every mode.
 """
 from __future__ import annotations
 
-import copy
 from typing import Iterator, Sequence, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .precision import check_precision, network_precision
+from .precision import check_precision, network_precision, precision_view
 
 # Endpoint order of the network (Carreira & Zisserman 2017; names as in the release checkpoint).
 ENDPOINTS: tuple[str, ...] = (
@@ -198,13 +197,7 @@ class I3D(nn.Module):
         >>> bf.precision, bf.Mixed_5c is net.Mixed_5c, bf is net.at_precision("bf16"), bf.at_precision("float32") is net
         ('bf16', True, True, True)
         """
-        check_precision(precision, prefix="I3D.at_precision: ")
-        view = self._precision_views.get(precision)
-        if view is None:
-            view = copy.copy(self)  # a shallow copy: the same submodules, parameters and table of views
-            view.precision = precision
-            self._precision_views[precision] = view
-        return view
+        return precision_view(self, self._precision_views, precision, "I3D")
 
 
 def random_i3d_state(seed: int = 0) -> dict[str, torch.Tensor]:

@@ -35,12 +35,15 @@ networks of different precisions in two threads at once (autocast itself is per 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+import copy
+from typing import Any, Iterator, TypeVar
 
 import torch
 
 from ..errors import unknown_name
 from . import PRECISIONS
+
+T = TypeVar("T")
 
 #: The autocast dtype of the ``"bf16"`` mode.
 BF16_DTYPE = torch.bfloat16
@@ -59,6 +62,26 @@ def check_precision(precision: str, *, prefix: str = "") -> str:
     if precision not in PRECISIONS:
         raise unknown_name("network precision", precision, PRECISIONS, prefix=prefix)
     return precision
+
+
+def precision_view(network: T, views: dict[str, T], precision: str, label: str) -> T:
+    """``network`` computing in ``precision``: a shallow copy (the same modules and parameters, nothing reloaded) with
+    its ``precision`` attribute set, kept in ``views`` (the table every view shares), so asking twice gives the same
+    object. ``label`` names the caller in the error for an unknown precision.
+
+    >>> class Net:
+    ...     def __init__(self): self.precision, self.views = "float32", {"float32": self}
+    >>> net = Net(); bf = precision_view(net, net.views, "bf16", "Net")
+    >>> bf.precision, bf is precision_view(net, net.views, "bf16", "Net"), bf.views is net.views
+    ('bf16', True, True)
+    """
+    check_precision(precision, prefix=f"{label}.at_precision: ")
+    view = views.get(precision)
+    if view is None:
+        view = copy.copy(network)  # shares the modules, the parameters and this table of views
+        view.precision = precision  # type: ignore[attr-defined]
+        views[precision] = view
+    return view
 
 
 def effective_precision(precision: str, device: str | torch.device) -> str:
@@ -157,5 +180,5 @@ def _applied(precision: str, device_type: str) -> Iterator[None]:
         _restore_flags(saved)
 
 
-__all__ = ["BF16_DTYPE", "PRECISIONS", "check_precision", "effective_precision", "float32_flags",
+__all__ = ["BF16_DTYPE", "PRECISIONS", "check_precision", "effective_precision", "precision_view", "float32_flags",
            "network_precision", "precision_provenance"]

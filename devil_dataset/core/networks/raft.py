@@ -13,13 +13,11 @@ torchvision's RAFT accepts) and the flow is cropped back. ``precision`` (float32
 """
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .precision import check_precision, network_precision
+from .precision import check_precision, network_precision, precision_view
 
 # torchvision's default number of refinement iterations for raft_large.
 RAFT_ITERATIONS = 12
@@ -82,13 +80,7 @@ class RAFTFlow:
         >>> bf.precision, bf.model is raft.model, bf is raft.at_precision("bf16"), bf.at_precision("float32") is raft
         ('bf16', True, True, True)
         """
-        check_precision(precision, prefix="RAFTFlow.at_precision: ")
-        view = self._views.get(precision)
-        if view is None:
-            view = copy.copy(self)  # shares the model and this table of views
-            view.precision = precision
-            self._views[precision] = view
-        return view
+        return precision_view(self, self._views, precision, "RAFTFlow")
 
     def flow(self, frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
         """Flow [H, W, 2] from one uint8 RGB frame to another."""
