@@ -23,25 +23,21 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.ndimage import uniform_filter, uniform_filter1d
 from skimage.metrics import structural_similarity
 
 from ..core.errors import UnknownNameError
 from ..core.hole_box import hole_window
 from .protocol import EvalOptions, Metric, VideoSample
+from .ssim_window import SSIM_K1, SSIM_K2, WINDOW, map_mean, ssim_map, window_means
 
 # SPEC section 7: PSNR data range for float frames in [0, 1].
 PSNR_DATA_RANGE = 1.0
-# SPEC section 7: SSIM parameters (scikit-image, uniform 7x7 window, sample covariance, K1 0.01, K2 0.03).
-SSIM_WIN_SIZE = 7
-SSIM_K1 = 0.01
-SSIM_K2 = 0.03
+# SPEC section 7: SSIM's window side (its constants K1, K2 live in :mod:`.ssim_window`).
+SSIM_WIN_SIZE = WINDOW
 # SPEC section 7: the release's implicit float data range (skimage's (-1, 1) for floats) vs the standard range 1.
 SSIM_DATA_RANGE = {"release": 2.0, "standard": 1.0}
-# Largest ground-truth SSIM terms kept per clip for reuse across methods (four float32 per value: a 45-frame
-# 832x480 clip takes 0.86 GB, a 90-frame one 1.73 GB); above it every video filters its ground truth itself
-# (same values, more CPU).
-SSIM_PREPARE_MAX_BYTES = 2 << 30
+# SPEC section 7 / docs/release-metrics.md: the release's scikit-image 0.17.2 converts frames to float64 first.
+SSIM_ARITHMETIC = "float64"
 # SPEC section 7 / paper supplementary: PCons patch size and search offsets (top-left -20..+19 in both axes).
 PCONS_PATCH = 50
 PCONS_SEARCH = 20
@@ -113,18 +109,16 @@ def _ssim_data_range(mode: str) -> float:
 
 
 def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
-                reference: "SSIMReference | None" = None, changed: np.ndarray | None = None) -> np.ndarray:
-    """Per-frame SSIM of uint8 [T, H, W, 3] videos ``test`` against ``gt``: scikit-image on float32 frames
-    (SPEC section 7), with ``gt`` as its first image.
+                changed: np.ndarray | None = None) -> np.ndarray:
+    """Per-frame SSIM of uint8 [T, H, W, 3] videos ``test`` against ``gt``, with ``gt`` as its first image: the
+    release's scikit-image on float frames (SPEC section 7), in float64 as its version 0.17.2 computes.
 
     ``mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (data range 1).
-    The values are bit-identical to ``skimage.metrics.structural_similarity(..., channel_axis=-1)`` (see
-    :func:`_ssim_frame`), about 1.8x faster. ``reference`` (:func:`ssim_reference` of ``gt``) holds the
-    ground-truth-only terms, so that scoring several predictions of one clip filters the ground truth once, and
-    only the part of each frame where ``test`` differs from ``gt`` is filtered again (:func:`_ssim_frame_changed`);
-    the values are the same bit for bit. ``changed`` (bool [T, H, W], optional) holds every pixel where the frames
-    may differ (for a composite: the hole), so only that part is compared; without ``reference`` each frame's
-    ground-truth terms are then made on the fly, only those the changed part needs (same floats).
+    The local statistics come from exact window sums (:mod:`~devil_dataset.eval.ssim_window`), so the map is
+    computed only where the frames differ (elsewhere it is exactly 1); the values are within 3e-15 of
+    ``skimage.metrics.structural_similarity`` on float64 frames (tested). ``changed`` (bool [T, H, W], optional)
+    holds every pixel where the frames may differ (for a composite: the hole), so only that part is compared; the
+    values are the same floats with or without it.
 
     >>> a = np.random.default_rng(0).integers(0, 256, (1, 16, 16, 3), dtype=np.uint8)
     >>> ssim_frames(a, a).tolist()
@@ -136,190 +130,32 @@ def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
     if min(gt.shape[1:3]) < SSIM_WIN_SIZE:  # scikit-image's own error for frames smaller than the window
         structural_similarity(_as_float(gt[0]), _as_float(test[0]), win_size=SSIM_WIN_SIZE, data_range=data_range,
                               channel_axis=-1)
-    if reference is not None and (reference.shape != gt.shape or reference.data_range != data_range):
-        raise ValueError(f"ssim reference of shape {reference.shape} / data range {reference.data_range} "
-                         f"does not fit frames {gt.shape} / data range {data_range}")
-    out = np.empty(len(gt), np.float64)
-    for t in range(len(gt)):
-        if reference is not None:
-            out[t] = _ssim_frame_changed(test[t], gt[t], data_range, reference.terms[t],
-                                         None if changed is None else changed[t])
-        elif changed is not None:  # one prediction: only the ground-truth terms the changed part needs
-            out[t] = _ssim_frame_changed(test[t], gt[t], data_range, None, changed[t])
-        else:
-            out[t] = _ssim_frame(test[t], gt[t], data_range)
-    return out
+    return np.array([_ssim_frame(test[t], gt[t], data_range, None if changed is None else changed[t])
+                     for t in range(len(gt))], np.float64)
 
 
-class SSIMReference:
-    """Ground-truth-only SSIM terms of one video: per frame ``(ux, uxx, p1x, p1xx)``, the local means of the channels
-    and of their squares, and the column pass of the window filter on ``x`` and ``x * x`` (:func:`_ssim_gt_terms`).
-
-    Made by :func:`ssim_reference`; ``nbytes`` is its size (four float32 arrays per frame).
-    """
-
-    def __init__(self, shape: tuple, data_range: float, terms: list[tuple[np.ndarray, ...]]) -> None:
-        self.shape, self.data_range, self.terms = tuple(shape), data_range, terms
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for frame in self.terms for a in frame)
-
-
-def ssim_reference_nbytes(shape: Sequence[int]) -> int:
-    """Bytes an :class:`SSIMReference` of uint8 frames of ``shape`` [T, H, W, C] takes (four float32 per value)."""
-    return 4 * 4 * math.prod(shape)
-
-
-def ssim_reference(gt: np.ndarray, mode: str = "release") -> SSIMReference:
-    """The ground-truth terms of :func:`ssim_frames` for every frame of ``gt`` (uint8 [T, H, W, 3]).
-
-    >>> rng = np.random.default_rng(1)
-    >>> gt = rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8); test = rng.integers(0, 256, gt.shape, dtype=np.uint8)
-    >>> ssim_frames(test, gt, reference=ssim_reference(gt)).tolist() == ssim_frames(test, gt).tolist()
-    True
-    """
-    data_range = _ssim_data_range(mode)
-    return SSIMReference(gt.shape, data_range, [_ssim_gt_terms(f) for f in gt])
-
-
-def _ssim_gt_terms(gt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(ux, uxx, p1x, p1xx) of one uint8 [H, W, C] frame (as [C, H, W] float32): the local means of ``x`` and
-    ``x * x`` as :func:`_ssim_frame` makes them, and the first (column, along H) pass of their window filter.
-
-    ``uniform_filter`` with size (1, 7, 7) runs a 1-D running-sum filter along H, then along W, on float32 arrays;
-    the two passes are made here one by one (the same calls, so the same floats) to keep the intermediate.
-    """
-    x = _as_float(np.ascontiguousarray(np.moveaxis(gt, -1, 0)))
-    p1x = uniform_filter1d(x, SSIM_WIN_SIZE, axis=1)
-    ux = uniform_filter1d(p1x, SSIM_WIN_SIZE, axis=2)
-    p1xx = uniform_filter1d(np.multiply(x, x, out=x), SSIM_WIN_SIZE, axis=1)
-    uxx = uniform_filter1d(p1xx, SSIM_WIN_SIZE, axis=2)
-    return ux, uxx, p1x, p1xx
-
-
-def _ssim_variance(ux: np.ndarray, uxx: np.ndarray) -> np.ndarray:
-    """vx = cov_norm * (uxx - ux * ux), the sample variance of the window (a new array)."""
-    n = SSIM_WIN_SIZE**2
-    return np.multiply(np.subtract(uxx, ux * ux), n / (n - 1))
-
-
-def _ssim_frame(test: np.ndarray, gt: np.ndarray, data_range: float,
-                gt_terms: tuple[np.ndarray, ...] | None = None) -> float:
-    """SSIM of one uint8 [H, W, C] frame pair with scikit-image's float32 arithmetic, operation for operation.
-
-    scikit-image (``channel_axis=-1``, uniform 7x7 window, sample covariance) filters each channel separately and
-    allocates a new array for every intermediate. Here the channels are filtered together as planes of one
-    [C, H, W] array (``uniform_filter`` with size 1 along the plane axis filters each plane alone, with the same
-    1-D passes in the same order) and the intermediates reuse buffers; every element sees the same float32
-    operations in the same order, and each channel's mean runs over a contiguous plane as in scikit-image, so the
-    result is the same float, bit for bit (tested against scikit-image). ``gt_terms`` (:func:`_ssim_gt_terms`,
-    left unchanged) replaces the ground truth's own filtering.
-    """
-    size = (1, SSIM_WIN_SIZE, SSIM_WIN_SIZE)
-    x = _as_float(np.ascontiguousarray(np.moveaxis(gt, -1, 0)))
-    y = _as_float(np.ascontiguousarray(np.moveaxis(test, -1, 0)))
-    ux, uxx = (gt_terms if gt_terms is not None else _ssim_gt_terms(gt))[:2]
-    uy = uniform_filter(y, size)
-    vy = uniform_filter(np.multiply(y, y), size)
-    vxy = uniform_filter(np.multiply(x, y, out=x), size)
-    return _ssim_mean(_ssim_map(ux, _ssim_variance(ux, uxx), uy, vy, vxy, data_range))
-
-
-def _ssim_map(ux: np.ndarray, vx: np.ndarray, uy: np.ndarray, uyy: np.ndarray, uxy: np.ndarray,
-              data_range: float) -> np.ndarray:
-    """The SSIM map (A1 * A2) / (B1 * B2) from the local statistics, scikit-image's float32 statements in its
-    order; ``uyy`` and ``uxy`` (local means of y * y and x * y) are overwritten, the others left unchanged."""
-    n = SSIM_WIN_SIZE**2
-    cov_norm = n / (n - 1)
-    c1, c2 = (SSIM_K1 * data_range) ** 2, (SSIM_K2 * data_range) ** 2
-    buf = np.empty_like(uy)
-    ux2, uy2 = ux * ux, uy * uy
-    vy = np.multiply(np.subtract(uyy, uy2, out=uyy), cov_norm, out=uyy)  # vy = cov_norm * (uyy - uy * uy)
-    np.multiply(ux, uy, out=buf)
-    vxy = np.multiply(np.subtract(uxy, buf, out=uxy), cov_norm, out=uxy)
-    a1 = np.add(np.multiply(np.multiply(ux, 2, out=buf), uy, out=buf), c1, out=buf)  # 2 * ux * uy + C1
-    a2 = np.add(np.multiply(vxy, 2, out=vxy), c2, out=vxy)  # 2 * vxy + C2
-    b1 = np.add(np.add(ux2, uy2, out=ux2), c1, out=ux2)  # ux**2 + uy**2 + C1
-    b2 = np.add(np.add(vx, vy, out=vy), c2, out=vy)  # vx + vy + C2
-    return np.divide(np.multiply(a1, a2, out=a1), np.multiply(b1, b2, out=b1), out=a1)  # (A1 * A2) / (B1 * B2)
-
-
-def _ssim_mean(s: np.ndarray) -> float:
-    """scikit-image's SSIM of a [C, H, W] map: each channel's mean (float64) without the window's border, then
-    the mean of the channels' float32 values."""
-    pad = (SSIM_WIN_SIZE - 1) // 2
-    per_channel = np.array([plane[pad:-pad, pad:-pad].mean(dtype=np.float64) for plane in s], dtype=np.float32)
-    return float(per_channel.mean())
-
-
-def _ssim_frame_changed(test: np.ndarray, gt: np.ndarray, data_range: float,
-                        gt_terms: tuple[np.ndarray, ...] | None, changed: np.ndarray | None = None) -> float:
-    """:func:`_ssim_frame` of one frame pair, filtering only what ``test`` changes (the same float, bit for bit).
-
-    The window filter is a running sum along each line (along H, then along W), so a changed pixel can alter the
-    first pass only in its own columns, and the second pass only in rows whose first pass changed, from 3 columns
-    left of the first changed column onwards. Those columns are filtered whole (same lines, same calls, same
-    floats), their rows are compared with the ground truth's first pass (``p1x``, ``p1xx`` of ``gt_terms``) and
-    only the rows that differ get the second pass, and the SSIM formula up to the last column whose local statistics
-    differ. Elsewhere the local statistics of ``test`` equal the ground truth's bit for bit, where the formula gives
-    exactly 1 (A1 = B1 and A2 = B2, as doubling is exact). ``changed`` (bool [H, W]) bounds where the frames may
-    differ; ``None`` compares whole frames. ``gt_terms`` ``None``: the ground truth's terms are made here, and only
-    what is needed: nothing when the frames are equal, the first pass whole (its lines are whole columns), the second
-    pass only on the rows that differ (each row is one line of that pass: the same floats as filtering all rows).
-    """
+def _ssim_frame(test: np.ndarray, gt: np.ndarray, data_range: float, changed: np.ndarray | None = None) -> float:
+    """SSIM of one uint8 [H, W, C] frame pair: the map on the part whose windows meet a differing pixel (inside
+    ``changed`` when given), 1 elsewhere (:func:`~devil_dataset.eval.ssim_window.map_mean`)."""
     height, width = gt.shape[:2]
     window = (slice(0, height), slice(0, width)) if changed is None else hole_window(changed)
-    if window is None:
+    box = None if window is None else hole_window((gt[window] != test[window]).any(axis=-1))
+    if window is None or box is None:
         return 1.0
-    box = hole_window((gt[window] != test[window]).any(axis=-1))
-    if box is None:
-        return 1.0
-    if gt_terms is None:
-        whole = _as_float(np.ascontiguousarray(np.moveaxis(gt, -1, 0)))
-        p1x = uniform_filter1d(whole, SSIM_WIN_SIZE, axis=1)
-        p1xx = uniform_filter1d(np.multiply(whole, whole, out=whole), SSIM_WIN_SIZE, axis=1)
-        ux = uxx = None
-    else:
-        ux, uxx, p1x, p1xx = gt_terms
-    cx0, cx1 = window[1].start + box[1].start, window[1].start + box[1].stop
-    x = _as_float(np.ascontiguousarray(np.moveaxis(gt[:, cx0:cx1], -1, 0)))
-    y = _as_float(np.ascontiguousarray(np.moveaxis(test[:, cx0:cx1], -1, 0)))
-    p1y = uniform_filter1d(y, SSIM_WIN_SIZE, axis=1)
-    p1yy = uniform_filter1d(np.multiply(y, y), SSIM_WIN_SIZE, axis=1)
-    p1xy = uniform_filter1d(np.multiply(x, y, out=x), SSIM_WIN_SIZE, axis=1)
-    gx, gxx = p1x[:, :, cx0:cx1], p1xx[:, :, cx0:cx1]
-    rows = np.flatnonzero(((p1y != gx) | (p1yy != gxx) | (p1xy != gxx)).any(axis=(0, 2)))
-    if len(rows) == 0:
-        return 1.0
-    c0 = max(0, cx0 - SSIM_WIN_SIZE // 2)
-
-    def second_pass(first: np.ndarray, base: np.ndarray) -> np.ndarray:
-        full = base[:, rows, :]
-        full[:, :, cx0:cx1] = first[:, rows, :]
-        return uniform_filter1d(full, SSIM_WIN_SIZE, axis=2)[:, :, c0:]
-
-    uy, uyy, uxy = second_pass(p1y, p1x), second_pass(p1yy, p1xx), second_pass(p1xy, p1xx)
-    if ux is None or uxx is None:  # the ground truth's second pass on those rows only
-        ux = uniform_filter1d(p1x[:, rows, :], SSIM_WIN_SIZE, axis=2)[:, :, c0:]
-        uxx = uniform_filter1d(p1xx[:, rows, :], SSIM_WIN_SIZE, axis=2)[:, :, c0:]
-    else:
-        ux, uxx = ux[:, rows, c0:], uxx[:, rows, c0:]
-    # past the changed columns the running sums of the second pass carry rounding noise only, which float32 output
-    # almost always hides: the formula is needed only up to the last column where a local statistic differs
-    differs = np.flatnonzero(((uy != ux) | (uyy != uxx) | (uxy != uxx)).any(axis=(0, 1)))
-    if len(differs) == 0:
-        return 1.0
-    ncols = int(differs[-1]) + 1
-    uy, uyy, uxy, ux, uxx = (a[:, :, :ncols] for a in (uy, uyy, uxy, ux, uxx))
-    s = np.ones((gt.shape[2], height, width), np.float32)
-    s[:, rows, c0 : c0 + ncols] = _ssim_map(ux, _ssim_variance(ux, uxx), uy, uyy, uxy, data_range)
-    return _ssim_mean(s)
+    pad = SSIM_WIN_SIZE // 2
+    # the scored map pixels (pad or more from every border) whose window meets the differing box
+    r0 = max(pad, window[0].start + box[0].start - pad)
+    r1 = min(height - pad, window[0].start + box[0].stop + pad)
+    c0 = max(pad, window[1].start + box[1].start - pad)
+    c1 = min(width - pad, window[1].start + box[1].stop + pad)
+    crop = (slice(r0 - pad, r1 + pad), slice(c0 - pad, c1 + pad))
+    part = ssim_map(*window_means(gt[crop], test[crop]), data_range=data_range)
+    return map_mean(part, (height - 2 * pad) * (width - 2 * pad))
 
 
-def ssim(test: np.ndarray, gt: np.ndarray, mode: str = "release") -> float:
+def ssim(test: np.ndarray, gt: np.ndarray, mode: str = "release", changed: np.ndarray | None = None) -> float:
     """Per-video SSIM: mean over frames of :func:`ssim_frames`."""
-    return float(np.mean(ssim_frames(test, gt, mode)))
+    return float(np.mean(ssim_frames(test, gt, mode, changed)))
 
 
 def hole_centroid_topleft(hole: np.ndarray, size: tuple[int, int], patch: int = PCONS_PATCH) -> np.ndarray:
@@ -574,37 +410,18 @@ class SSIMMetric(_PerVideoMetric):
             raise UnknownNameError(f"unknown ssim mode {mode!r}; valid: {', '.join(SSIM_DATA_RANGE)}")
         self.ssim_mode = mode
 
-    def prepare(self, gt: np.ndarray, hole: np.ndarray | None = None) -> SSIMReference | None:
-        """The ground truth's SSIM terms, shared by every method scored on the clip (``None`` above
-        :data:`SSIM_PREPARE_MAX_BYTES`: each video then filters its ground truth itself; ``None`` on the torch
-        backend, whose device filters the ground truth again for less than moving 16 bytes per value there)."""
-        if (self._torch or gt.ndim != 4 or min(gt.shape[1:3]) < SSIM_WIN_SIZE
-                or ssim_reference_nbytes(gt.shape) > SSIM_PREPARE_MAX_BYTES):
-            return None
-        return ssim_reference(gt, self.ssim_mode)
-
-    def update(self, video: VideoSample, prepared: SSIMReference | None = None) -> dict[str, float]:
-        if self._torch:  # the device computes the ground truth's terms itself (a prepared reference is not needed)
-            return super().update(video)
-        if prepared is not None and prepared.shape != video.gt.shape:
-            prepared = None
-        # the composite differs from the ground truth only inside the hole: only that part is filtered again
-        values = {"ssim": float(np.mean(ssim_frames(video.composite, video.gt, self.ssim_mode, prepared,
-                                                    video.hole)))}
-        self.values["ssim"].append(values["ssim"])
-        return values
-
     def _video_values(self, video: VideoSample) -> dict[str, float]:
         if self._torch:
             from . import pixel_torch
 
             comp, gt, _ = pixel_torch.video_tensors(video, self.pixel_device)
             return {"ssim": pixel_torch.ssim(comp, gt, self.ssim_mode, **self._torch_kwargs())}
-        return {"ssim": ssim(video.composite, video.gt, self.ssim_mode)}
+        # the composite differs from the ground truth only inside the hole: the map is computed around it only
+        return {"ssim": ssim(video.composite, video.gt, self.ssim_mode, video.hole)}
 
     def provenance(self) -> dict:
         return {
-            **super().provenance(), "mode": self.ssim_mode,
+            **super().provenance(), "mode": self.ssim_mode, "arithmetic": SSIM_ARITHMETIC,
             "data_range": SSIM_DATA_RANGE[self.ssim_mode], "win_size": SSIM_WIN_SIZE,
             "K1": SSIM_K1, "K2": SSIM_K2, "gaussian_weights": False, "use_sample_covariance": True,
         }

@@ -3,17 +3,16 @@
 The same values as the numpy path (within 1e-9, in practice bit for bit) from the same arithmetic, on a CPU or a GPU:
 
 * **float32 where the reference is float32**: the release reads frames as ``uint8 / 255`` in float32, and
-  scikit-image computes the squared differences and the SSIM map's statements in float32. Those elementwise steps
-  run here as the same IEEE float32 operations in the same order (constants are 0-dim tensors of the operand's
-  dtype, so no device rewrites a division as a multiplication by a reciprocal), which round the same on every
-  device. A float64 SSIM would not do: the reference's float32 map and its channel means rounded to float32 put
-  it up to 8e-8 away (measured with scikit-image on float64 frames, generated 320x192 clips), far above 1e-9.
-* **float64 wherever the reference accumulates**: the 7-tap window filter is scipy's float64 running sum (a
-  sequential ``cumsum`` along a non-innermost dimension, sequential on CPU and CUDA alike), every per-frame sum is
-  a fixed pairwise tree of elementwise float64 additions (:func:`tree_sum`: the same order on any device and for
-  any thread count), and the PCons search correlates in float64 and rounds to the exact integers.
-* **the last scalar steps on the host**: the per-frame sums come back to numpy, which takes the logarithm and the
-  float32 channel mean exactly as :mod:`~devil_dataset.eval.pixel` does.
+  scikit-image computes PSNR's squared differences in float32. Those elementwise steps run here as the same IEEE
+  float32 operations in the same order (constants are 0-dim tensors of the operand's dtype, so no device rewrites a
+  division as a multiplication by a reciprocal), which round the same on every device.
+* **float64 wherever the reference accumulates**: SSIM computes in float64 as the release's scikit-image does, from
+  exact window sums (:mod:`~devil_dataset.eval.ssim_window`: exact in any order, so the additions here give the
+  numpy path's floats), every per-frame sum is a fixed pairwise tree of elementwise float64 additions
+  (:func:`tree_sum`: the same order on any device and for any thread count), and the PCons search correlates in
+  float64 and rounds to the exact integers.
+* **the last scalar steps on the host**: the per-frame sums (for SSIM, the map's entries that are not 1) come back
+  to numpy, which takes the logarithm and the means exactly as :mod:`~devil_dataset.eval.pixel` does.
 
 Frames are uint8 numpy arrays [T, H, W, 3] (moved to the device once per call; a metric moves a video once for all
 four pixel metrics, :func:`video_tensors`) or tensors; the work runs in batches of ``batch_size`` frames.
@@ -38,12 +37,11 @@ from .pixel import (
     PCONS_RESCORE_REL,
     PCONS_SEARCH,
     PSNR_DATA_RANGE,
-    SSIM_K1,
-    SSIM_K2,
     SSIM_WIN_SIZE,
     _ssim_data_range,
 )
 from .protocol import EvalOptions, VideoSample, frame_batches
+from .ssim_window import HIGH_VALUES, SSIM_K1, SSIM_K2, UNIT_VALUES, mean_from_offsets
 
 if TYPE_CHECKING:
     import torch
@@ -214,74 +212,65 @@ def psnr(test: "Frames", gt: "Frames", changed: "Frames | None" = None, *, devic
 
 
 # ------------------------------------------------------------------------------------------------------ SSIM
-def uniform_filter_lines(x: "torch.Tensor") -> "torch.Tensor":
-    """scipy's ``uniform_filter1d(x, 7, axis=-2)`` (mode ``reflect``) of a float32 tensor, bit for bit.
-
-    scipy copies each line to float64, extends it by 3 mirrored values at both ends (``c b a | a b c ... x y z |
-    z y x``), sums the first window one value after the other, then slides: ``sum += new - old``, writing
-    ``sum / 7`` rounded to float32. Here the first sums and the differences are computed elementwise and the slide
-    is a float64 ``cumsum`` along dimension -2: sequential on the CPU, and on CUDA too for a dimension that is not
-    the innermost (one thread walks each line), so every partial sum is scipy's.
-    """
-    import torch
-
-    half = SSIM_WIN_SIZE // 2
-    length = x.shape[-2]
-    xd = x.to(torch.float64)
-    ext = torch.cat([xd[..., :half, :].flip(-2), xd, xd[..., length - half :, :].flip(-2)], dim=-2)
-    seq = torch.empty_like(xd)  # the first window's sum, then the slide's differences
-    first = ext[..., 0, :]
+def window_sums(planes: "torch.Tensor") -> "torch.Tensor":
+    """Sums over every 7x7 window wholly inside float64 [B, H, W, C] planes: [B, H - 6, W - 6, C], as elementwise
+    additions along H, then along W. For the planes :func:`window_means` makes every sum is exact (see
+    :mod:`~devil_dataset.eval.ssim_window`), so these are the numpy path's floats whatever the order."""
+    height, width = planes.shape[1], planes.shape[2]
+    rows = planes[:, : height - SSIM_WIN_SIZE + 1]
     for k in range(1, SSIM_WIN_SIZE):
-        first = first + ext[..., k, :]
-    seq[..., 0, :] = first
-    torch.sub(ext[..., SSIM_WIN_SIZE : SSIM_WIN_SIZE + length - 1, :], ext[..., : length - 1, :],
-              out=seq[..., 1:, :])
-    running = torch.cumsum(seq, dim=-2)
-    return running.div_(_const(float(SSIM_WIN_SIZE), running)).to(torch.float32)
+        rows = rows + planes[:, k : height - SSIM_WIN_SIZE + 1 + k]
+    out = rows[:, :, : width - SSIM_WIN_SIZE + 1]
+    for k in range(1, SSIM_WIN_SIZE):
+        out = out + rows[:, :, k : width - SSIM_WIN_SIZE + 1 + k]
+    return out
 
 
-def _window_means(planes: "torch.Tensor") -> "torch.Tensor":
-    """scipy's ``uniform_filter(planes, (..., 7, 7))`` of float32 [..., H, W] planes (along H, then along W), as
-    [..., W, H] (transposed: the second pass filters along dimension -2 too)."""
-    return uniform_filter_lines(uniform_filter_lines(planes).transpose(-1, -2).contiguous())
-
-
-def ssim_channel_sums(test: "torch.Tensor", gt: "torch.Tensor", data_range: float) -> "torch.Tensor":
-    """Per frame and channel of one batch, the float64 sum of the float32 SSIM map without the window's border:
-    uint8 [B, H, W, C] tensors -> float64 [B, C] (scikit-image's statements, see :func:`~.pixel._ssim_map`)."""
+def window_means(gt: "torch.Tensor", test: "torch.Tensor"
+                 ) -> tuple["torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor"]:
+    """:func:`devil_dataset.eval.ssim_window.window_means` of uint8 [B, H, W, C] tensors on their device: (ux, uy,
+    uxx, uyy, uxy), float64 [B, H - 6, W - 6, C], the same floats (exact window sums, the same products, one
+    division)."""
     import torch
 
+    unit = torch.as_tensor(UNIT_VALUES, device=gt.device)
+    high = torch.as_tensor(HIGH_VALUES, device=gt.device)
+    gi, ti = gt.long(), test.long()
+    x, y, x_hi, y_hi = unit[gi], unit[ti], high[gi], high[ti]
+
+    def product_sums(a: "torch.Tensor", b: "torch.Tensor", a_hi: "torch.Tensor", b_hi: "torch.Tensor"
+                     ) -> "torch.Tensor":
+        top = a_hi * b_hi
+        return window_sums(top) + window_sums(a * b - top)
+
+    n = _const(float(SSIM_WIN_SIZE**2), x)
+    return (window_sums(x) / n, window_sums(y) / n, product_sums(x, x, x_hi, x_hi) / n,
+            product_sums(y, y, y_hi, y_hi) / n, product_sums(x, y, x_hi, y_hi) / n)
+
+
+def ssim_map(ux: "torch.Tensor", uy: "torch.Tensor", uxx: "torch.Tensor", uyy: "torch.Tensor",
+             uxy: "torch.Tensor", data_range: float) -> "torch.Tensor":
+    """:func:`devil_dataset.eval.ssim_window.ssim_map` in torch: the same float64 statements in the same order."""
     n = SSIM_WIN_SIZE**2
-    x = _unit_float(gt.permute(0, 3, 1, 2))
-    y = _unit_float(test.permute(0, 3, 1, 2))
-    ux, uy, uxx, uyy, uxy = _window_means(torch.stack([x, y, x * x, y * y, x * y])).unbind(0)
-    cov_norm, two = _const(n / (n - 1), x), _const(2.0, x)
-    c1, c2 = _const((SSIM_K1 * data_range) ** 2, x), _const((SSIM_K2 * data_range) ** 2, x)
-    vx = (uxx - ux * ux) * cov_norm
+    cov_norm, two = _const(n / (n - 1), ux), _const(2.0, ux)
+    c1, c2 = _const((SSIM_K1 * data_range) ** 2, ux), _const((SSIM_K2 * data_range) ** 2, ux)
     ux2, uy2 = ux * ux, uy * uy
+    vx = (uxx - ux2) * cov_norm
     vy = (uyy - uy2) * cov_norm
     vxy = (uxy - ux * uy) * cov_norm
     a1 = ux * two * uy + c1
     a2 = vxy * two + c2
     b1 = ux2 + uy2 + c1
     b2 = vx + vy + c2
-    s = (a1 * a2) / (b1 * b2)
-    pad = (SSIM_WIN_SIZE - 1) // 2
-    inner = s[..., pad:-pad, pad:-pad]
-    return tree_sum(inner.reshape(inner.shape[0], inner.shape[1], -1).to(torch.float64))
-
-
-def ssim_from_channel_sums(sums: np.ndarray, count: int) -> np.ndarray:
-    """Per-frame SSIM from float64 [B, C] channel sums over ``count`` pixels, as scikit-image finishes: each
-    channel's float64 mean rounded to float32, then the float32 mean of the channels."""
-    means = sums / count
-    return np.array([float(np.asarray(row, dtype=np.float32).mean()) for row in means], np.float64)
+    return (a1 * a2) / (b1 * b2)
 
 
 def ssim_frames(test: "Frames", gt: "Frames", mode: str = "release", *, device: str = "cpu",
                 batch_size: int = 8) -> np.ndarray:
-    """Per-frame SSIM of :func:`devil_dataset.eval.pixel.ssim_frames` (scikit-image, uniform 7x7 window, ``mode``
-    ``"release"``: data range 2, ``"standard"``: 1), on ``device``.
+    """Per-frame SSIM of :func:`devil_dataset.eval.pixel.ssim_frames` (float64, uniform 7x7 window, ``mode``
+    ``"release"``: data range 2, ``"standard"``: 1), on ``device``: the map of whole frames on the device, and its
+    entries that are not 1 summed on the host (:func:`~devil_dataset.eval.ssim_window.mean_from_offsets`), so the
+    values are the numpy path's floats.
 
     >>> rng = np.random.default_rng(0)
     >>> a = rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8); b = rng.integers(0, 256, a.shape, dtype=np.uint8)
@@ -300,7 +289,10 @@ def ssim_frames(test: "Frames", gt: "Frames", mode: str = "release", *, device: 
     count = (height - SSIM_WIN_SIZE + 1) * (width - SSIM_WIN_SIZE + 1)
     out = np.empty(len(gt), np.float64)
     for s in frame_batches(len(gt), batch_size):
-        out[s] = ssim_from_channel_sums(ssim_channel_sums(t_test[s], t_gt[s], data_range).cpu().numpy(), count)
+        offsets = ssim_map(*window_means(t_gt[s], t_test[s]), data_range) - 1.0
+        for i, frame in enumerate(offsets):
+            out[s.start + i] = mean_from_offsets(
+                [plane[plane != 0].cpu().numpy() for plane in frame.unbind(-1)], count)
     return out
 
 
@@ -445,6 +437,6 @@ def pcons_psnr_mask(frames: "Frames", hole: "Frames", *, device: str = "cpu", ba
 
 __all__ = [
     "channel_sum", "hole_centroid_topleft", "pcons_psnr_mask", "pcons_psnr_mask_pairs", "psnr", "psnr_frames",
-    "psnr_sums", "resolve_pixel_backend", "ssim", "ssim_channel_sums", "ssim_frames", "ssim_from_channel_sums",
-    "to_device", "tree_sum", "uniform_filter_lines", "video_tensors",
+    "psnr_sums", "resolve_pixel_backend", "ssim", "ssim_frames", "ssim_map", "to_device", "tree_sum",
+    "video_tensors", "window_means", "window_sums",
 ]

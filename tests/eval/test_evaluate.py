@@ -107,7 +107,8 @@ def test_devkit_sample_scores(eval_devkit):
     doc = evaluate_directory(inputs, outputs, PIXEL, EvalOptions(), progress=False)
     s = doc["summary"]
     assert all(math.isfinite(v) for v in s.values())
-    # reference computed the release's way: PIL composite, float32 frames, skimage per frame
+    # reference computed the release's way: PIL composite, float32 frames, skimage per frame (SSIM in float64, as
+    # the release's scikit-image 0.17.2 converts the frames before filtering)
     from PIL import Image
     from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
@@ -118,7 +119,8 @@ def test_devkit_sample_scores(eval_devkit):
         c = Image.composite(g, pred, mask)
         g32, c32 = np.asarray(g, np.float32) / 255, np.asarray(c, np.float32) / 255
         ps.append(peak_signal_noise_ratio(g32, c32, data_range=1))
-        ss.append(float(structural_similarity(g32, c32, win_size=7, data_range=2, channel_axis=-1)))
+        ss.append(float(structural_similarity(g32.astype(np.float64), c32.astype(np.float64), win_size=7,
+                                              data_range=2, channel_axis=-1)))
     assert s["psnr"] == pytest.approx(np.mean(ps), abs=1e-9)
     assert s["ssim"] == pytest.approx(np.mean(ss), abs=1e-9)
     assert 20 < s["pcons_psnr_mask"] < 60
