@@ -20,10 +20,9 @@ stores that work on disk, one entry per (clip, metric), so a second method costs
 
 What is cached (:data:`CACHED_PREPARES`): what the warp error needs of the flows under the clip's hole (the pixels
 that enter its mean and the flow there, :class:`~devil_dataset.eval.warp.HoleFlow`; keyed by the hole too:
-:data:`HOLE_KEYED_PREPARES`) and FID's ground-truth features. SSIM's
-ground-truth terms are not: they take 16 bytes per pixel value (19 MB per 832x480 frame) and are recomputed in
-about 43 ms per frame, about as long as reading and verifying them (measured on an AMD EPYC, ``lscpu``), so the
-cache would triple in size for no gain; they are still shared between the methods of one run.
+:data:`HOLE_KEYED_PREPARES`) and FID's ground-truth features. SSIM needs
+nothing of the ground truth alone: its map is computed around the hole only, from exact window sums
+(:mod:`devil_dataset.eval.ssim_window`).
 
     >>> import tempfile
     >>> from devil_dataset.eval.evaluate import build_metrics
@@ -47,7 +46,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -386,6 +385,11 @@ class GroundTruthCache:
         return text
 
 
+def is_hole_keyed(name: str, metric: Any) -> bool:
+    """Whether ``metric``'s cache entries are made per (clip, hole) (:data:`HOLE_KEYED_PREPARES`, and cached)."""
+    return name in HOLE_KEYED_PREPARES and prepare_identity(name, metric) is not None
+
+
 def cached_prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cache: GroundTruthCache,
                         *, others: bool = True, hole: np.ndarray | None = None) -> dict[str, object]:
     """``prepare_clip(metrics, gt, hole)`` (:mod:`devil_dataset.eval.evaluate`) through ``cache``: a cached metric
@@ -423,6 +427,30 @@ def cached_prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cach
     return out
 
 
+def cached_hole_prepares(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cache: GroundTruthCache,
+                         hole: np.ndarray, clip_state: Callable[[str], Any], *,
+                         clip_hash: str | None = None) -> dict[str, object]:
+    """The state under ``hole`` of each hole-keyed metric of ``metrics`` (:func:`is_hole_keyed`) through ``cache``:
+    read, or made as ``clip_state(name).for_hole(hole)`` (the clip-level state, which the caller computes once for
+    all of a clip's holes) and stored. The keys are those of ``cached_prepare_clip(..., hole=hole)``, so both share
+    entries. ``clip_hash``: :func:`clip_content_hash` of ``gt`` when the caller has it."""
+    out: dict[str, object] = {}
+    hole_hash = clip_content_hash(hole)
+    for name, metric in metrics.items():
+        if not is_hole_keyed(name, metric):
+            continue
+        identity = {**(prepare_identity(name, metric) or {}), "hole": hole_hash}
+        clip_hash = clip_hash or clip_content_hash(gt)
+        key = prepare_key(clip_hash, identity)
+        p = cache.get(key)
+        if p is None:
+            p = clip_state(name).for_hole(hole)
+            cache.put(key, p, identity)
+        p.hole = hole  # made for this hole (its hash is in the key): the fast identity check of update
+        out[name] = p
+    return out
+
+
 def open_gt_cache(cache: GroundTruthCache | str | os.PathLike | None) -> GroundTruthCache | None:
     """A :class:`GroundTruthCache` of a folder (default cap), the cache itself, or ``None``."""
     if cache is None or isinstance(cache, GroundTruthCache):
@@ -432,6 +460,6 @@ def open_gt_cache(cache: GroundTruthCache | str | os.PathLike | None) -> GroundT
 
 __all__ = [
     "CACHED_PREPARES", "DEFAULT_GT_CACHE_MAX_BYTES", "GT_CACHE_ENV", "GroundTruthCache", "GroundTruthCacheStats",
-    "cached_prepare_clip", "clip_content_hash", "decode_entry", "default_gt_cache_dir", "encode_entry",
-    "from_arrays", "open_gt_cache", "prepare_identity", "prepare_key", "to_arrays",
+    "cached_hole_prepares", "cached_prepare_clip", "clip_content_hash", "decode_entry", "default_gt_cache_dir",
+    "encode_entry", "from_arrays", "is_hole_keyed", "open_gt_cache", "prepare_identity", "prepare_key", "to_arrays",
 ]

@@ -261,8 +261,31 @@ def test_clip_scorer_with_cache_equals_without(eval_samples, tmp_path):
     cache = GroundTruthCache(tmp_path / "gt")
     plain = ClipScorer(s.clip_id, s.gt, METRICS, OPTS).score(s.pred, s.hole, "h")
     cold = ClipScorer(s.clip_id, s.gt, METRICS, OPTS, gt_cache=cache).score(s.pred, s.hole, "h")
-    warm = ClipScorer(s.clip_id, s.gt, METRICS, OPTS, gt_cache=cache).score(s.pred, s.hole, "h")
+    warm_scorer = ClipScorer(s.clip_id, s.gt, METRICS, OPTS, gt_cache=cache)
+    warm = warm_scorer.score(s.pred, s.hole, "h")
     assert plain == cold == warm and (cache.stats.misses, cache.stats.hits) == (1, 1)
+    assert warm_scorer._clip_states == {}  # the hole's entry was there: no flow computed at all
+
+
+def test_clip_scorer_writes_per_hole_entries_that_evaluate_reads(eval_samples, two_methods, tmp_path):
+    """The scorer stores the warp error per (clip, hole), computing the clip's flows once for all its holes; the
+    entries are the ones ``devil evaluate`` reads (one key for both)."""
+    cache = GroundTruthCache(tmp_path / "gt")
+    flipped = {}
+    for s in eval_samples:
+        scorer = ClipScorer(s.clip_id, s.gt, METRICS, OPTS, gt_cache=cache)
+        other = s.hole[:, ::-1].copy()  # a second hole of the same clip
+        flipped[s.clip_id] = (scorer.score(s.pred, other, "other"), scorer.score(s.pred, s.hole, "hole"))
+        assert list(scorer._clip_states) == ["warp_error"]  # computed once, for both holes
+    assert (cache.stats.misses, cache.stats.hits) == (2 * len(eval_samples), 0)
+    for s in eval_samples:  # the same values as scoring each hole without a cache
+        plain = ClipScorer(s.clip_id, s.gt, METRICS, OPTS)
+        assert flipped[s.clip_id] == (plain.score(s.pred, s.hole[:, ::-1].copy(), "other"),
+                                      plain.score(s.pred, s.hole, "hole"))
+    reader = GroundTruthCache(tmp_path / "gt")
+    evaluate_dataset("tiny", "all", two_methods["noisy"], METRICS, OPTS, progress=False,
+                     rows=slice_rows(eval_samples), gt_cache=reader)
+    assert (reader.stats.hits, reader.stats.misses) == (len(eval_samples), 0)
 
 
 def test_cli_flags(eval_samples, two_methods, tmp_path, monkeypatch, capsys):
