@@ -50,7 +50,8 @@ class ClipScorer:
 
     def _clip_state(self, name: str) -> Any:
         if name not in self._clip_states:
-            self._clip_states[name] = self._by_hole[name].prepare(self.gt, None)
+            prepare = getattr(self._by_hole[name], "prepare")  # hole-keyed metrics all declare it
+            self._clip_states[name] = prepare(self.gt, None)
         return self._clip_states[name]
 
     def score(self, pred: np.ndarray, hole: np.ndarray, hole_key: Hashable | None = None) -> dict[str, float]:
