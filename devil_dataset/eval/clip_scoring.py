@@ -38,7 +38,7 @@ class ClipScorer:
                  gt_cache: GroundTruthCache | None = None):
         self.clip_id, self.gt, self.gt_cache = clip_id, gt, gt_cache
         self.metrics, _ = build_metrics(list(metric_names), options)
-        self._by_hole = ({} if gt_cache is None
+        self._by_hole: dict[str, Any] = ({} if gt_cache is None
                          else {n: m for n, m in self.metrics.items() if is_hole_keyed(n, m)})
         rest = {n: m for n, m in self.metrics.items() if n not in self._by_hole}
         self.prepared = (prepare_clip(rest, gt, None) if gt_cache is None
@@ -50,8 +50,7 @@ class ClipScorer:
 
     def _clip_state(self, name: str) -> Any:
         if name not in self._clip_states:
-            prepare = getattr(self._by_hole[name], "prepare")  # hole-keyed metrics all declare it
-            self._clip_states[name] = prepare(self.gt, None)
+            self._clip_states[name] = self._by_hole[name].prepare(self.gt, None)
         return self._clip_states[name]
 
     def score(self, pred: np.ndarray, hole: np.ndarray, hole_key: Hashable | None = None) -> dict[str, float]:
