@@ -226,8 +226,7 @@ def _one_pass(clips, predictions, metrics, *, total, progress,
         if gt_cache is not None:
             prepared = cached_prepare_clip(first, gt, gt_cache, others=len(methods) > 1, hole=hole)
         else:
-            # one method: only the work worth moving off the scoring thread (flows, features), as the cache does;
-            # SSIM's ground-truth terms (16 bytes per value) are made frame by frame in its update
+            # one method: only the work worth moving off the scoring thread (flows, features), as the cache does
             prepared = prepare_clip(first, gt, hole, None if len(methods) > 1 else CACHED_PREPARES)
         return clip_id, gt, hole, preds, prepared
 
