@@ -250,6 +250,7 @@ def benchmark(
         >>> r.table[("telea", "fg_size_high")]["psnr"]  # doctest: +SKIP
     """
     from .eval.comparisons import power_note, significance
+    from .eval.evaluate import scoring_identity
     from .eval.findings import check_findings, write_findings
     from .eval.html_report import write_html_report
     from .eval.inpaint_and_score import inpaint_and_score, plan_units, slice_results
@@ -308,7 +309,8 @@ def benchmark(
         folders = {(m, s): PredictionFolder(out / PREDICTIONS_DIR / m / s,
                                             {**dataset_run_info(m, label, s), **resolved[m][1]})
                    for m in names for s in slices}
-        cache = ValuesCache(out / cache_dir / "values", dataset_digest(dataset), pixel)
+        cache = ValuesCache(out / cache_dir / "values", dataset_digest(dataset), pixel,
+                            scoring_identity(pixel, options))
         run = inpaint_and_score(dataset, units, order, {m: resolved[m][0] for m in names}, folders, pixel, options,
                                 cache=cache, engine=run_engine, progress=progress, say=stage_say)
         st.note = ("worker CPU inpaint " + ", ".join(f"{m} {c:.0f}s" for m, c in run.inpaint_cpu.items())

@@ -131,6 +131,30 @@ def update_metrics(metrics: Mapping[str, VideoMetric], video: VideoSample,
     return row
 
 
+#: Provenance keys that say where a value was computed, not what it is (the backends give the same values).
+_VALUE_NEUTRAL_PROVENANCE = frozenset({"pixel_backend", "pixel_device"})
+
+
+def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
+    """A sha256 hex of what makes the per-video values of ``metric_names`` under ``options`` what they are: each
+    metric's provenance (implementation, modes, arithmetic, flow backend, weights), without where it ran. Stored
+    per-video values (:class:`~devil_dataset.eval.results.ValuesCache`) are reused only under the same identity.
+
+    >>> a = scoring_identity(["psnr", "ssim"], EvalOptions())
+    >>> a == scoring_identity(["psnr", "ssim"], EvalOptions(pixel_backend="torch"))
+    True
+    >>> a == scoring_identity(["psnr", "ssim"], EvalOptions(parity="corrected"))
+    False
+    """
+    import hashlib
+    import json
+
+    metrics, _ = build_metrics(list(metric_names), options)
+    what = {name: {k: v for k, v in metric.provenance().items() if k not in _VALUE_NEUTRAL_PROVENANCE}
+            for name, metric in sorted(metrics.items())}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, hole: np.ndarray | None,
                  names: Iterable[str] | None = None) -> dict[str, object]:
     """Ground-truth-only work of every metric that declares ``prepare`` (shared by the methods of a clip), or of

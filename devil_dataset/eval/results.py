@@ -223,8 +223,11 @@ def dataset_digest(directory: str | os.PathLike) -> str:
 class ValuesCache:
     """Per-video metric values on disk, one JSON per (method, clip, hole): ``DIR/<method>/<clip id>-<hole>.json``.
 
-    A stored entry is used only for the same dataset (``digest``, see :func:`dataset_digest`) and when it holds
-    every one of ``metrics``; anything else reads as missing. NaN values are stored as ``null``.
+    A stored entry is used only for the same dataset (``digest``, see :func:`dataset_digest`), the same
+    ``scoring`` identity (what makes the values what they are:
+    :func:`~devil_dataset.eval.evaluate.scoring_identity`; another mode, arithmetic or flow backend reads as
+    missing) and when it holds every one of ``metrics``; anything else reads as missing. NaN values are stored as
+    ``null``.
 
         >>> import tempfile
         >>> cache = ValuesCache(tempfile.mkdtemp(), "d1", ["psnr"])
@@ -235,10 +238,12 @@ class ValuesCache:
         {'psnr': 30.0, 'ssim': nan}
         >>> ValuesCache(cache.directory, "d2", ["psnr"]).load("telea", "c", "f") is None  # another dataset
         True
+        >>> ValuesCache(cache.directory, "d1", ["psnr"], "other").load("telea", "c", "f") is None  # other scoring
+        True
     """
 
-    def __init__(self, directory: str | os.PathLike, digest: str, metrics: Sequence[str]):
-        self.directory, self.digest, self.metrics = Path(directory), digest, list(metrics)
+    def __init__(self, directory: str | os.PathLike, digest: str, metrics: Sequence[str], scoring: str = ""):
+        self.directory, self.digest, self.metrics, self.scoring = Path(directory), digest, list(metrics), scoring
 
     def path(self, method: str, clip_id: str, fingerprint: str) -> Path:
         return self.directory / method / f"{clip_id}-{fingerprint}.json"
@@ -252,11 +257,13 @@ class ValuesCache:
             doc = json.loads(path.read_text())
         except ValueError:
             return None
-        if doc.get("dataset") != self.digest or not set(self.metrics) <= set(doc.get("metrics", [])):
+        if (doc.get("dataset") != self.digest or doc.get("scoring", "") != self.scoring
+                or not set(self.metrics) <= set(doc.get("metrics", []))):
             return None
         return {k: (float("nan") if v is None else float(v)) for k, v in doc["values"].items()}
 
     def save(self, method: str, clip_id: str, fingerprint: str, values: Mapping[str, float]) -> None:
-        doc = {"dataset": self.digest, "metrics": self.metrics, "clip_id": clip_id, "hole": fingerprint,
+        doc = {"dataset": self.digest, "scoring": self.scoring, "metrics": self.metrics, "clip_id": clip_id,
+               "hole": fingerprint,
                "values": {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in values.items()}}
         atomic_write_text(self.path(method, clip_id, fingerprint), json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -33,14 +33,15 @@ def test_values_cache_round_trip_and_invalidation(tmp_path):
     assert cache.load("telea", "clip", "fp") is None
     cache.save("telea", "clip", "fp", {"psnr": 31.5, "ssim": math.nan})
     path = tmp_path / "values" / "telea" / "clip-fp.json"
-    assert json.loads(path.read_text()) == {"dataset": "digest1", "metrics": ["psnr", "ssim"], "clip_id": "clip",
-                                            "hole": "fp", "values": {"psnr": 31.5, "ssim": None}}
+    assert json.loads(path.read_text()) == {"dataset": "digest1", "scoring": "", "metrics": ["psnr", "ssim"],
+                                            "clip_id": "clip", "hole": "fp", "values": {"psnr": 31.5, "ssim": None}}
     got = cache.load("telea", "clip", "fp")
     assert got["psnr"] == 31.5 and math.isnan(got["ssim"])
     assert ValuesCache(tmp_path / "values", "digest1", ["psnr"]).load("telea", "clip", "fp") is not None  # subset
     assert ValuesCache(tmp_path / "values", "digest1", ["pcons"]).load("telea", "clip", "fp") is None  # missing
     assert ValuesCache(tmp_path / "values", "digest2", ["psnr"]).load("telea", "clip", "fp") is None  # dataset
     assert cache.load("telea", "clip", "other-hole") is None and cache.load("other", "clip", "fp") is None
+    assert ValuesCache(tmp_path / "values", "digest1", ["psnr"], "s2").load("telea", "clip", "fp") is None  # scoring
     path.write_text("{not json")
     assert cache.load("telea", "clip", "fp") is None  # a damaged entry is recomputed
 
@@ -53,3 +54,22 @@ def test_dataset_digest_follows_the_manifest(tmp_path):
     first = dataset_digest(tmp_path)
     (tmp_path / "manifest.json").write_text('{"files": {"a": 1}}')
     assert len({no_manifest, first, dataset_digest(tmp_path)}) == 3 and len(first) == 16
+
+
+def test_values_cache_is_keyed_on_how_the_values_were_computed(tmp_path):
+    """Values stored under one scoring identity (modes, arithmetic, flow backend) are not reused under another:
+    a resumed benchmark with --parity corrected, or after SSIM's arithmetic changed, scores again."""
+    from devil_dataset.eval.evaluate import scoring_identity
+    from devil_dataset.eval.protocol import EvalOptions
+
+    release = scoring_identity(["psnr", "ssim"], EvalOptions())
+    corrected = scoring_identity(["psnr", "ssim"], EvalOptions(parity="corrected"))
+    assert release != corrected and release == scoring_identity(["ssim", "psnr"], EvalOptions(device="cpu"))
+    ValuesCache(tmp_path, "d", ["psnr", "ssim"], release).save("telea", "clip", "fp", {"psnr": 30.0, "ssim": 0.9})
+    assert ValuesCache(tmp_path, "d", ["psnr", "ssim"], release).load("telea", "clip", "fp") == {"psnr": 30.0,
+                                                                                                 "ssim": 0.9}
+    assert ValuesCache(tmp_path, "d", ["psnr", "ssim"], corrected).load("telea", "clip", "fp") is None
+    old = json.loads((tmp_path / "telea" / "clip-fp.json").read_text())
+    del old["scoring"]  # an entry written before the identity existed
+    (tmp_path / "telea" / "clip-fp.json").write_text(json.dumps(old))
+    assert ValuesCache(tmp_path, "d", ["psnr", "ssim"], release).load("telea", "clip", "fp") is None
