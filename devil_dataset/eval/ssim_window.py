@@ -74,6 +74,8 @@ def window_means(gt: np.ndarray, test: np.ndarray) -> LocalMeans:
     if gt.shape != test.shape or gt.ndim != 3 or min(gt.shape[:2]) < WINDOW:
         raise ValueError(f"ssim window means need two [h, w, C] crops of at least {WINDOW}x{WINDOW}, got "
                          f"{gt.shape} and {test.shape}")
+    if gt.dtype != np.uint8 or test.dtype != np.uint8:
+        raise ValueError(f"ssim window means need uint8 frames (values u / 255), got {gt.dtype} and {test.dtype}")
     x, y = np.take(UNIT_VALUES, gt), np.take(UNIT_VALUES, test)
     x_hi, y_hi = np.take(HIGH_VALUES, gt), np.take(HIGH_VALUES, test)
 

@@ -79,12 +79,14 @@ def test_map_is_exactly_one_where_the_frames_agree_and_its_mean_needs_only_the_r
     assert sw.map_mean(s, count) == pytest.approx(expected, rel=1e-15)
 
 
-def test_window_means_reject_mismatched_or_small_crops():
+def test_window_means_reject_mismatched_small_or_non_uint8_crops():
     a = np.zeros((6, 10, 3), np.uint8)
     with pytest.raises(ValueError, match="at least 7x7"):
         sw.window_means(a, a)
     with pytest.raises(ValueError, match="at least 7x7"):
         sw.window_means(np.zeros((8, 8, 3), np.uint8), np.zeros((8, 9, 3), np.uint8))
+    with pytest.raises(ValueError, match="need uint8 frames.*float32"):
+        sw.window_means(np.zeros((8, 8, 3), np.float32), np.zeros((8, 8, 3), np.uint8))
 
 
 def test_single_channel_crops_keep_their_channel_axis():
