@@ -52,7 +52,7 @@ assert np.all(np.abs(UNIT_VALUES - HIGH_VALUES) <= _HIGH_STEP / 2)  # noqa: S101
 
 
 def window_sums(plane: np.ndarray) -> np.ndarray:
-    """Sums over every 7x7 window wholly inside a float64 [h, w, C] array (C <= 4): [h - 6, w - 6, C].
+    """Sums over every 7x7 window wholly inside a float64 [h, w, C] array: [h - 6, w - 6, C].
 
     Exact for the arrays :func:`window_means` makes (see the module docstring); for other inputs the sums round.
     """

@@ -175,8 +175,9 @@ def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, wi
     resubmit: list = []  # the records of a call that found its kept pool dead (submitted again to new workers)
 
     def pop() -> R:
+        result = pending[0].result()  # a broken pool raises here: the record stays listed, to be submitted again
+        pending.popleft()
         submitted.popleft()
-        result = pending.popleft().result()
         if on_result is not None:
             on_result(result)
         return result

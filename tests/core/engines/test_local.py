@@ -181,6 +181,25 @@ def test_killed_worker_not_yet_seen_dead_is_retried_on_new_workers(monkeypatch):
     assert not _worker_pids() & before
 
 
+def test_pool_found_broken_at_the_first_result_runs_every_record_again(monkeypatch):
+    """The same race seen one step later: the submits succeed and the first result reports the broken pool. No
+    record is lost: each of the call's records runs again on new workers (a record used to be dropped here)."""
+    from concurrent.futures import Future
+
+    from devil_dataset.core.engines import local
+
+    class BrokenOnResult:
+        def submit(self, *args, **kwargs):
+            future: Future = Future()
+            future.set_exception(BrokenProcessPool("a worker died"))
+            return future
+
+    real = local.worker_pool
+    pools = iter([BrokenOnResult()])
+    monkeypatch.setattr(local, "worker_pool", lambda jobs: next(pools, None) or real(jobs))
+    assert list(map_ordered(_slow_square, range(6), jobs=2)) == [x * x for x in range(6)]
+
+
 def test_worker_dying_mid_call_raises_and_the_next_call_starts_new_workers():
     before = _worker_pids()
     with pytest.raises(BrokenProcessPool):
