@@ -2,7 +2,9 @@
 
     python benchmarks/eval.py [--quick] [--device cpu|cuda] [--no-networks]
 
-Prints frames per second for PSNR, SSIM and PCons (CPU, 832x480), the PCons speed-up of our vectorised search
+Prints frames per second for PSNR, SSIM and PCons (CPU, 832x480), SSIM (around the hole and whole frames) against
+scikit-image on float64 frames (the release's arithmetic; baseline in the same run, values within 1e-13), the PCons
+speed-up of our vectorised search
 over a direct double loop written like the release's (baseline measured in the same run; goal >= 50x; values
 must be identical), and frames per second of the network metrics with random weights (LPIPS, FID, PVCS+VFID,
 warp error with DIS flow, and RAFT) when their modules are installed.
@@ -55,6 +57,28 @@ def timed(fn, repeat: int = 1) -> tuple[float, object]:
     return best, result
 
 
+def bench_ssim_vs_release(comp: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> None:
+    """SSIM from exact window sums (around the hole; whole frames) vs scikit-image on float64 frames, as the
+    release's scikit-image 0.17.2 computes: time per frame, ratio, largest relative difference."""
+    from skimage.metrics import structural_similarity
+
+    def as64(a: np.ndarray) -> np.ndarray:
+        return (a.astype(np.float32) / np.float32(255)).astype(np.float64)
+
+    frames = min(len(gt), 8)
+    t_ref, ref = timed(lambda: np.array([structural_similarity(as64(gt[i]), as64(comp[i]), win_size=7, data_range=2,
+                                                               channel_axis=-1) for i in range(frames)]))
+    t_hole, near = timed(lambda: ssim_frames(comp[:frames], gt[:frames], "release", hole[:frames]), repeat=2)
+    t_whole, whole = timed(lambda: ssim_frames(comp[:frames], gt[:frames], "release"), repeat=2)
+    rel = float(np.max(np.abs(near - ref) / ref))
+    print(f"SSIM on {frames} frames, ms/frame: scikit-image float64 {1000 * t_ref / frames:.1f}, ours around the "
+          f"hole {1000 * t_hole / frames:.1f} ({t_ref / t_hole:.1f}x), whole frames {1000 * t_whole / frames:.1f} "
+          f"({t_ref / t_whole:.1f}x); largest relative difference {rel:.1e} (tolerance 1e-13); around the hole == "
+          f"whole frames: {near.tolist() == whole.tolist()}")
+    if not rel <= 1e-13 or near.tolist() != whole.tolist():
+        raise SystemExit("SSIM values differ from scikit-image's float64 result, or around the hole from whole frames")
+
+
 def bench_pixel(video: VideoSample, loop_pairs: int) -> None:
     comp, gt, hole = video.composite, video.gt, video.hole
     n = video.num_frames
@@ -65,6 +89,7 @@ def bench_pixel(video: VideoSample, loop_pairs: int) -> None:
         print(f"  {name:<6} {n / s:8.1f} frames/s")
     s, _ = timed(lambda: (psnr_frames(comp, gt), ssim_frames(comp, gt), pcons_psnr_mask_pairs(comp, hole)))
     print(f"  all 3  {n / s:8.1f} frames/s")
+    bench_ssim_vs_release(comp, gt, hole)
     sub, sub_hole = comp[: loop_pairs + 1], hole[: loop_pairs + 1]
     t_vec, vec = timed(lambda: pcons_psnr_mask_pairs(sub, sub_hole), repeat=3)
     t_loop, ref = timed(lambda: pcons_release_loop(sub, sub_hole))
