@@ -37,6 +37,7 @@ nothing of the ground truth alone: its map is computed around the hole only, fro
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -408,23 +409,35 @@ def cached_prepare_clip(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cach
             p = prepare(gt, hole) if others else None
         else:
             clip_hash = clip_hash or clip_content_hash(gt)
-            by_hole = hole is not None and name in HOLE_KEYED_PREPARES
-            if hole is not None and by_hole:
+            if hole is not None and name in HOLE_KEYED_PREPARES:
                 hole_hash = hole_hash or clip_content_hash(hole)
-                identity = {**identity, "hole": hole_hash}
-            key = prepare_key(clip_hash, identity)
-            p = cache.get(key)
-            if p is None:
-                p = prepare(gt, hole if by_hole else None)
-                if p is not None:
-                    cache.put(key, p, identity)
-            elif by_hole:
-                p.hole = hole  # made for this hole (its hash is in the key): the fast identity check of update
-            if hole is not None and not by_hole and hasattr(p, "for_hole"):
-                p = p.for_hole(hole)
+                p = _read_or_make(cache, clip_hash, identity, functools.partial(prepare, gt, hole),
+                                  hole=hole, hole_hash=hole_hash)
+            else:
+                p = _read_or_make(cache, clip_hash, identity, functools.partial(prepare, gt, None))
+                if hole is not None and hasattr(p, "for_hole"):
+                    p = p.for_hole(hole)
         if p is not None:
             out[name] = p
     return out
+
+
+def _read_or_make(cache: GroundTruthCache, clip_hash: str, identity: Mapping[str, Any], make: Callable[[], Any], *,
+                  hole: np.ndarray | None = None, hole_hash: str | None = None) -> Any:
+    """The entry of (``clip_hash``, ``identity``) in ``cache``, or ``make()`` stored there (unless ``None``). With
+    ``hole`` the entry is the hole-keyed one (its ``hole_hash`` joins the identity) and the state is given
+    ``hole`` itself (the fast identity check of the metric's update)."""
+    if hole is not None:
+        identity = {**identity, "hole": hole_hash if hole_hash is not None else clip_content_hash(hole)}
+    key = prepare_key(clip_hash, identity)
+    p = cache.get(key)
+    if p is None:
+        p = make()
+        if p is not None:
+            cache.put(key, p, identity)
+    if p is not None and hole is not None:
+        p.hole = hole
+    return p
 
 
 def cached_hole_prepares(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cache: GroundTruthCache,
@@ -437,17 +450,12 @@ def cached_hole_prepares(metrics: Mapping[str, VideoMetric], gt: np.ndarray, cac
     out: dict[str, object] = {}
     hole_hash = clip_content_hash(hole)
     for name, metric in metrics.items():
-        if not is_hole_keyed(name, metric):
+        identity = prepare_identity(name, metric)
+        if identity is None or name not in HOLE_KEYED_PREPARES:
             continue
-        identity = {**(prepare_identity(name, metric) or {}), "hole": hole_hash}
         clip_hash = clip_hash or clip_content_hash(gt)
-        key = prepare_key(clip_hash, identity)
-        p = cache.get(key)
-        if p is None:
-            p = clip_state(name).for_hole(hole)
-            cache.put(key, p, identity)
-        p.hole = hole  # made for this hole (its hash is in the key): the fast identity check of update
-        out[name] = p
+        made = functools.partial(lambda n: clip_state(n).for_hole(hole), name)
+        out[name] = _read_or_make(cache, clip_hash, identity, made, hole=hole, hole_hash=hole_hash)
     return out
 
 
