@@ -212,9 +212,9 @@ def psnr(test: "Frames", gt: "Frames", changed: "Frames | None" = None, *, devic
 
 
 # ------------------------------------------------------------------------------------------------------ SSIM
-def window_sums(planes: "torch.Tensor") -> "torch.Tensor":
+def ssim_window_sums(planes: "torch.Tensor") -> "torch.Tensor":
     """Sums over every 7x7 window wholly inside float64 [B, H, W, C] planes: [B, H - 6, W - 6, C], as elementwise
-    additions along H, then along W. For the planes :func:`window_means` makes every sum is exact (see
+    additions along H, then along W. For the planes :func:`ssim_window_means` makes every sum is exact (see
     :mod:`~devil_dataset.eval.ssim_window`), so these are the numpy path's floats whatever the order."""
     height, width = planes.shape[1], planes.shape[2]
     rows = planes[:, : height - SSIM_WIN_SIZE + 1]
@@ -226,7 +226,7 @@ def window_sums(planes: "torch.Tensor") -> "torch.Tensor":
     return out
 
 
-def window_means(gt: "torch.Tensor", test: "torch.Tensor"
+def ssim_window_means(gt: "torch.Tensor", test: "torch.Tensor"
                  ) -> tuple["torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor"]:
     """:func:`devil_dataset.eval.ssim_window.window_means` of uint8 [B, H, W, C] tensors on their device: (ux, uy,
     uxx, uyy, uxy), float64 [B, H - 6, W - 6, C], the same floats (exact window sums, the same products, one
@@ -241,10 +241,10 @@ def window_means(gt: "torch.Tensor", test: "torch.Tensor"
     def product_sums(a: "torch.Tensor", b: "torch.Tensor", a_hi: "torch.Tensor", b_hi: "torch.Tensor"
                      ) -> "torch.Tensor":
         top = a_hi * b_hi
-        return window_sums(top) + window_sums(a * b - top)
+        return ssim_window_sums(top) + ssim_window_sums(a * b - top)
 
     n = _const(float(SSIM_WIN_SIZE**2), x)
-    return (window_sums(x) / n, window_sums(y) / n, product_sums(x, x, x_hi, x_hi) / n,
+    return (ssim_window_sums(x) / n, ssim_window_sums(y) / n, product_sums(x, x, x_hi, x_hi) / n,
             product_sums(y, y, y_hi, y_hi) / n, product_sums(x, y, x_hi, y_hi) / n)
 
 
@@ -289,7 +289,7 @@ def ssim_frames(test: "Frames", gt: "Frames", mode: str = "release", *, device: 
     count = (height - SSIM_WIN_SIZE + 1) * (width - SSIM_WIN_SIZE + 1)
     out = np.empty(len(gt), np.float64)
     for s in frame_batches(len(gt), batch_size):
-        offsets = (ssim_map(*window_means(t_gt[s], t_test[s]), data_range) - 1.0).permute(0, 3, 1, 2)
+        offsets = (ssim_map(*ssim_window_means(t_gt[s], t_test[s]), data_range) - 1.0).permute(0, 3, 1, 2)
         nonzero = offsets != 0
         # the entries that are not 0, row-major per (frame, channel): one transfer per batch, split on the host
         values = offsets[nonzero].cpu().numpy()
@@ -442,6 +442,6 @@ def pcons_psnr_mask(frames: "Frames", hole: "Frames", *, device: str = "cpu", ba
 
 __all__ = [
     "channel_sum", "hole_centroid_topleft", "pcons_psnr_mask", "pcons_psnr_mask_pairs", "psnr", "psnr_frames",
-    "psnr_sums", "resolve_pixel_backend", "ssim", "ssim_frames", "ssim_map", "to_device", "tree_sum",
-    "video_tensors", "window_means", "window_sums",
+    "psnr_sums", "resolve_pixel_backend", "ssim", "ssim_frames", "ssim_map", "ssim_window_means", "ssim_window_sums",
+    "to_device", "tree_sum", "video_tensors",
 ]
