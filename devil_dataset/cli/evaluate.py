@@ -245,7 +245,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..eval.protocol import NETWORK_PRECISIONS, EvalOptions
+    from ..core.networks import check_precision
+    from ..eval.protocol import EvalOptions
 
     dataset_mode = any(v is not None for v in (args.dataset, args.config, args.predictions))
     dir_mode = any(v is not None for v in (args.gt_dir, args.pred_dir))
@@ -270,8 +271,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.second_inpainter not in INPAINTERS:
         raise unknown_name("inpainter", args.second_inpainter, sorted(INPAINTERS), prefix="--second-inpainter: ")
-    if args.precision not in NETWORK_PRECISIONS:
-        raise unknown_name("precision", args.precision, NETWORK_PRECISIONS, prefix="--precision: ")
+    check_precision(args.precision, prefix="--precision: ", kind="precision")
     options = EvalOptions(device=args.device, batch_size=args.batch_size, parity=args.parity,
                           pixel_backend=args.pixel_backend,
                           ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow, precision=args.precision,

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.errors import InvalidInputError, unknown_name
 from ..core.hole_box import paste_in_hole
-from ..core.networks import PRECISIONS
+from ..core.networks import PRECISIONS, check_precision
 from ..core.parity import Parity, resolve_modes
 
 
@@ -250,8 +250,7 @@ class EvalOptions:
     def __post_init__(self) -> None:
         if self.pixel_backend not in PIXEL_BACKENDS:
             raise unknown_name("pixel backend", self.pixel_backend, PIXEL_BACKENDS)
-        if self.precision not in NETWORK_PRECISIONS:
-            raise unknown_name("precision", self.precision, NETWORK_PRECISIONS)
+        check_precision(self.precision, kind="precision")
         modes = resolve_modes(self.parity, {"ssim_mode": self.ssim_mode, "pvcs_mode": self.pvcs_mode},
                               EVAL_PARITY_MODES)
         for name, mode in modes.items():

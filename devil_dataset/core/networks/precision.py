@@ -40,8 +40,7 @@ from typing import Any, Iterator, TypeVar
 
 import torch
 
-from ..errors import unknown_name
-from . import PRECISIONS
+from . import PRECISIONS, check_precision
 
 T = TypeVar("T")
 
@@ -51,17 +50,6 @@ BF16_DTYPE = torch.bfloat16
 # cuDNN convolutions / RNNs, which follow the mode, and oneDNN's (CPU), which stay IEEE float32 in every mode.
 _GPU_SWITCHES = ("cuda.matmul", "cudnn.conv", "cudnn.rnn")
 _CPU_SWITCHES = ("mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
-
-
-def check_precision(precision: str, *, prefix: str = "") -> str:
-    """``precision`` when it is one of :data:`PRECISIONS`, else an ``UnknownNameError`` with did-you-mean.
-
-    >>> check_precision("bf16")
-    'bf16'
-    """
-    if precision not in PRECISIONS:
-        raise unknown_name("network precision", precision, PRECISIONS, prefix=prefix)
-    return precision
 
 
 def precision_view(network: T, views: dict[str, T], precision: str, label: str) -> T:
