@@ -120,14 +120,15 @@ def main() -> None:
 
         move_s, (c, g, m) = best_time(lambda device=device: tuple(pixel_torch.to_device(a, device)
                                                                   for a in (comp, gt, hole)), args.repeat, sync)
-        dev_flow = GroundTruthFlow(flow.fw, flow.bw, device=device)
+        dev_flow = GroundTruthFlow(flow.fw, flow.bw, device=device, batch_size=args.batch_size)
         warp_torch.device_flows(dev_flow, device)  # the clip's flows, moved once (shared by every method)
         kw: dict[str, Any] = {"device": device, "batch_size": args.batch_size}
         torch_fns: dict[str, Callable[[], np.ndarray]] = {
             "psnr": lambda c=c, g=g, m=m, kw=kw: pixel_torch.psnr_frames(c, g, m, **kw),
             "ssim": lambda c=c, g=g, kw=kw: pixel_torch.ssim_frames(c, g, "release", **kw),
             "pcons": lambda c=c, m=m, kw=kw: pixel_torch.pcons_psnr_mask_pairs(c, m, **kw),
-            "warp_error": lambda c=c, m=m, f=dev_flow, kw=kw: np.array([warp_torch.warp_error_shared(c, m, f, **kw)]),
+            # the metric's path on the device: the hole's points there, the value at them in numpy
+            "warp_error": lambda f=dev_flow: np.array([warp.warp_error_at(comp, f.for_hole(hole))]),
         }
         for name, fn in torch_fns.items():
             fn()  # warm-up (kernels, allocator)

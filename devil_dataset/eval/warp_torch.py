@@ -5,9 +5,10 @@ evaluation cropped; here every pair of a batch is computed over the whole frame,
 finding the window. The arithmetic is the numpy path's operation for operation: the bilinear backward warp in
 float32 (weights from the unclamped position, the four neighbours clamped into the frame, FlowNet2's
 ``Resample2d``), the occlusion tests in float64 (forward-backward: ``|fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) +
-0.5``; motion boundary: ``|grad fw|^2 > 0.01 |fw|^2 + 0.002``, forward differences, 0 on the last row and column),
-the squared errors in float64 summed per pair by :func:`~devil_dataset.eval.pixel_torch.tree_sum` (a fixed order),
-the division and the mean over pairs on the host as numpy does them.
+0.5``; motion boundary: ``|grad fw|^2 > 0.01 |fw|^2 + 0.002``, forward differences, 0 on the last row and column).
+What the metric takes from here is the pixels entering the mean (:func:`hole_points_for`, through
+:meth:`~devil_dataset.eval.warp.GroundTruthFlow.for_hole`); the value itself is computed at those pixels in numpy
+(:func:`~devil_dataset.eval.warp.warp_error_at`), the same floats on every backend.
 
     >>> import numpy as np
     >>> img = np.arange(12, dtype=np.float32).reshape(1, 3, 4)
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .pixel_torch import _const, _unit_float, channel_sum, to_device, tree_sum
+from .pixel_torch import to_device
 from .protocol import frame_batches
 from .warp import OCC_FB_ABS, OCC_FB_REL, OCC_GRAD_ABS, OCC_GRAD_REL, GroundTruthFlow
 
@@ -136,52 +137,4 @@ def hole_points_for(hole: "Frames", flow: GroundTruthFlow, *, device: str = "cpu
     return [(ys[a:b], xs[a:b]) if b > a else None for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def warp_error_pairs(comp: "Frames", hole: "Frames", flow: GroundTruthFlow, *, device: str = "cpu",
-                     batch_size: int = 8, valid: "torch.Tensor | None" = None) -> np.ndarray:
-    """Warp error (mask) per pair (t-1, t) of the uint8 [T, H, W, 3] composite ``comp``: C_t warped back to t-1 by
-    the ground-truth flow, mean squared error over the valid pixels and the channels (NaN without any); the values
-    of :func:`devil_dataset.eval.warp.warp_error_pair`. ``valid`` (:func:`valid_masks` of ``hole``) skips the
-    occlusion work."""
-    import torch
-
-    c = to_device(comp, device)
-    m = to_device(hole, device)
-    fw, bw = device_flows(flow, device)
-    pairs = max(len(c) - 1, 0)
-    sums, counts = np.zeros(pairs), np.zeros(pairs, np.int64)
-    for s in frame_batches(pairs, batch_size):
-        prev, nxt = c[s.start : s.stop], c[s.start + 1 : s.stop + 1]
-        ok = valid[s] if valid is not None else valid_mask(m[s.start : s.stop], m[s.start + 1 : s.stop + 1],
-                                                           fw[s], bw[s])
-        diff = (warp_backward(_unit_float(nxt), fw[s]) - _unit_float(prev)).to(torch.float64)
-        sq = torch.where(ok, channel_sum(diff * diff), _const(0.0, diff))
-        sums[s] = tree_sum(sq.reshape(len(sq), -1)).cpu().numpy()
-        counts[s] = (ok.sum(dim=(1, 2)) * c.shape[-1]).cpu().numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-
-
-def warp_error_shared(comp: "Frames", hole: "Frames", flow: GroundTruthFlow, *, device: str = "cpu",
-                      batch_size: int = 8, valid: "torch.Tensor | None" = None) -> float:
-    """Warp error (mask) of one video on ``device``: the mean of :func:`warp_error_pairs` over pairs that have valid
-    pixels (NaN when none has); the value of :func:`devil_dataset.eval.warp.warp_error_shared`.
-
-    >>> rng = np.random.default_rng(0)
-    >>> gt = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8); hole = np.zeros((3, 32, 32), bool)
-    >>> hole[:, 8:16, 8:16] = True
-    >>> comp = np.where(hole[..., None], 255 - gt, gt)
-    >>> fw = [np.full((32, 32, 2), (1.5, -0.5), np.float32)] * 2
-    >>> flow = GroundTruthFlow(fw, [-f for f in fw])
-    >>> from devil_dataset.eval import warp
-    >>> value = warp_error_shared(comp, hole, flow)
-    >>> round(value, 4), abs(value - warp.warp_error_shared(comp, hole, flow)) <= 1e-9
-    (0.1095, True)
-    """
-    arr = warp_error_pairs(comp, hole, flow, device=device, batch_size=batch_size, valid=valid)
-    return float(np.mean(arr[~np.isnan(arr)])) if (~np.isnan(arr)).any() else float("nan")
-
-
-__all__ = [
-    "device_flows", "hole_points_for", "occlusion_mask", "valid_mask", "valid_masks",
-    "warp_backward", "warp_error_pairs", "warp_error_shared",
-]
+__all__ = ["device_flows", "hole_points_for", "occlusion_mask", "valid_mask", "valid_masks", "warp_backward"]
