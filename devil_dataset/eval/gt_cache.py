@@ -52,6 +52,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..core.atomic import TMP_PREFIX, atomic_write_bytes
+from ..core.content_hash import clip_content_hash
 from ..core.errors import DevilError
 from ..core.version import __version__
 from .protocol import VideoMetric
@@ -101,19 +102,6 @@ def default_gt_cache_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
     return Path(base).expanduser() / "devil-dataset" / "gt"
-
-
-def clip_content_hash(gt: np.ndarray) -> str:
-    """sha256 of a clip's frames: dtype, shape and bytes (C order).
-
-    >>> a = np.zeros((2, 4, 4, 3), np.uint8)
-    >>> clip_content_hash(a) == clip_content_hash(a.copy()), clip_content_hash(a) == clip_content_hash(a[:1])
-    (True, False)
-    """
-    arr = np.ascontiguousarray(gt)
-    h = hashlib.sha256(f"{arr.dtype.str}{arr.shape}".encode())
-    h.update(arr.data.cast("B") if arr.size else b"")
-    return h.hexdigest()
 
 
 def _weights_sha(name: str) -> str:

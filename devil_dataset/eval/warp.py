@@ -12,6 +12,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from ..core.content_hash import clip_content_hash
 from ..core.hole_box import hole_window
 from ..core.weights import weights_provenance
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
@@ -219,7 +220,7 @@ class HoleFlow:
     flow vector starts or ends in the hole: :func:`hole_points_for`) and the forward flow at those pixels (float32
     [N, 2], all that :func:`warp_backward_at` reads), or ``None`` when no pixel enters. It is the hole's share of the
     flows (a few percent of their 16 bytes per pixel): the ground-truth cache stores it per (clip, hole).
-    ``hole_sha``: the sha256 of the hole it was made for (:func:`~devil_dataset.eval.gt_cache.clip_content_hash`);
+    ``hole_sha``: the sha256 of the hole it was made for (:func:`~devil_dataset.core.content_hash.clip_content_hash`);
     ``hole``: that hole itself while in memory (a fast identity check, never stored).
 
     >>> fw = [np.full((4, 6, 2), 0.5, np.float32)]
@@ -236,8 +237,6 @@ class HoleFlow:
     @classmethod
     def of(cls, points: list[tuple[np.ndarray, np.ndarray] | None], fw: list, hole: np.ndarray) -> "HoleFlow":
         """The state of ``points`` (:func:`hole_points_for`) with the forward flows ``fw`` read there."""
-        from .gt_cache import clip_content_hash
-
         pairs: list[PairPoints] = [
             None if p is None else (p[0], p[1], np.asarray(fw[k][p[0], p[1]], dtype=np.float32))
             for k, p in enumerate(points)]
@@ -245,8 +244,6 @@ class HoleFlow:
 
     def fits(self, hole: np.ndarray) -> bool:
         """Whether this state was made for ``hole``."""
-        from .gt_cache import clip_content_hash
-
         return self.hole is hole or self.hole_sha == clip_content_hash(hole)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
