@@ -89,23 +89,28 @@ next/previous.</p>
 <button data-label="unsure">unsure (u)</button><button id="prev">previous (p)</button><button id="next">next (n)</button></div>
 <div id="done"></div>
 <script>
-var S = null, i = 0;
+var S = null, i = 0, failed = "";
 function show(){
   var n = S.clips.length, done = Object.keys(S.labels).length;
   document.getElementById("progress").textContent = done + " / " + n + " labelled";
-  document.getElementById("done").textContent = done === n ? "All clips labelled." : "";
+  document.getElementById("done").textContent = failed || (done === n ? "All clips labelled." : "");
   var id = S.clips[i]; document.getElementById("clip").textContent = (i + 1) + ". " + id;
   document.getElementById("current").textContent = S.labels[id] ? "(" + S.labels[id] + ")" : "";
   var v = document.getElementById("video"), src = "clip/" + i;
   if (v.getAttribute("src") !== src) { v.setAttribute("src", src); v.play().catch(function(){}); }
 }
 function firstOpen(){ for (var k = 0; k < S.clips.length; k++) if (!S.labels[S.clips[k]]) return k; return S.clips.length - 1; }
+var saving = Promise.resolve();
 function answer(label){
-  var id = S.clips[i];
-  fetch("label", {method: "POST", headers: {"Content-Type": "application/json"},
-                  body: JSON.stringify({clip: id, label: label})})
-    .then(function(r){ return r.json(); })
-    .then(function(s){ S = s; if (i < S.clips.length - 1) i++; show(); });
+  // record and advance at once, then post in order: a key pressed while an answer is in flight labels the next clip
+  var id = S.clips[i]; S.labels[id] = label; if (i < S.clips.length - 1) i++; show();
+  saving = saving.then(function(){
+    return fetch("label", {method: "POST", headers: {"Content-Type": "application/json"},
+                           body: JSON.stringify({clip: id, label: label})})
+      .then(function(r){ if (!r.ok) throw new Error("HTTP " + r.status); });
+  }).catch(function(err){
+    failed = "Not saved (" + id + ": " + err.message + "); reload the page."; show();
+  });
 }
 document.querySelectorAll("button[data-label]").forEach(function(b){
   b.addEventListener("click", function(){ answer(b.dataset.label); }); });
