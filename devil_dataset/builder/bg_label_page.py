@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
@@ -179,8 +180,16 @@ def make_server(session: LabelSession, port: int = 0) -> ThreadingHTTPServer:
     return ThreadingHTTPServer(("127.0.0.1", port), Handler)
 
 
-def serve_in_thread(session: LabelSession) -> tuple[ThreadingHTTPServer, str]:
-    """Start :func:`make_server` in a daemon thread; returns (server, URL). Stop with ``server.shutdown()``."""
+@contextmanager
+def serve_in_thread(session: LabelSession) -> Iterator[str]:
+    """Serve :func:`make_server` from a daemon thread for the ``with`` block, which gets the page's URL; the server is
+    shut down and its socket closed when the block ends, however it ends."""
     server = make_server(session)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -39,8 +39,7 @@ def test_session_rejects_missing_clip(tmp_path):
 
 def test_http_api_writes_after_every_answer(clips, tmp_path):
     csv = tmp_path / "l.csv"
-    server, url = serve_in_thread(LabelSession(clips, csv))
-    try:
+    with serve_in_thread(LabelSession(clips, csv)) as url:
         assert url.startswith("http://127.0.0.1:")
         req = urllib.request.Request(url + "label", json.dumps({"clip": "clip-00001", "label": "high"}).encode(),
                                      {"Content-Type": "application/json"})
@@ -52,9 +51,6 @@ def test_http_api_writes_after_every_answer(clips, tmp_path):
         bad = urllib.request.Request(url + "label", b'{"clip": "x", "label": "high"}')
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(bad, timeout=5)
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +91,7 @@ def _keys(drv, key):
 
 def test_label_page_in_chromium_with_keys_and_resume(browser, clips, tmp_path):
     csv = tmp_path / "bg.csv"
-    server, url = serve_in_thread(LabelSession(clips, csv))
-    try:
+    with serve_in_thread(LabelSession(clips, csv)) as url:
         browser.get(url)
         assert _wait(lambda: "0 / 3" in browser.find_element("id", "progress").text)
         assert _wait(lambda: browser.execute_script("return document.getElementById('video').readyState >= 2"))
@@ -106,32 +101,21 @@ def test_label_page_in_chromium_with_keys_and_resume(browser, clips, tmp_path):
                                "document.dispatchEvent(new KeyboardEvent('keydown', {key: k}));")
         assert _wait(lambda: read_labels_csv(csv) == {"clip-00000": "high", "clip-00001": "unsure"})
         assert "2 / 3" in browser.find_element("id", "progress").text
-    finally:
-        server.shutdown()
-        server.server_close()
     # restart on the same CSV: resumes at the third clip
-    server, url = serve_in_thread(LabelSession(clips, csv))
-    try:
+    with serve_in_thread(LabelSession(clips, csv)) as url:
         browser.get(url)
         assert _wait(lambda: "3. clip-00002" in browser.find_element("id", "clip").text)
         assert "2 / 3" in browser.find_element("id", "progress").text
         _keys(browser, "l")
         assert _wait(lambda: "All clips labelled" in browser.find_element("id", "done").text)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert read_bg_labels_csv(csv) == {"clip-00000": "high", "clip-00002": "low"}
 
 
 def test_label_page_says_when_an_answer_was_not_saved(browser, clips, tmp_path):
     csv = tmp_path / "bg.csv"
-    server, url = serve_in_thread(LabelSession(clips, csv))
-    try:
+    with serve_in_thread(LabelSession(clips, csv)) as url:
         browser.get(url)
         assert _wait(lambda: "0 / 3" in browser.find_element("id", "progress").text)
-    finally:
-        server.shutdown()
-        server.server_close()
     _keys(browser, "h")  # the server is gone: the answer cannot be saved, and the page must say so
     assert _wait(lambda: "Not saved (clip-00000" in browser.find_element("id", "done").text)
     assert not csv.exists()
