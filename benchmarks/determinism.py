@@ -1,10 +1,12 @@
-"""Cost of the CPU-independent code paths (issue 27): each pinned path vs OpenCV's / swscale's dispatched one.
+"""Cost of the CPU-independent code paths (issues 27, 36): each pinned path vs the library's dispatched one.
 
 OpenCV: ``cv2.setUseOptimized(False)`` (:func:`devil_dataset.core.cv_determinism.pin_opencv`) vs ``True`` on the calls
 whose results depend on the CPU's SIMD (DIS flow, SIFT, warpAffine, resize, remap, Telea inpainting) at the
 benchmark's 832x480 size, and on the package's label and baseline paths. swscale: YUV -> RGB and RGB -> YUV with
-``SWS_BITEXACT | SWS_ACCURATE_RND`` vs PyAV's default flags. One run each, in the same process, same inputs; the
-ratio is pinned / dispatched time (> 1.20 would keep the fast path as the default-off option ``DEVIL_FAST_SIMD=1``).
+``SWS_BITEXACT | SWS_ACCURATE_RND`` vs PyAV's default flags. x264: ``cpu-independent=1`` vs its own CPU
+detection. The networks' pins are measured by ``benchmarks/networks.py --arithmetic``. One run each, in the same
+process, same inputs; the ratio is pinned / dispatched time (> 1.20 would keep the fast path as the default-off
+option ``DEVIL_FAST_SIMD=1``).
 
     python benchmarks/determinism.py           # 832x480 frames
     python benchmarks/determinism.py --quick   # 416x240 frames
@@ -122,6 +124,19 @@ def main() -> None:
     del os.environ[FAST_SIMD_ENV]
     exact = _timed(lambda: write_video(path, frames, fps=25))
     report("write_video (RGB -> YUV + x264, 16)", fast, exact)
+    from devil_dataset.core import video_io
+
+    def encode_x264(params: str) -> float:  # x264 alone: its own CPU detection vs cpu-independent=1 (issue 36)
+        saved, video_io.X264_CPU_INDEPENDENT = video_io.X264_CPU_INDEPENDENT, params
+        try:
+            return _timed(lambda: write_video(path, frames, fps=25))
+        finally:
+            video_io.X264_CPU_INDEPENDENT = saved
+
+    encode_x264("")  # warm-up
+    cpu_dependent = encode_x264("")
+    independent = encode_x264(video_io.X264_CPU_INDEPENDENT)
+    report("x264 cpu-independent=1 (16 frames)", cpu_dependent, independent)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,17 @@ Figures are frames per second of one video's composite-vs-GT work:
 - VFID whole-video pass: frames per second of one T-frame clip through I3D (``--video-frames``).
 Weights are random (no real weights offline); speed does not depend on their values.
 
+    python benchmarks/networks.py --arithmetic           # the cost of the fixed arithmetic (issue 36)
     python benchmarks/networks.py --precision            # the precision section instead (issue 31)
     python benchmarks/networks.py --precision --device cuda
+
+Arithmetic section (issue 36): each network's CPU pass at 832x480 three ways, each in a fresh process (the ISA
+pins are environment variables read at start): ``before`` (the whole batch in one pass on torch's default
+threads, no ISA pins: this package before issue 36), ``fixed`` (one sample per pass on one thread: the values no
+longer depend on the batch size or thread count) and ``pinned`` (``fixed`` plus the AVX2 pins of ``core/cpu_pins``:
+the values are the same on AVX2 and AVX-512 machines, the default). Wall seconds, best of ``--reps``; the ratios
+are ``fixed`` / ``before`` and ``pinned`` / ``before``, measured in the same invocation. One process: the engines
+run two (``--jobs``), each on one thread, so a two-core machine stays busy either way.
 
 Precision section: each network (LPIPS, FID Inception, I3D, RAFT; random weights of the real architectures) in
 ``tf32`` and ``bf16`` (``devil_dataset.core.networks.precision``) against ``float32`` on the same inputs: the
@@ -242,6 +251,66 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
+ARITHMETIC_MODES = ("before", "fixed", "pinned")
+
+
+def _arithmetic_child(mode: str, reps: int, size: tuple[int, int]) -> dict[str, float]:
+    """Wall seconds (best of ``reps``) of each network's pass in this process, computed the ``mode`` way."""
+    import os
+
+    from devil_dataset.core.networks import i3d as i3d_module
+    from devil_dataset.core.networks import inception, lpips, precision, raft
+    from devil_dataset.eval import i3d_metrics
+
+    if mode == "before":  # the whole batch in one pass on torch's default threads
+        precision.NETWORK_CPU_THREADS = os.cpu_count() or 1
+        whole = lambda n, device, batch: [slice(0, n)] if n else []  # noqa: E731
+        for module in (lpips, inception, raft, i3d_metrics):
+            module.sample_batches = whole  # type: ignore[attr-defined]
+    del i3d_module
+    w, h = size
+    rng = np.random.default_rng(0)
+    gt = rng.integers(0, 256, (11, h, w, 3), dtype=np.uint8)
+    comp = gt.copy()
+    comp[:, h // 3: 2 * h // 3, w // 3: 2 * w // 3] = rng.integers(0, 256, (11, h - 2 * (h // 3), w - 2 * (w // 3), 3))
+    lp = LPIPSNetwork("cpu", random_alexnet_state())
+    fid = FIDInception("cpu", random_inception_state())
+    net = load_i3d("cpu", random_i3d_state())
+    rf = RAFTFlow("cpu", random_raft_state())
+    video = VideoSample("bench", gt, comp, np.zeros(gt.shape[:3], bool))
+    calls = {"LPIPS (8 frame pairs)": lambda: lp.distance(gt[:8], comp[:8]),
+             "FID Inception (8 frames)": lambda: fid.features(gt[:8]),
+             "I3D PVCS (2 windows)": lambda: M.I3DVideoPass(net, video, "cpu", 2),
+             "RAFT (2 pairs)": lambda: rf.flow_batch(gt[:2], gt[1:3])}
+    return {name: _timed(fn, reps)[0] for name, fn in calls.items()}
+
+
+def print_arithmetic_section(reps: int, size: tuple[int, int]) -> None:
+    """Run :func:`_arithmetic_child` in a fresh process per mode and print the times and ratios."""
+    import json
+    import os
+    import subprocess
+
+    from devil_dataset.core.cpu_pins import AVX2_PINS, pin_level
+
+    times = {}
+    for mode in ARITHMETIC_MODES:
+        env = {k: v for k, v in os.environ.items() if k not in AVX2_PINS}
+        if mode != "pinned":
+            env["DEVIL_FAST_SIMD"] = "1"
+        else:
+            env.pop("DEVIL_FAST_SIMD", None)
+        out = subprocess.run([sys.executable, __file__, "--arithmetic-child", mode, "--reps", str(reps),
+                              "--arithmetic-size", f"{size[0]}x{size[1]}"], env=env, capture_output=True, text=True,
+                             check=True)
+        times[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"{size[0]}x{size[1]}, CPU, wall seconds best of {reps}; pins here: {pin_level()[1]}")
+    print(f"{'network':28s} {'before':>9s} {'fixed':>9s} {'pinned':>9s}  fixed/before  pinned/before")
+    for name in times["before"]:
+        b, f, p = (times[m][name] for m in ARITHMETIC_MODES)
+        print(f"{name:28s} {b:9.3f} {f:9.3f} {p:9.3f}  {f / b:12.2f}  {p / b:13.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer frames/windows, skip the Frechet timing")
@@ -255,7 +324,21 @@ def main() -> None:
     ap.add_argument("--precision-size", type=_size, default=None, metavar="WxH",
                     help=f"frame size of the precision section (default {PRECISION_CPU_SIZE[0]}x"
                     f"{PRECISION_CPU_SIZE[1]} on a CPU, {W}x{H} on CUDA)")
+    ap.add_argument("--arithmetic", action="store_true",
+                    help="run the arithmetic section (cost of one thread, one sample per pass and the AVX2 pins)")
+    ap.add_argument("--arithmetic-child", choices=ARITHMETIC_MODES, help=argparse.SUPPRESS)
+    ap.add_argument("--arithmetic-size", type=_size, default=(W, H), metavar="WxH",
+                    help=f"frame size of the arithmetic section (default {W}x{H})")
+    ap.add_argument("--reps", type=int, default=2, help="timed repetitions of the arithmetic section (best kept)")
     args = ap.parse_args()
+    if args.arithmetic_child:
+        import json
+
+        print(json.dumps(_arithmetic_child(args.arithmetic_child, args.reps, args.arithmetic_size)))
+        return
+    if args.arithmetic:
+        print_arithmetic_section(args.reps, args.arithmetic_size)
+        return
     if args.precision:
         cuda = torch.device(args.device).type == "cuda"
         size = args.precision_size or ((W, H) if cuda else PRECISION_CPU_SIZE)

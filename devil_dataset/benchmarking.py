@@ -256,7 +256,7 @@ def benchmark(
     from .eval.inpaint_and_score import inpaint_and_score, plan_units, slice_results
     from .eval.protocol import EvalOptions
     from .eval.registry import resolve_metrics, skipped_lines
-    from .eval.report import KEY_ORDER, score_table, table1_markdown, write_report
+    from .eval.report import KEY_ORDER, cpu_tolerances, score_table, table1_markdown, write_report
     from .eval.results import ValuesCache, dataset_digest, read_results, write_results
     from .inpaint.run import PredictionFolder, dataset_run_info
 
@@ -332,8 +332,11 @@ def benchmark(
         keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
                       key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
         comparisons, intervals = significance(written)  # issue 28: comparisons.json, Table 1 marks, intervals
-        report_files = write_report(table, out, keys, intervals=intervals, comparisons=comparisons, ci=ci)
-        table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci)
+        tolerances = cpu_tolerances(written)  # issue 36: network metrics computed without the CPU pins
+        report_files = write_report(table, out, keys, intervals=intervals, comparisons=comparisons, ci=ci,
+                                    tolerances=tolerances)
+        table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
+                                   tolerances=tolerances)
         findings = check_findings(table, counts, docs=written)
         report_files += write_findings(findings, out)
         html_index = write_html_report(written, out / "report-html", keys, engine=run_engine,  # issue 15

@@ -55,7 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..eval.report import relative_improvement_markdown, score_table, table1_markdown, video_intervals, write_report
+    from ..eval.report import (
+        cpu_tolerances,
+        relative_improvement_markdown,
+        score_table,
+        table1_markdown,
+        video_intervals,
+        write_report,
+    )
     from ..eval.results import read_results
     from ..eval.uncertainty import compare_methods
 
@@ -70,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(compare_text(comparisons, *args.compare))
         return 0
-    sys.stdout.write(table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci))
+    tolerances = cpu_tolerances(docs)
+    sys.stdout.write(table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
+                                     tolerances=tolerances))
     ri = relative_improvement_markdown(table, keys)
     if ri.count("\n") > 2:
         from ..eval.report import RELATIVE_IMPROVEMENT_CAPTION
@@ -84,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\nFindings (paper section 6):\n\n" + findings_markdown(findings))
     if args.out is not None:
         written = write_report(table, args.out, keys, plots=not args.no_plots, intervals=intervals,
-                               comparisons=comparisons, ci=ci)
+                               comparisons=comparisons, ci=ci, tolerances=tolerances)
         if findings is not None:
             from ..eval.findings import write_findings
 

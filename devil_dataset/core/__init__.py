@@ -7,3 +7,8 @@ shared by the writer and the reader, the network weights cache with the networks
 corrected switch (``parity``).
 ``tests/test_layers.py`` holds the import rules.
 """
+from .cpu_pins import pin_environment
+
+# Before anything of the package imports numpy or torch: their CPU-detecting libraries read these variables when they
+# load or first run (core/cpu_pins.py); engine workers inherit them.
+pin_environment()

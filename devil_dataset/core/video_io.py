@@ -3,8 +3,9 @@
 - Decoding: :func:`probe_video` (metadata), :func:`iter_frames` (streaming, uint8 RGB ``[H, W, 3]``) and
   :func:`read_video` (all frames ``[T, H, W, 3]``). Backend ``"auto"`` uses decord when it is installed
   (fastest on H.264 here) and PyAV otherwise; both convert YUV to RGB with FFmpeg's swscale.
-- Encoding: :func:`write_video` writes H.264 (libx264, CRF 18, ``preset=medium``, a fixed thread count,
-  bit-exact muxing) into an mp4, atomically. The same frames give a byte-identical file on every run.
+- Encoding: :func:`write_video` writes H.264 (libx264, CRF 18, ``preset=medium``, a fixed thread count, x264's
+  CPU-independent arithmetic, bit-exact muxing) into an mp4, atomically. The same frames give a byte-identical file
+  on every run and every CPU.
 - Clips: :func:`load_clip` reads a clip written by :func:`write_video` (always with PyAV, so the arrays do not
   depend on which optional decoder is installed).
 
@@ -29,7 +30,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .atomic import atomic_path
-from .cv_determinism import SWS_AREA, SWS_BILINEAR, sws_flags
+from .cv_determinism import SWS_AREA, SWS_BILINEAR, fast_simd, sws_flags
 from .errors import DevilError
 
 # Encoder settings of every clip and sample source. CRF 18 is the quality ENVIRONMENT.md's size table uses
@@ -40,6 +41,12 @@ ENCODER_CODEC = "libx264"
 ENCODER_CRF = 18
 ENCODER_PRESET = "medium"
 ENCODER_THREADS = 2
+# x264 detects the CPU itself (FFmpeg's av_force_cpu_flags does not reach it) and its AVX-512 / AVX2 / SSE paths
+# round differently: the same frames gave other bytes on an AVX-512 machine (issue 36). ``cpu-independent=1`` is
+# x264's own switch for "exact reproducibility across different CPUs": measured, it gives the bytes of
+# ``no-asm=1`` under every ``asm=`` setting tried, at the speed of the default (benchmarks/determinism.py).
+# ``DEVIL_FAST_SIMD=1`` drops it (x264's CPU-dependent output).
+X264_CPU_INDEPENDENT = "cpu-independent=1"
 BACKENDS: tuple[str, ...] = ("auto", "decord", "pyav")
 
 
@@ -313,7 +320,7 @@ def encode_video_bytes(
         stream = container.add_stream(ENCODER_CODEC, rate=rate)
         stream.width, stream.height = w, h
         stream.pix_fmt = "yuv420p" if (w % 2 == 0 and h % 2 == 0) else "yuv444p"
-        stream.options = {"crf": str(ENCODER_CRF), "preset": ENCODER_PRESET, "threads": str(ENCODER_THREADS)}
+        stream.options = encoder_options()
         for f in frames:
             yuv = av.VideoFrame.from_ndarray(f, format="rgb24").reformat(
                 format=stream.pix_fmt, interpolation=sws_flags(SWS_BILINEAR))  # CPU-independent RGB -> YUV
@@ -321,6 +328,28 @@ def encode_video_bytes(
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
+
+
+def x264_params() -> str:
+    """The ``x264-params`` of every encode: :data:`X264_CPU_INDEPENDENT` unless ``DEVIL_FAST_SIMD=1`` (then none).
+
+    >>> x264_params() == ("" if fast_simd() else "cpu-independent=1")
+    True
+    """
+    return "" if fast_simd() else X264_CPU_INDEPENDENT
+
+
+def encoder_options() -> dict[str, str]:
+    """libx264's options for :func:`encode_video_bytes` (CRF, preset, thread count, CPU-independent arithmetic).
+
+    >>> encoder_options()["crf"], encoder_options()["threads"]
+    ('18', '2')
+    """
+    options = {"crf": str(ENCODER_CRF), "preset": ENCODER_PRESET, "threads": str(ENCODER_THREADS)}
+    params = x264_params()
+    if params:
+        options["x264-params"] = params
+    return options
 
 
 def _as_fraction(fps: float | Fraction) -> Fraction:

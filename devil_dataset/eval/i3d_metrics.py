@@ -4,7 +4,10 @@
 :class:`PVCSMetric` and :class:`VFIDMetric` are the same object restricted to their keys (the registry's names).
 When both score the same :class:`~devil_dataset.eval.protocol.VideoSample`, the pass is computed once: it is
 kept on the sample (``video.cache``), which lives as long as that video, not in a module-level memo.
-I3D windows go through the network in batches of ``max(1, EvalOptions.batch_size // 4)`` GT/composite pairs.
+On the CPU each window (ground truth, then composite) goes through the network alone and on one thread
+(:func:`~devil_dataset.core.networks.precision.sample_batches`, :func:`~devil_dataset.core.networks.precision.
+network_threads`), so PVCS and VFID do not depend on ``EvalOptions.batch_size`` or the thread count; on a GPU in
+batches of ``max(1, EvalOptions.batch_size // 4)`` windows per side.
 With ``EvalOptions.set_level_ci`` the VFID statistics are also kept per group of videos and ``uncertainty()`` gives
 VFID and VFID (clips) a delete-a-group jackknife interval (:mod:`devil_dataset.eval.uncertainty`).
 """
@@ -16,9 +19,10 @@ import numpy as np
 import torch
 
 from ..core.errors import UnknownNameError
+from ..core.networks.precision import network_threads, sample_batches
 from ..core.weights import weights_provenance
-from .frechet import GaussianStats, frechet_of
-from .protocol import EvalOptions, Metric, VideoSample, frame_batches
+from .frechet import GaussianStats, blas_provenance, frechet_of
+from .protocol import EvalOptions, Metric, VideoSample
 from .uncertainty import add_grouped, set_level_uncertainty, video_group
 
 PVCS_WINDOW = 10  # SPEC section 7: frames per window, stride 1, max(1, T - 9) windows
@@ -91,34 +95,45 @@ class I3DVideoPass:
         comp_pad = self.gt_u8[t - 1] if pvcs_mode == "release" else None
         n_windows = max(1, t - PVCS_WINDOW + 1)
         pvcs, gt_w, comp_w = [], [], []
-        with torch.inference_mode():
-            for s in frame_batches(n_windows, batch_pairs):
+        with torch.inference_mode(), network_threads(self.device):
+            for s in sample_batches(n_windows, self.device, batch_pairs):  # on the CPU one window per pass
                 starts = list(range(s.start, s.stop))
-                x = torch.cat([_window_input(self.gt_u8, starts), _window_input(self.comp_u8, starts, comp_pad)])
-                b = len(starts)
-                dist = torch.zeros(b, dtype=torch.float64, device=self.device)
-                for name, act in net.iter_endpoints(x, PVCS_ENDPOINTS[-1]):
-                    if name in PVCS_ENDPOINTS:
-                        d = (_unit(act[:b]) - _unit(act[b:])).pow(2).sum(dim=1)
-                        dist += d.flatten(1).mean(dim=1).double()
-                    if name == PVCS_ENDPOINTS[-1]:
-                        feats = _mean_thw(act).double().cpu().numpy()
-                        gt_w.append(feats[:b])
-                        comp_w.append(feats[b:])
-                    del act
-                del x
+                gt_acts = self._pvcs_endpoints(_window_input(self.gt_u8, starts))
+                comp_acts = self._pvcs_endpoints(_window_input(self.comp_u8, starts, comp_pad))
+                dist = torch.zeros(len(starts), dtype=torch.float64, device=self.device)
+                for name in PVCS_ENDPOINTS:
+                    d = (gt_acts[name] - comp_acts[name]).pow(2).sum(dim=1)
+                    dist += d.flatten(1).mean(dim=1).double()
+                gt_w.append(gt_acts["features"])
+                comp_w.append(comp_acts["features"])
+                del gt_acts, comp_acts
                 pvcs.append(dist.cpu().numpy())
         self.pvcs = np.concatenate(pvcs)
         self.gt_windows = np.concatenate(gt_w)
         self.comp_windows = np.concatenate(comp_w)
+
+    def _pvcs_endpoints(self, x: torch.Tensor) -> dict[str, Any]:
+        """The unit-normalised activations at the PVCS endpoints of windows ``x`` and (``"features"``) their
+        Mixed_5c means over T, H, W (float64 [B, 1024])."""
+        from ..core.networks.i3d import PVCS_ENDPOINTS
+
+        out: dict[str, Any] = {}
+        for name, act in self.net.iter_endpoints(x, PVCS_ENDPOINTS[-1]):
+            if name in PVCS_ENDPOINTS:
+                out[name] = _unit(act)
+            if name == PVCS_ENDPOINTS[-1]:
+                out["features"] = _mean_thw(act).double().cpu().numpy()
+            del act
+        return out
 
     @torch.inference_mode()
     def _video_feature(self, frames: torch.Tensor) -> np.ndarray:
         x = frames.permute(3, 0, 1, 2).float().div_(255.0)[None]  # [1, 3, T, H, W]
         from ..core.networks.i3d import VFID_ENDPOINT
 
-        act = self.net.endpoints(x, (VFID_ENDPOINT,))[0]
-        return _mean_thw(act)[0].double().cpu().numpy()
+        with network_threads(self.device):
+            act = self.net.endpoints(x, (VFID_ENDPOINT,))[0]
+            return _mean_thw(act)[0].double().cpu().numpy()
 
     def video_features(self) -> tuple[np.ndarray, np.ndarray]:
         """Whole-video Mixed_5c means (GT, composite), one forward pass each."""
@@ -239,7 +254,9 @@ class I3DMetric(Metric):
             prov.update({"layers": list(PVCS_ENDPOINTS), "window": PVCS_WINDOW, "pvcs_mode": self.options.pvcs_mode})
         if "vfid" in self.keys:
             prov.update({"layer": "Mixed_5c mean over T, H, W", "window": PVCS_WINDOW,
-                         "samples": {"videos": self.gt_video.n, "clips": self.gt_clips.n}})
+                         "samples": {"videos": self.gt_video.n, "clips": self.gt_clips.n},
+                         "frechet": {"statistics": "exact fixed-point sums (eval/frechet.GaussianStats)",
+                                     **blas_provenance()}})
         return prov
 
 

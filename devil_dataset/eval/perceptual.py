@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..core.weights import weights_provenance
-from .frechet import GaussianStats, frechet_of
+from .frechet import GaussianStats, blas_provenance, frechet_of
 from .protocol import EvalOptions, Metric, VideoSample, frame_batches
 from .uncertainty import add_grouped, set_level_uncertainty, video_group
 
@@ -128,6 +128,7 @@ class FIDMetric(Metric):
         return {"network": "pytorch-fid InceptionV3 pool3 (2048-d)", "input": "x/255, bilinear 299x299, 2x-1",
                 **precision_provenance(getattr(self.net, "precision", self.options.precision), self.options.device),
                 "samples": {"gt_frames": self.gt_stats.n, "composite_frames": self.comp_stats.n},
+                "frechet": {"statistics": "exact fixed-point sums (eval/frechet.GaussianStats)", **blas_provenance()},
                 "weights": weights_provenance(("inception",), self._injected)}
 
 

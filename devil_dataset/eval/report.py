@@ -74,21 +74,68 @@ def title(key: str) -> str:
     return f"{KEY_TITLES.get(key, key)} {UP if higher_is_better(key) else DOWN}"
 
 
-def fmt(key: str, value: float | None) -> str:
-    """A value in the release's format for its key (``.4f`` for unknown keys); empty when missing."""
+def fmt(key: str, value: float | None, tolerance: float = 0.0) -> str:
+    """A value in the release's format for its key (``.4f`` for unknown keys); empty when missing.
+
+    ``tolerance``: the relative amount by which the value may differ on another CPU (a network metric computed where
+    the CPU pins were not in force, :func:`cpu_tolerances`); the value then keeps only the significant digits that
+    hold (4 for 1e-4), never more decimals than the release's format.
+
+    >>> fmt("lpips", 0.0273449), fmt("lpips", 0.0273449, 1e-4), fmt("fid", 16.63504, 1e-4)
+    ('0.027345', '0.02734', '16.64')
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return format(value, KEY_FORMATS.get(key, ".4f"))
+    spec = KEY_FORMATS.get(key, ".4f")
+    if tolerance > 0 and math.isfinite(value) and value != 0 and spec.endswith("f"):
+        significant = max(1, math.floor(-math.log10(tolerance)))
+        decimals = max(0, significant - 1 - math.floor(math.log10(abs(value))))
+        spec = f".{min(decimals, int(spec[1:-1]))}f"
+    return format(value, spec)
 
 
-def _best(table: Table, slice_name: str, key: str, methods: list[str]) -> str | None:
+def cpu_tolerances(docs: Iterable[Mapping]) -> dict[str, float]:
+    """Result key -> the largest relative CPU tolerance its metric's provenance records in ``docs`` (issue 36):
+    0 (left out) where the values are bit-identical on every x86-64 CPU with AVX2, ``NETWORK_CPU_TOLERANCE`` for a
+    network metric computed without the CPU pins.
+
+    >>> doc = {"provenance": {"metrics": {"lpips": {"arithmetic": {"tolerance_rel": 1e-4}}}}}
+    >>> cpu_tolerances([doc])
+    {'lpips': 0.0001}
+    """
+    out: dict[str, float] = {}
+    for doc in docs:
+        for name, prov in ((doc.get("provenance") or {}).get("metrics") or {}).items():
+            arithmetic = prov.get("arithmetic") if isinstance(prov, Mapping) else None
+            tol = float(arithmetic.get("tolerance_rel") or 0.0) if isinstance(arithmetic, Mapping) else 0.0
+            if tol > 0 and name in METRICS:
+                for key in METRICS[name].keys:
+                    out[key] = max(out.get(key, 0.0), tol)
+    return out
+
+
+def tolerance_legend(tolerances: Mapping[str, float]) -> str:
+    """The legend line of :func:`cpu_tolerances` (empty when every value is bit-reproducible).
+
+    >>> tolerance_legend({"lpips": 1e-4})  # doctest: +ELLIPSIS
+    'LPIPS: 4 significant digits ...'
+    """
+    if not tolerances:
+        return ""
+    names = ", ".join(KEY_TITLES.get(k, k) for k in tolerances)
+    tol = max(tolerances.values())
+    return (f"{names}: {max(1, math.floor(-math.log10(tol)))} significant digits (computed where the CPU pins were "
+            f"not in force: other CPUs give values within {tol:g} relative; see docs/reliability.md).\n")
+
+
+def _best(table: Table, slice_name: str, key: str, methods: list[str], tolerance: float = 0.0) -> str | None:
     vals = [(table[(m, slice_name)][key], m) for m in methods
             if (m, slice_name) in table and key in table[(m, slice_name)]
             and not math.isnan(table[(m, slice_name)][key])]
     if len(vals) < 2:
         return None
     best = max(v for v, _ in vals) if higher_is_better(key) else min(v for v, _ in vals)
-    winners = [m for v, m in vals if fmt(key, v) == fmt(key, best)]
+    winners = [m for v, m in vals if fmt(key, v, tolerance) == fmt(key, best, tolerance)]
     return winners[0] if len(winners) == 1 else None
 
 
@@ -106,8 +153,8 @@ def _ci_text(key: str, u: Mapping | None, ci: str) -> str:
 
 
 def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Sequence[Mapping] | None = None,
-          uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None, ci: str | None = None
-          ) -> tuple[list[str], list[list[str]]]:
+          uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None, ci: str | None = None,
+          tolerances: Mapping[str, float] | None = None) -> tuple[list[str], list[list[str]]]:
     from .uncertainty import indistinguishable_from_best
 
     if ci not in (None, "se", "interval"):
@@ -115,6 +162,7 @@ def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Seq
     ks = _keys(table, keys)
     methods = _methods(table)
     marks = comparisons is not None
+    tol = dict(tolerances or {})
     header = ["slice", "method"] + [title(k) for k in ks]
     if not bold:  # TSV: numbers stay numbers; the interval and the marks get their own columns
         extra = {"se": ["se"], "interval": ["ci low", "ci high"]}.get(ci or "", [])
@@ -123,7 +171,7 @@ def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Seq
                                         + ([f"{title(k)} vs best"] if marks else [])]
     rows = []
     for s in _slices(table):
-        best = {k: _best(table, s, k, methods) for k in ks} if (bold or marks) else {}
+        best = {k: _best(table, s, k, methods, tol.get(k, 0.0)) for k in ks} if (bold or marks) else {}
         ties = {k: indistinguishable_from_best(comparisons or (), s, k, b) for k, b in best.items()
                 if b is not None and marks}
         for m in methods:
@@ -131,7 +179,7 @@ def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Seq
                 continue
             cells = []
             for k in ks:
-                text = fmt(k, table[(m, s)].get(k))
+                text = fmt(k, table[(m, s)].get(k), tol.get(k, 0.0))
                 u = (uncertainty or {}).get((m, s), {}).get(k)
                 mark = "best" if text and best.get(k) == m else "n.s." if text and m in ties.get(k, ()) else ""
                 if bold:
@@ -199,32 +247,36 @@ def _tsv(header: list[str], rows: list[list[str]]) -> str:
 def table1_markdown(table: Table, keys: Sequence[str] | None = None, *,
                     comparisons: Sequence[Mapping] | None = None,
                     uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None,
-                    ci: str | None = None) -> str:
+                    ci: str | None = None, tolerances: Mapping[str, float] | None = None) -> str:
     """Paper Table 1 as markdown: one row per (slice, method), best method per slice and metric in bold.
 
     With ``comparisons`` (:func:`~devil_dataset.eval.uncertainty.compare_methods`) the methods not significantly
     different from the best carry a dagger and a legend line follows; ``ci`` (``"se"`` or ``"interval"``) adds
-    each cell's standard error or bootstrap interval from ``uncertainty`` (:func:`video_intervals`).
+    each cell's standard error or bootstrap interval from ``uncertainty`` (:func:`video_intervals`); ``tolerances``
+    (:func:`cpu_tolerances`) cuts network metrics computed without the CPU pins to the digits that hold.
 
     >>> print(table1_markdown({("A", "all"): {"psnr": 36.6234, "lpips": 0.0273449}}), end="")
     | slice | method | PSNR ▲ | LPIPS ▼ |
     |---|---|---:|---:|
     | all | A | 36.62 | 0.027345 |
     """
-    text = _markdown(*_rows(table, keys, True, comparisons, uncertainty, ci))
+    text = _markdown(*_rows(table, keys, True, comparisons, uncertainty, ci, tolerances))
     if comparisons is not None or ci:
         text += "\n" + table1_legend(ci, marks=comparisons is not None,
                                      set_level=_set_level_keys(uncertainty, _keys(table, keys)))
+    shown = {k: t for k, t in (tolerances or {}).items() if k in _keys(table, keys)}
+    if shown:
+        text += ("" if comparisons is not None or ci else "\n") + tolerance_legend(shown)
     return text
 
 
 def table1_tsv(table: Table, keys: Sequence[str] | None = None, *,
                comparisons: Sequence[Mapping] | None = None,
                uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None,
-               ci: str | None = None) -> str:
+               ci: str | None = None, tolerances: Mapping[str, float] | None = None) -> str:
     """Paper Table 1 as TSV (no bold), same columns and formats as :func:`table1_markdown`; with ``ci`` and
     ``comparisons``, extra columns per metric (``se`` or ``ci low``/``ci high``; ``vs best``: best / n.s.)."""
-    return _tsv(*_rows(table, keys, False, comparisons, uncertainty, ci))
+    return _tsv(*_rows(table, keys, False, comparisons, uncertainty, ci, tolerances))
 
 
 def relative_improvement(table: Table) -> dict[tuple[str, str], dict[str, float]]:
@@ -460,6 +512,7 @@ def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = 
 def write_report(
     table: Table, out_dir: str | Path, keys: Sequence[str] | None = None, plots: bool = True,
     intervals: Intervals | None = None, *, comparisons: Sequence[Mapping] | None = None, ci: str | None = None,
+    tolerances: Mapping[str, float] | None = None,
 ) -> list[Path]:
     """Write ``table1.md``, ``table1.tsv``, ``relative_improvement.md/.tsv`` and (optionally) the plots; with
     ``comparisons`` (:func:`~devil_dataset.eval.uncertainty.compare_methods`) also ``comparisons.json`` and
@@ -467,9 +520,11 @@ def write_report(
     out_dir = Path(out_dir)
     written = [
         atomic_write_text(out_dir / "table1.md",
-                          table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci)),
+                          table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
+                                          tolerances=tolerances)),
         atomic_write_text(out_dir / "table1.tsv",
-                          table1_tsv(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci)),
+                          table1_tsv(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
+                                     tolerances=tolerances)),
         atomic_write_text(out_dir / "relative_improvement.md",
                           RELATIVE_IMPROVEMENT_CAPTION + "\n\n" + relative_improvement_markdown(table, keys)),
         atomic_write_text(out_dir / "relative_improvement.tsv", relative_improvement_tsv(table, keys)),

@@ -298,15 +298,19 @@ def frechet_distance_cholesky(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarr
     """
     from scipy.linalg import eigvalsh, lapack
 
-    factor, piv, rank, info = lapack.dpstrf(sigma1, lower=1)  # info 1: rank-deficient (allowed), < 0: bad argument
-    if info < 0:
-        raise ValueError(f"frechet_distance_cholesky: LAPACK dpstrf rejected sigma1 (info {info})")
-    b = np.zeros((len(sigma1), rank))
-    b[piv - 1] = np.tril(factor)[:, :rank]  # sigma1 = b b^T (dpstrf: P^T sigma1 P = L L^T)
-    inner = b.T @ sigma2 @ b
-    lam = eigvalsh((inner + inner.T) / 2)  # symmetric up to rounding
+    from .frechet import exact_sum, fixed_blas, matrix_product, trace
+
+    with fixed_blas():
+        factor, piv, rank, info = lapack.dpstrf(sigma1, lower=1)  # info 1: rank-deficient (allowed), < 0: bad arg
+        if info < 0:
+            raise ValueError(f"frechet_distance_cholesky: LAPACK dpstrf rejected sigma1 (info {info})")
+        b = np.zeros((len(sigma1), rank))
+        b[piv - 1] = np.tril(factor)[:, :rank]  # sigma1 = b b^T (dpstrf: P^T sigma1 P = L L^T)
+        inner = matrix_product(matrix_product(b.T, sigma2), b)
+        lam = eigvalsh((inner + inner.T) / 2)  # symmetric up to rounding
     diff = np.asarray(mu1) - np.asarray(mu2)
-    return float(diff @ diff + np.trace(sigma1) + np.trace(sigma2) - 2 * np.sum(np.sqrt(np.clip(lam, 0.0, None))))
+    return float(exact_sum(diff * diff) + trace(sigma1) + trace(sigma2)
+                 - 2 * exact_sum(np.sqrt(np.clip(lam, 0.0, None))))
 
 
 def _scatter(stats: Any) -> tuple[int, np.ndarray, np.ndarray]:

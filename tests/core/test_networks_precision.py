@@ -134,14 +134,16 @@ def test_float32_ignores_an_enclosing_autocast_and_bf16_applies_it():
 def test_effective_precision_and_provenance():
     assert [effective_precision(p, "cpu") for p in PRECISIONS] == ["float32", "float32", "bf16"]
     assert [effective_precision(p, "cuda:1") for p in PRECISIONS] == list(PRECISIONS)
-    assert precision_provenance("bf16", "cuda") == {"precision": "bf16", "precision_effective": "bf16"}
+    prov = precision_provenance("bf16", "cuda")
+    assert (prov["precision"], prov["precision_effective"]) == ("bf16", "bf16")
+    assert prov["arithmetic"]["samples_per_pass"] == "batch_size"  # GPU values: their own reference
 
 
 # ------------------------------------------------------------------------------------------ the wrappers
 def test_fid_float32_is_the_plain_forward(frames, inception_state):
     a = frames[0][:1]
     net = FIDInception(state=inception_state)
-    with torch.inference_mode():
+    with torch.inference_mode(), P.network_threads("cpu"):  # the wrapper's fixed thread count (issue 36)
         plain = net.forward(torch.from_numpy(a).permute(0, 3, 1, 2).float() / 255.0).numpy()
     f32 = net.features(a)
     assert f32.dtype == np.float32 and np.array_equal(f32, plain)  # bit for bit
@@ -158,8 +160,10 @@ def test_fid_bf16_close_to_float32(frames, inception_state):
 def test_lpips_float32_is_the_plain_forward_tf32_equal_bf16_close(frames, lpips_state):
     a, b = frames
     net = LPIPSNetwork(backbone_state=lpips_state)
-    with torch.inference_mode():
-        plain = net.model(_to_lpips_input(a, net.device), _to_lpips_input(b, net.device)).reshape(-1).double().numpy()
+    with torch.inference_mode(), P.network_threads("cpu"):  # one frame pair per pass, one thread (issue 36)
+        plain = np.concatenate([net.model(_to_lpips_input(a[i:i + 1], net.device),
+                                          _to_lpips_input(b[i:i + 1], net.device)).reshape(-1).double().numpy()
+                                for i in range(len(a))])
     f32 = net.distance(a, b)
     assert np.array_equal(f32, plain) and (f32 > 0).all()
     assert np.array_equal(LPIPSNetwork(backbone_state=lpips_state, precision="tf32").distance(a, b), f32)  # CPU
@@ -170,7 +174,7 @@ def test_lpips_float32_is_the_plain_forward_tf32_equal_bf16_close(frames, lpips_
 
 def test_i3d_float32_is_the_plain_forward_bf16_close(i3d):
     x = torch.rand(2, 3, 10, 32, 40, generator=torch.Generator().manual_seed(0))
-    with torch.inference_mode():
+    with torch.inference_mode(), P.network_threads("cpu"):
         y = x
         plain = {}
         for name in ENDPOINTS:
@@ -197,7 +201,7 @@ def test_raft_float32_is_the_plain_forward():
     raft = RAFTFlow(state=random_raft_state(seed=0), iterations=2)
     from devil_dataset.core.networks.raft import _prepare
 
-    with torch.inference_mode():
+    with torch.inference_mode(), P.network_threads("cpu"):
         plain = raft.model(_prepare(a, raft.device), _prepare(b, raft.device), num_flow_updates=2)[-1]
     f32 = raft.flow_batch(a, b)
     assert f32.dtype == np.float32 and np.array_equal(f32, plain.permute(0, 2, 3, 1).numpy())

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .precision import check_precision, network_precision
+from .precision import check_precision, network_precision, sample_batches
 
 # SPEC section 7: frames are bilinearly resized to the Inception input size.
 FID_INPUT_SIZE = 299
@@ -102,9 +102,12 @@ class FIDInception(nn.Module):
 
     @torch.inference_mode()
     def features(self, frames: np.ndarray | torch.Tensor) -> np.ndarray:
-        """float32 [N, 2048] features of uint8 frames [N, H, W, 3], computed in ``self.precision``."""
+        """float32 [N, 2048] features of uint8 frames [N, H, W, 3], computed in ``self.precision``; on the CPU one
+        frame per pass (:func:`~devil_dataset.core.networks.precision.sample_batches`)."""
         t = torch.as_tensor(frames).to(self.device)
         x = t.permute(0, 3, 1, 2).float() / 255.0
-        with network_precision(self.precision, self.device):
-            out = self.forward(x)
-        return out.float().cpu().numpy()
+        out = []
+        for s in sample_batches(len(x), self.device, len(x)):
+            with network_precision(self.precision, self.device):
+                out.append(self.forward(x[s]).float().cpu())
+        return torch.cat(out).numpy() if out else np.zeros((0, FID_DIMS), np.float32)

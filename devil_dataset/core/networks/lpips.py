@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .precision import check_precision, network_precision
+from .precision import check_precision, network_precision, sample_batches
 
 # LPIPS v0.1 on AlexNet (SPEC section 7).
 LPIPS_NET = "alex"
@@ -97,13 +97,15 @@ class LPIPSNetwork:
 
     @torch.inference_mode()
     def distance(self, frames0: np.ndarray | torch.Tensor, frames1: np.ndarray | torch.Tensor) -> np.ndarray:
-        """Per-frame LPIPS (float64 [N]) between two uint8 [N, H, W, 3] stacks (one batch; callers chunk), computed
-        in ``self.precision``."""
+        """Per-frame LPIPS (float64 [N]) between two uint8 [N, H, W, 3] stacks, computed in ``self.precision``;
+        on the CPU one frame pair per pass (:func:`~devil_dataset.core.networks.precision.sample_batches`)."""
         x0 = _to_lpips_input(frames0, self.device)
         x1 = _to_lpips_input(frames1, self.device)
-        with network_precision(self.precision, self.device):
-            d = self.model(x0, x1)
-        return d.reshape(-1).double().cpu().numpy()
+        out = []
+        for s in sample_batches(len(x0), self.device, len(x0)):
+            with network_precision(self.precision, self.device):
+                out.append(self.model(x0[s], x1[s]).reshape(-1).double().cpu())
+        return torch.cat(out).numpy() if out else np.zeros(0)
 
 
 def _to_lpips_input(frames: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:

@@ -14,6 +14,12 @@ values, whatever the mode.
 - ``"bf16"``: ``torch.autocast`` with bfloat16 on the tensors' device (CPU or CUDA); the operations autocast keeps
   in float32 run with TF32 off.
 
+On the CPU every pass also runs on :data:`NETWORK_CPU_THREADS` intra-op thread (:func:`network_threads`) and the
+wrappers feed the networks one sample at a time (:func:`sample_batches`): torch's CPU kernels split their sums
+over the threads and pick kernels by batch shape, so the same frames gave other values with another thread count
+or batch size (issue 36). With both fixed, a network's output depends only on its input (and, across CPUs, on the
+kernels :mod:`devil_dataset.core.cpu_pins` pins). The engines run clips in parallel processes instead.
+
 The global flags (``torch.backends.*.fp32_precision`` where this torch has them, else
 ``torch.backends.cuda.matmul.allow_tf32`` / ``torch.backends.cudnn.allow_tf32`` and the float32 matmul precision)
 are saved on entry and restored on exit, also when the pass raises. They are process-wide: do not run two
@@ -36,14 +42,18 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import threading
 from typing import Any, Iterator, TypeVar
 
 import torch
 
-from . import PRECISIONS, check_precision
+from . import NETWORK_CPU_TOLERANCE, PRECISIONS, check_precision
 
 T = TypeVar("T")
 
+#: Intra-op threads of every network pass on the CPU: a fixed count, so that sums split over threads are split the
+#: same way on every machine (issue 36; the engines parallelise over clips).
+NETWORK_CPU_THREADS = 1
 #: The autocast dtype of the ``"bf16"`` mode.
 BF16_DTYPE = torch.bfloat16
 # torch >= 2.9 ``fp32_precision`` switches (the legacy allow_tf32 flags map onto them): the GPU's matmuls and
@@ -84,13 +94,38 @@ def effective_precision(precision: str, device: str | torch.device) -> str:
     return precision
 
 
-def precision_provenance(precision: str, device: str | torch.device) -> dict[str, str]:
-    """What a results file records about a network's arithmetic: the mode asked for and the one applied.
+def precision_provenance(precision: str, device: str | torch.device) -> dict[str, Any]:
+    """What a results file records about a network's arithmetic: the mode asked for and the one applied, and how
+    reproducible the values are (:func:`arithmetic_provenance`).
 
-    >>> precision_provenance("tf32", "cpu")
-    {'precision': 'tf32', 'precision_effective': 'float32'}
+    >>> p = precision_provenance("tf32", "cpu")
+    >>> p["precision"], p["precision_effective"], p["arithmetic"]["threads"]
+    ('tf32', 'float32', 1)
     """
-    return {"precision": check_precision(precision), "precision_effective": effective_precision(precision, device)}
+    return {"precision": check_precision(precision), "precision_effective": effective_precision(precision, device),
+            "arithmetic": arithmetic_provenance(device)}
+
+
+def arithmetic_provenance(device: str | torch.device) -> dict[str, Any]:
+    """How a network's values were computed and where they are reproducible (issue 36): on the CPU one sample per
+    pass on :data:`NETWORK_CPU_THREADS` thread, and either bit-identical on every x86-64 CPU with AVX2 (the pins of
+    :mod:`devil_dataset.core.cpu_pins` in force) or within ``NETWORK_CPU_TOLERANCE`` (relative) of those values.
+    GPU values are their own reference (their distance from the CPU's is measured by ``benchmarks/``).
+
+    >>> a = arithmetic_provenance("cpu")
+    >>> a["threads"], a["samples_per_pass"], a["tolerance_rel"] in (0.0, NETWORK_CPU_TOLERANCE)
+    (1, 1, True)
+    """
+    from ..cpu_pins import torch_pins_in_force
+
+    if torch.device(device).type != "cpu":
+        return {"device": str(device), "samples_per_pass": "batch_size", "reproducible": "on this GPU model and "
+                "software only (a separate reference from the CPU values)"}
+    pinned, why = torch_pins_in_force()
+    return {"device": "cpu", "threads": NETWORK_CPU_THREADS, "samples_per_pass": 1, "pinned": pinned, "why": why,
+            "reproducible": "bit-identical on x86-64 CPUs with AVX2" if pinned else
+            f"within {NETWORK_CPU_TOLERANCE:g} (relative) of the pinned values",
+            "tolerance_rel": 0.0 if pinned else NETWORK_CPU_TOLERANCE}
 
 
 def _switch(path: str) -> Any:
@@ -143,6 +178,59 @@ def float32_flags() -> dict[str, Any]:
     return {"api": api, **dict(zip(names, values))}
 
 
+_threads_lock = threading.Lock()
+_threads_active = 0  # network passes running now, in any thread of this process
+_threads_saved = 0  # the thread count the first of them found
+
+
+@contextlib.contextmanager
+def network_threads(device: str | torch.device = "cpu") -> Iterator[None]:
+    """Run the block on :data:`NETWORK_CPU_THREADS` torch thread when ``device`` is the CPU.
+
+    torch's thread count is per thread (OpenMP) and process-wide at once (MKL, the count new threads start with), and
+    the evaluation runs network passes in two threads (the read-ahead thread prepares the next clip's ground truth):
+    every pass sets its own thread to one, and the count found by the first pass is restored when the last one ends,
+    so no pass ever sees another count.
+
+    >>> before = torch.get_num_threads()
+    >>> with network_threads("cpu"):
+    ...     torch.get_num_threads()
+    1
+    >>> torch.get_num_threads() == before
+    True
+    """
+    global _threads_active, _threads_saved
+    if torch.device(device).type != "cpu":
+        yield
+        return
+    with _threads_lock:
+        if _threads_active == 0:
+            _threads_saved = torch.get_num_threads()
+        _threads_active += 1
+        if torch.get_num_threads() != NETWORK_CPU_THREADS:
+            torch.set_num_threads(NETWORK_CPU_THREADS)
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _threads_active -= 1
+            if _threads_active == 0 and torch.get_num_threads() != _threads_saved:
+                torch.set_num_threads(_threads_saved)
+
+
+def sample_batches(n: int, device: str | torch.device, batch_size: int) -> list[slice]:
+    """How ``n`` samples go through a network: one at a time on the CPU (a fixed partition, whatever the batch size
+    asked for), in ``batch_size`` groups on a GPU (GPU values are their own reference).
+
+    >>> sample_batches(3, "cpu", 8)
+    [slice(0, 1, None), slice(1, 2, None), slice(2, 3, None)]
+    >>> sample_batches(3, "cuda", 2)
+    [slice(0, 2, None), slice(2, 3, None)]
+    """
+    size = 1 if torch.device(device).type == "cpu" else max(1, int(batch_size))
+    return [slice(start, min(n, start + size)) for start in range(0, n, size)]
+
+
 def network_precision(precision: str, device: str | torch.device = "cpu") -> contextlib.AbstractContextManager[None]:
     """Run the enclosed forward pass in ``precision`` (:data:`PRECISIONS`) on ``device``; see the module docstring.
 
@@ -158,15 +246,17 @@ def _applied(precision: str, device_type: str) -> Iterator[None]:
     saved = _save_flags()
     try:
         _set_flags(tf32=precision == "tf32" and device_type == "cuda")
-        if precision == "bf16":
-            with torch.autocast(device_type, dtype=BF16_DTYPE):
-                yield
-        else:  # an autocast region opened by the caller does not leak into the reference
-            with torch.autocast(device_type, enabled=False):
-                yield
+        with network_threads(device_type):
+            if precision == "bf16":
+                with torch.autocast(device_type, dtype=BF16_DTYPE):
+                    yield
+            else:  # an autocast region opened by the caller does not leak into the reference
+                with torch.autocast(device_type, enabled=False):
+                    yield
     finally:
         _restore_flags(saved)
 
 
-__all__ = ["BF16_DTYPE", "PRECISIONS", "check_precision", "effective_precision", "precision_view", "float32_flags",
-           "network_precision", "precision_provenance"]
+__all__ = ["BF16_DTYPE", "NETWORK_CPU_THREADS", "PRECISIONS", "arithmetic_provenance", "check_precision",
+           "effective_precision", "float32_flags", "network_precision", "network_threads", "precision_provenance",
+           "precision_view", "sample_batches"]

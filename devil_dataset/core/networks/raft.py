@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .precision import check_precision, network_precision, precision_view
+from .precision import check_precision, network_precision, precision_view, sample_batches
 
 # torchvision's default number of refinement iterations for raft_large.
 RAFT_ITERATIONS = 12
@@ -65,8 +65,11 @@ class RAFTFlow:
         if ph or pw:
             pad = (pw // 2, pw - pw // 2, ph // 2, ph - ph // 2)
             x0, x1 = F.pad(x0, pad, mode="replicate"), F.pad(x1, pad, mode="replicate")
-        with network_precision(self.precision, self.device):
-            flow = self.model(x0, x1, num_flow_updates=self.iterations)[-1]
+        flows = []
+        for s in sample_batches(len(x0), self.device, len(x0)):  # on the CPU one pair per pass
+            with network_precision(self.precision, self.device):
+                flows.append(self.model(x0[s], x1[s], num_flow_updates=self.iterations)[-1])
+        flow = torch.cat(flows)
         if ph or pw:
             flow = flow[..., ph // 2: ph // 2 + h, pw // 2: pw // 2 + w]
         return flow.permute(0, 2, 3, 1).float().cpu().numpy()

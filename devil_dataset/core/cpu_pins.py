@@ -1,0 +1,185 @@
+"""The same numbers on AVX2 and AVX-512 machines: the libraries that pick kernels from the CPU, and their pins.
+
+Every library below detects the CPU by itself and takes other code paths (SSE, AVX2, AVX-512) that may round
+differently. :data:`LIBRARIES` is the one table of them: where the package meets each, the switch that simulates
+another CPU (what ``tests/core/test_determinism.py`` sets), and what makes the package's numbers independent of it.
+
+Three of them cannot be pinned by a call once loaded; they read an environment variable when they start or at
+their first use: OpenBLAS under numpy and scipy (``OPENBLAS_CORETYPE``, read when the library loads), and under
+torch ATen's vectorised kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``) and MKL
+(``MKL_CBWR``, its Conditional Numerical Reproducibility branch), each read at first use. :func:`pin_environment`
+sets them to the AVX2 level, the highest that every x86-64 machine of the project has, when ``devil_dataset``
+is imported; ``core/__init__`` calls it before anything imports numpy or torch, so the ``devil`` command and the
+engines' worker processes (which inherit the environment) are pinned. A variable the user set is left alone, and
+``DEVIL_FAST_SIMD=1`` pins nothing (faster on AVX-512, numbers then depend on the CPU). CPUs without AVX2 and FMA
+(x86-64 before 2013, arm64) cannot take the AVX2 kernels: nothing is pinned there and :func:`pins_provenance` says
+so in every results file.
+
+    >>> pin_environment()["level"] in {"avx2", "none"}
+    True
+    >>> sorted(pins_provenance())
+    ['cpu', 'level', 'pinned', 'reason']
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from typing import Mapping
+
+from .cv_determinism import FAST_SIMD_ENV, fast_simd
+
+#: The environment each CPU-detecting library reads, at the AVX2 level (names and values from each library's docs:
+#: OpenBLAS "Runtime variables", PyTorch ``aten/src/ATen/native/DispatchStub.cpp``, oneDNN "CPU dispatcher
+#: control", oneMKL "Conditional Numerical Reproducibility").
+AVX2_PINS: Mapping[str, str] = {
+    "OPENBLAS_CORETYPE": "Haswell",
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_CBWR": "AVX2",
+}
+#: /proc/cpuinfo flags the AVX2 kernels need (x86-64-v3 without MOVBE/LZCNT, which no pinned kernel uses alone).
+AVX2_FLAGS = ("avx", "avx2", "fma", "f16c")
+
+
+@dataclass(frozen=True)
+class CpuDependentLibrary:
+    """One library that detects the CPU by itself: where the package meets it and what pins it."""
+
+    name: str
+    used_for: str
+    simulated_by: str
+    pinned_by: str
+
+
+#: Every library found on a path to a published number (issue 36). ``docs/reliability.md`` has the measurements.
+LIBRARIES: tuple[CpuDependentLibrary, ...] = (
+    CpuDependentLibrary("x264 (libx264 in PyAV)", "encoding every sample clip and source (core/video_io)",
+                        "its asm= parameter", "x264-params cpu-independent=1 (video_io.X264_CPU_INDEPENDENT)"),
+    CpuDependentLibrary("FFmpeg swscale and decoders (PyAV)", "YUV <-> RGB of every clip; H.264 decoding",
+                        "av_force_cpu_flags", "SWS_BITEXACT | SWS_ACCURATE_RND (swscale); H.264 decoding is "
+                        "bit-exact by the standard"),
+    CpuDependentLibrary("OpenCV", "DIS flow, SIFT, warps, resizes, Telea (labels, baselines, warp error)",
+                        "OPENCV_CPU_DISABLE, OPENCV_IPP=disabled", "cv2.setUseOptimized(False), IPP off per "
+                        "thread, SIFT on one thread (cv_determinism.pin_opencv)"),
+    CpuDependentLibrary("numpy's own SIMD loops", "every array computation", "NPY_DISABLE_CPU_FEATURES",
+                        "nothing needed: no difference measured on the package's paths"),
+    CpuDependentLibrary("OpenBLAS (numpy, scipy)", "matrix products and LAPACK: Frechet distances (FID, VFID)",
+                        "OPENBLAS_CORETYPE", "OPENBLAS_CORETYPE=Haswell (pin_environment); the feature "
+                        "statistics are exact integer sums (eval/frechet), so only sqrtm meets BLAS"),
+    CpuDependentLibrary("ATen (torch)", "element-wise ops, pooling, reductions of the networks",
+                        "ATEN_CPU_CAPABILITY", "ATEN_CPU_CAPABILITY=avx2 (pin_environment)"),
+    CpuDependentLibrary("oneDNN (torch)", "convolutions of LPIPS, Inception, I3D, RAFT",
+                        "ONEDNN_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA=AVX2 (pin_environment)"),
+    CpuDependentLibrary("MKL (torch)", "matrix products and some convolutions of the networks",
+                        "MKL_CBWR", "MKL_CBWR=AVX2 (pin_environment)"),
+    CpuDependentLibrary("libjpeg-turbo (Pillow)", "JPEG frames of the dataset and the release rebuild",
+                        "JSIMD_FORCENONE / JSIMD_FORCESSE2", "nothing needed: its SIMD paths give the C code's "
+                        "bytes (measured)"),
+    CpuDependentLibrary("ISA-L (isal)", "PNG compression of predictions (core/png_encode)",
+                        "none (CPU emulation only)", "nothing needed: the same bytes on an emulated AVX2 and "
+                        "SSE4.2 CPU (measured); the pixels are lossless anyway"),
+    CpuDependentLibrary("zlib (Pillow, Python)", "PNG masks and frames of the dataset",
+                        "none (CPU emulation only)", "nothing needed: the same bytes on emulated CPUs (measured)"),
+    CpuDependentLibrary("Arrow / Parquet (pyarrow)", "the dataset's parquet shards",
+                        "ARROW_USER_SIMD_LEVEL", "nothing needed: the same bytes (measured)"),
+)
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where there is none: macOS, Windows).
+
+    >>> isinstance(cpu_flags(), frozenset)
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def pin_level() -> tuple[str, str]:
+    """``(level, reason)``: ``("avx2", ...)`` where the AVX2 pins apply, else ``("none", why not)``.
+
+    >>> pin_level()[0] in {"avx2", "none"}
+    True
+    """
+    if fast_simd():
+        return "none", f"{FAST_SIMD_ENV}=1 keeps every library's own CPU dispatch"
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return "none", f"{platform.machine()}: the AVX2 kernels are x86-64 only"
+    flags = cpu_flags()
+    missing = [f for f in AVX2_FLAGS if f not in flags]
+    if missing:
+        return "none", f"this CPU lacks {', '.join(missing)}" if flags else "CPU flags unknown (no /proc/cpuinfo)"
+    return "avx2", "x86-64 with AVX2 and FMA: libraries pinned to their AVX2 kernels"
+
+
+_STATE: dict[str, object] = {}
+
+
+def pin_environment() -> dict[str, object]:
+    """Set :data:`AVX2_PINS` in ``os.environ`` where the CPU allows (see the module docstring); idempotent.
+
+    Returns what :func:`pins_provenance` records: the level, the reason, and per variable the value in force and
+    whether it took effect (``late``: numpy's OpenBLAS had loaded before ``devil_dataset`` was imported).
+    """
+    if _STATE:
+        return dict(_STATE)
+    level, reason = pin_level()
+    pinned: dict[str, str] = {}
+    _STATE["torch_loaded_first"] = "torch" in sys.modules
+    if level == "avx2":
+        numpy_loaded = "numpy" in sys.modules
+        for name, value in AVX2_PINS.items():
+            if name in os.environ:
+                pinned[name] = f"{os.environ[name]} (set by the user)"
+                continue
+            os.environ[name] = value
+            late = name == "OPENBLAS_CORETYPE" and numpy_loaded
+            pinned[name] = f"{value} (late: numpy was imported first)" if late else value
+    _STATE.update({"level": level, "reason": reason, "pinned": pinned})
+    return dict(_STATE)
+
+
+def pins_provenance() -> dict[str, object]:
+    """What a results file records about the CPU arithmetic: the CPU, the pin level, the variables in force.
+
+    >>> pins_provenance()["level"] in {"avx2", "none"}
+    True
+    """
+    state = pin_environment()
+    return {"cpu": platform.machine(), "level": state["level"], "reason": state["reason"],
+            "pinned": dict(state["pinned"])}  # type: ignore[call-overload]
+
+
+def torch_pins_in_force() -> tuple[bool, str]:
+    """``(True, ...)`` when torch's kernels run at the pinned AVX2 level: the pins set by this package (not by the
+    user), before torch was imported, and ATen reporting the AVX2 capability; else ``(False, why)``. Imports torch.
+
+    >>> isinstance(torch_pins_in_force()[0], bool)
+    True
+    """
+    import torch
+
+    state = pin_environment()
+    if state["level"] != "avx2":
+        return False, str(state["reason"])
+    for name in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR"):
+        if os.environ.get(name) != AVX2_PINS[name]:
+            return False, f"{name}={os.environ.get(name)} instead of {AVX2_PINS[name]}"
+    if state.get("torch_loaded_first"):
+        return False, "torch was imported before devil_dataset: its libraries may have started unpinned"
+    capability = torch.backends.cpu.get_cpu_capability()
+    if capability != "AVX2":
+        return False, f"ATen runs its {capability} kernels"
+    return True, "ATen, oneDNN and MKL at their AVX2 kernels"
+
+
+__all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "CpuDependentLibrary", "cpu_flags", "pin_environment",
+           "pin_level", "pins_provenance", "torch_pins_in_force"]
