@@ -258,30 +258,48 @@ def _arithmetic_child(mode: str, reps: int, size: tuple[int, int]) -> dict[str, 
     """Wall seconds (best of ``reps``) of each network's pass in this process, computed the ``mode`` way."""
     import os
 
-    from devil_dataset.core.networks import i3d as i3d_module
     from devil_dataset.core.networks import inception, lpips, precision, raft
-    from devil_dataset.eval import i3d_metrics
+    from devil_dataset.eval import frechet, i3d_metrics
 
-    if mode == "before":  # the whole batch in one pass on torch's default threads
+    if mode == "before":  # the whole batch in one pass on torch's default threads; BLAS on its default threads
         precision.NETWORK_CPU_THREADS = os.cpu_count() or 1
+        frechet.FRECHET_BLAS_THREADS = os.cpu_count() or 1
         whole = lambda n, device, batch: [slice(0, n)] if n else []  # noqa: E731
         for module in (lpips, inception, raft, i3d_metrics):
             module.sample_batches = whole  # type: ignore[attr-defined]
-    del i3d_module
     w, h = size
     rng = np.random.default_rng(0)
     gt = rng.integers(0, 256, (11, h, w, 3), dtype=np.uint8)
     comp = gt.copy()
-    comp[:, h // 3: 2 * h // 3, w // 3: 2 * w // 3] = rng.integers(0, 256, (11, h - 2 * (h // 3), w - 2 * (w // 3), 3))
+    comp[:, h // 3: 2 * h // 3, w // 3: 2 * w // 3] = rng.integers(0, 256, (11, 2 * h // 3 - h // 3,
+                                                                         2 * w // 3 - w // 3, 3))
     lp = LPIPSNetwork("cpu", random_alexnet_state())
     fid = FIDInception("cpu", random_inception_state())
     net = load_i3d("cpu", random_i3d_state())
     rf = RAFTFlow("cpu", random_raft_state())
     video = VideoSample("bench", gt, comp, np.zeros(gt.shape[:3], bool))
+    feats = np.abs(rng.normal(size=(4096, 2048))).astype(np.float32)  # pool3-like: non-negative
+
+    def statistics() -> None:  # before: float64 sums per batch of 8 (the former GaussianStats); now: exact sums
+        if mode == "before":
+            s1, s2 = np.zeros(2048), np.zeros((2048, 2048))
+            for i in range(0, len(feats), 8):
+                x = feats[i:i + 8].astype(np.float64)
+                s1 += x.sum(axis=0)
+                s2 += x.T @ x
+        else:
+            stats = M.GaussianStats()
+            for i in range(0, len(feats), 8):
+                stats.add(feats[i:i + 8])
+            stats.cov()
+
+    sigma = np.cov(feats[:3000].astype(np.float64), rowvar=False)
     calls = {"LPIPS (8 frame pairs)": lambda: lp.distance(gt[:8], comp[:8]),
              "FID Inception (8 frames)": lambda: fid.features(gt[:8]),
              "I3D PVCS (2 windows)": lambda: M.I3DVideoPass(net, video, "cpu", 2),
-             "RAFT (2 pairs)": lambda: rf.flow_batch(gt[:2], gt[1:3])}
+             "RAFT (2 pairs)": lambda: rf.flow_batch(gt[:2], gt[1:3]),
+             "FID statistics (4096 x 2048-d)": statistics,
+             "Frechet distance (2048-d)": lambda: M.frechet_distance(sigma[0] * 0, sigma, sigma[1] * 0, sigma * 1.1)}
     return {name: _timed(fn, reps)[0] for name, fn in calls.items()}
 
 

@@ -118,7 +118,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="where PSNR, SSIM, PCons and the warp error's occlusion compute: numpy (the reference, CPU), "
                         "torch (float64/float32 as the reference, on --device; equal to numpy within 1e-9) or auto "
                         "(default: torch when --device is a GPU, else numpy)")
-    p.add_argument("--batch-size", type=positive_int, default=8, help="frames/clips per network batch (default 8)")
+    p.add_argument("--batch-size", type=positive_int, default=8,
+                   help="frames/clips per network batch on a GPU and per pixel-metric batch (default 8); on the CPU "
+                   "the networks take one sample per pass whatever this says, so values never depend on it")
     add_parity_argument(p, "--ssim-mode release and --pvcs-mode release, or --ssim-mode standard and --pvcs-mode "
                         "corrected (the results' provenance options)")
     p.add_argument("--ssim-mode", default=None, choices=("release", "standard"),
