@@ -7,7 +7,7 @@ Example:
     >>> devil_dataset.render_mask("fgs-h_fgm-l_fgd-l", devil_dataset.mask_seed(1), num_frames=2).shape
     (2, 1080, 1920)
 
-Benchmark your methods on a built dataset in one call (imported on first use; see :mod:`devil_dataset.benchmarking`):
+Benchmark your methods on a built dataset in one call (imported on first use; see :mod:`devil_dataset.pipeline`):
 
     >>> result = devil_dataset.benchmark("devil-build/", {"telea": "telea"}, "bench-out")  # doctest: +SKIP
 """
@@ -20,15 +20,18 @@ from .core.mask_store import stored_mask, time_reverse
 from .core.masks import PRESETS, mask_seed, render_mask
 from .core.slices import SLICES, SliceSpec
 from .core.version import __version__
+from .moved_modules import install as _install_moved_modules
+
+_install_moved_modules()  # module paths from before issue 37 keep working (devil_dataset/moved_modules.py)
 
 if TYPE_CHECKING:
-    from .benchmarking import benchmark as benchmark
+    from .pipeline import benchmark as benchmark
 
 
 def __getattr__(name: str) -> Any:
     """``devil_dataset.benchmark``: the pipeline's entry point, imported on first use (it pulls in the metrics)."""
     if name == "benchmark":
-        from .benchmarking import benchmark
+        from .pipeline import benchmark
 
         globals()["benchmark"] = benchmark
         return benchmark

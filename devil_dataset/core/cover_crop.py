@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from .slices import EVAL_SIZE
+# SPEC section 6: evaluation resolution (width, height) after cover-cropping.
+EVAL_SIZE: tuple[int, int] = (832, 480)
 
 
 def cover_crop_geometry(src_size: tuple[int, int],

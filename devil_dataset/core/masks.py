@@ -23,6 +23,7 @@ from typing import Any, Iterator, Literal, overload
 import numpy as np
 from PIL import Image, ImageDraw
 
+from .cover_crop import cover_crop_geometry
 from .errors import unknown_name
 
 # SPEC section 5: masks are rendered at 1920x1080 (W, H), 90 frames.
@@ -349,8 +350,6 @@ def render_mask_scaled(preset: str, seed: int, size: tuple[int, int], *, frames:
         >>> m.shape, bool(m.any())
         ((3, 480, 832), True)
     """
-    from .cover_crop import cover_crop_geometry
-
     frames = range(num_frames) if frames is None else frames
     if len(frames) and (min(frames) < 0 or max(frames) >= num_frames):
         raise ValueError(f"frames {frames} outside the mask's {num_frames} frames")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .cover_crop import EVAL_SIZE as EVAL_SIZE  # re-exported: the evaluation size of every slice
 from .errors import unknown_name
 from .masks import PRESETS
 
@@ -24,8 +25,6 @@ MASK_SUBSETS: tuple[str, ...] = ("all", "fgd-l", "fgd-h", "fgm-l", "fgm-h", "fgs
 RELEASE_VIDEOS_PER_SLICE = 150
 # SPEC section 5: 1000 masks per preset.
 RELEASE_MASKS_PER_PRESET = 1000
-# SPEC section 6: evaluation resolution (width, height) after cover-cropping.
-EVAL_SIZE: tuple[int, int] = (832, 480)
 
 
 @dataclass(frozen=True)

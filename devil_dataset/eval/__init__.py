@@ -6,15 +6,24 @@
     >>> round(psnr(np.full_like(gt, 255), gt, hole), 2)
     12.04
 
+The floors, each importing only those below it (``tests/test_layers.py`` holds the table):
+
+- :mod:`~devil_dataset.eval.kernels`: stateless numpy and torch math (PSNR, SSIM, PCons, warp, Frechet, ...);
+- :mod:`~devil_dataset.eval.stats`: intervals, significance tests, the jackknife;
+- :mod:`~devil_dataset.eval.metrics`: metric classes that declare their state and what they prepare, the registry;
+- :mod:`~devil_dataset.eval.engine`: one evaluation pass, its inputs, the ground-truth cache, results documents;
+- :mod:`~devil_dataset.eval.report`: tables, figures, comparisons, findings, the HTML report;
+- :mod:`~devil_dataset.eval.functional` and this package: the public API.
+
 Torch and the networks are imported only when a network metric (``lpips``, ``pvcs``, ...) runs.
-``devil_dataset.eval.evaluate`` stays the engine module (its ``evaluate`` function is not re-exported here).
 """
 from __future__ import annotations
 
-from .evaluate import evaluate_dataset, evaluate_directory, evaluate_methods, evaluate_slice
+from .engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
+from .engine.one_pass import evaluate_methods
 from .functional import Evaluator, as_frames, as_hole, lpips, pcons, psnr, pvcs, ssim, warp_error
-from .protocol import EvalOptions, Metric, VideoSample
-from .registry import DEVIL_METRICS, METRICS
+from .metrics.protocol import EvalOptions, Metric, VideoSample
+from .metrics.registry import DEVIL_METRICS, METRICS
 
 __all__ = ["DEVIL_METRICS", "EvalOptions", "Evaluator", "METRICS", "Metric", "VideoSample", "as_frames", "as_hole",
            "evaluate_dataset", "evaluate_directory", "evaluate_methods", "evaluate_slice", "lpips", "pcons",

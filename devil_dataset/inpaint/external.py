@@ -42,7 +42,7 @@ import numpy as np
 
 from ..core.errors import DevilError
 from ..core.release_format import list_frames, read_frame_pngs, write_frame_pngs, write_mask_pngs
-from . import Inpainter
+from .contract import Inpainter
 from .padding import crop_padding, pad_to_multiple
 from .spatial import blank_hole
 

@@ -19,7 +19,7 @@ from functools import wraps
 
 import numpy as np
 
-from . import Inpainter
+from .contract import Inpainter
 
 
 @dataclass(frozen=True)

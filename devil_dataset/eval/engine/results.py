@@ -1,0 +1,269 @@
+"""The results document of ``devil evaluate`` (JSON) and its reader.
+
+Schema (``format: "devil-results"``, ``format_version: 1``)::
+
+    {
+      "format": "devil-results", "format_version": 1,
+      "method": "cpnet",                    # --method-name, else the predictions folder name
+      "slice": "fg_displacement_high",      # --config in dataset mode; null in directory mode unless --slice
+      "num_videos": 150, "num_frames": 13500,
+      "metrics": ["psnr", "ssim", ...],     # metrics that ran (registry names)
+      "summary": {"psnr": 36.62, "ssim": 0.9807, "vfid_clips": 0.0622, ...},   # slice-level values
+      "videos": {"<clip id>": {"psnr": 35.1, ...}, ...},                        # per-video values
+      "uncertainty": {"psnr": {"n": 150, "mean": 36.62, "se": 0.41, "ci": [35.8, 37.4], "level": 0.95,
+                               "method": "bootstrap BCa, ..."}, ...,    # per-video keys, eval/uncertainty.py
+                      "fid": {"n": 150, "mean": 12.3, ..., "groups": 10,
+                              "method": "jackknife over 10 groups of videos ..."}},  # with --set-level-ci
+      "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)
+      "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
+      "provenance": {"package_version": ..., "options": {...}, "inputs": {...}, "flow_backend": ...,
+                     "weights": {...}, "metrics": {"<name>": {...modes, hashes...}}}
+    }
+
+Values that do not exist (NaN) are written as ``null``; an infinite value (a PSNR-type value of a slice where
+no video has a finite one to clip to, SPEC section 7) as the string ``"inf"`` (JSON has no infinity), which
+:func:`read_results` reads back as ``float("inf")``; no sentinel number is ever stored as a score. No timestamps,
+so equal inputs give equal bytes.
+:func:`merge_results` joins two documents of the same method and slice (other metrics); :class:`ValuesCache`
+keeps per-video values on disk so that a resumed run scores only what is missing.
+
+    >>> doc = {"summary": {"psnr": float("nan")}}
+    >>> dumps(doc)
+    '{\\n  "summary": {\\n    "psnr": null\\n  }\\n}\\n'
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ...core.atomic import atomic_write_text
+from ...core.errors import DevilError
+from ..metrics.protocol import EvalOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .one_pass import Evaluation
+
+RESULTS_FORMAT = "devil-results"
+RESULTS_FORMAT_VERSION = 1
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: non-finite floats -> None (NaN) or strings (+/-inf), tuples -> lists, numpy scalars -> float."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        try:
+            obj = obj.item()
+        except (TypeError, ValueError):
+            return str(obj)
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return None
+        if math.isinf(obj):
+            return "inf" if obj > 0 else "-inf"
+    return obj
+
+
+def dumps(doc: dict) -> str:
+    """Serialise a results document: strict JSON, 2-space indent, trailing newline."""
+    return json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n"
+
+
+def _find(prov: dict, keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        if k in prov:
+            return prov[k]
+    return None
+
+
+def build_results(
+    ev: "Evaluation",
+    *,
+    method: str,
+    slice_name: str | None,
+    inputs: dict,
+    options: EvalOptions,
+    metrics: list[str],
+    skipped: dict[str, str],
+) -> dict:
+    """Assemble the results document from an :class:`~devil_dataset.eval.evaluate.Evaluation`."""
+    from ...core.version import __version__
+    from ..metrics.registry import METRICS
+    from ..stats.intervals import results_uncertainty
+
+    summary = dict(ev.summary)
+    for name in skipped:  # a stable schema: keys of skipped metrics are present, null
+        for key in METRICS[name].keys if name in METRICS else ():
+            summary.setdefault(key, float("nan"))
+    flows = {n: f for n, p in ev.metric_provenance.items() if (f := _find(p, ("flow_backend", "flow"))) is not None}
+    weights = {n: w for n, p in ev.metric_provenance.items()
+               if (w := _find(p, ("weights", "weights_sha256"))) is not None}
+    return {
+        "format": RESULTS_FORMAT,
+        "format_version": RESULTS_FORMAT_VERSION,
+        "method": method,
+        "slice": slice_name,
+        "num_videos": len(ev.videos),
+        "num_frames": ev.num_frames,
+        "metrics": metrics,
+        "summary": summary,
+        "videos": ev.videos,
+        # per-video keys: a function of the per-video values (mergeable); set-level keys (FID, VFID with
+        # set_level_ci): the jackknife of the merged per-group metric state
+        "uncertainty": {**results_uncertainty(ev.videos), **ev.set_level_uncertainty},
+        "clipped": ev.clipped,
+        "skipped": skipped,
+        "provenance": {
+            "package_version": __version__,
+            "options": asdict(options),
+            "inputs": inputs,
+            "flow_backend": flows,
+            "weights": weights,
+            "metrics": ev.metric_provenance,
+        },
+    }
+
+
+def write_results(path: str | Path, doc: dict) -> Path:
+    """Write a results document atomically."""
+    return atomic_write_text(path, dumps(doc))
+
+
+def read_results(path: str | Path) -> dict:
+    """Read and check a results document; ``null`` summary values come back as NaN."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DevilError(f"{path}: no such results file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DevilError(f"{path}: not a JSON results file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT or not isinstance(doc.get("summary"), dict):
+        raise DevilError(f"{path}: not a devil results file (expected format {RESULTS_FORMAT!r} with a summary)")
+    if doc.get("format_version", 0) > RESULTS_FORMAT_VERSION:
+        raise DevilError(f"{path}: results format version {doc['format_version']} is newer than this package's")
+
+    def num(v):
+        if v is None:
+            return float("nan")
+        if v in ("inf", "-inf"):
+            return float(v)
+        return float(v)
+
+    try:
+        doc["summary"] = {k: num(v) for k, v in doc["summary"].items()}
+    except (TypeError, ValueError):
+        raise DevilError(f"{path}: summary values must be numbers") from None
+    try:  # per-video values: "inf" (an infinite PSNR-type value with no finite one to clip to) -> float inf
+        doc["videos"] = {c: {k: num(v) for k, v in row.items()} for c, row in (doc.get("videos") or {}).items()}
+    except (TypeError, ValueError, AttributeError):
+        raise DevilError(f"{path}: per-video values must be numbers") from None
+    return doc
+
+
+def merge_results(doc: dict, extra: dict) -> dict:
+    """Merge ``extra`` (other metrics of the same method, slice and videos) into the results document ``doc``.
+
+    Metrics, per-video values, clipped lists and provenance are joined; a summary value of ``extra`` replaces
+    ``doc``'s unless it is NaN (a skipped metric's placeholder) where ``doc`` has the key.
+
+    >>> a = {"metrics": ["psnr"], "summary": {"psnr": 30.0, "lpips": float("nan")}, "videos": {"c": {"psnr": 30.0}},
+    ...      "clipped": {}, "provenance": {"metrics": {"psnr": {}}, "weights": {}, "flow_backend": {}}}
+    >>> b = {"metrics": ["lpips"], "summary": {"psnr": float("nan"), "lpips": 0.1}, "videos": {"c": {"lpips": 0.1}},
+    ...      "clipped": {}, "provenance": {"metrics": {"lpips": {}}, "weights": {"lpips": "ab"}}}
+    >>> m = merge_results(a, b)
+    >>> m["metrics"], m["summary"], m["videos"]
+    (['psnr', 'lpips'], {'psnr': 30.0, 'lpips': 0.1}, {'c': {'psnr': 30.0, 'lpips': 0.1}})
+    """
+    doc["metrics"] = list(dict.fromkeys(doc["metrics"] + extra["metrics"]))
+    for k, v in extra["summary"].items():
+        if not (k in doc["summary"] and isinstance(v, float) and math.isnan(v)):
+            doc["summary"][k] = v
+    for c, vals in extra["videos"].items():
+        doc["videos"].setdefault(c, {}).update(vals)
+    doc["clipped"].update(extra.get("clipped", {}))
+    from ..stats.intervals import results_uncertainty
+
+    # recomputed from the joined per-video values (same numbers as one pass); set-level entries (FID, VFID) carried
+    # over, except doc's entry for a key whose value extra replaced (it belonged to the old value)
+    replaced = {k for k, v in extra["summary"].items() if not (isinstance(v, float) and math.isnan(v))}
+    doc["uncertainty"] = {**{k: v for k, v in doc.get("uncertainty", {}).items() if k not in replaced},
+                          **extra.get("uncertainty", {}), **results_uncertainty(doc["videos"])}
+    doc["provenance"]["metrics"].update(extra["provenance"]["metrics"])
+    doc["provenance"]["weights"].update(extra["provenance"].get("weights", {}))
+    doc["provenance"]["flow_backend"].update(extra["provenance"].get("flow_backend", {}))
+    return doc
+
+
+def dataset_digest(directory: str | os.PathLike) -> str:
+    """A short digest of a built dataset's ``manifest.json`` (it changes whenever a published file changes); for
+    a folder without one, of its shard names.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); (d / "manifest.json").write_text("{}")
+    2
+    >>> dataset_digest(d)
+    '44136fa355b3678a'
+    """
+    from ...data.load import MANIFEST_NAME
+
+    directory = Path(directory)
+    path = directory / MANIFEST_NAME
+    data = path.read_bytes() if path.is_file() else repr(sorted(p.name for p in directory.glob("data/*/*"))).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+class ValuesCache:
+    """Per-video metric values on disk, one JSON per (method, clip, hole): ``DIR/<method>/<clip id>-<hole>.json``.
+
+    A stored entry is used only for the same dataset (``digest``, see :func:`dataset_digest`), the same
+    ``scoring`` identity (what makes the values what they are:
+    :func:`~devil_dataset.eval.evaluate.scoring_identity`; another mode, arithmetic or flow backend reads as
+    missing) and when it holds every one of ``metrics``; anything else reads as missing. NaN values are stored as
+    ``null``.
+
+        >>> import tempfile
+        >>> cache = ValuesCache(tempfile.mkdtemp(), "d1", ["psnr"])
+        >>> cache.load("telea", "c", "f") is None
+        True
+        >>> cache.save("telea", "c", "f", {"psnr": 30.0, "ssim": float("nan")})
+        >>> cache.load("telea", "c", "f")
+        {'psnr': 30.0, 'ssim': nan}
+        >>> ValuesCache(cache.directory, "d2", ["psnr"]).load("telea", "c", "f") is None  # another dataset
+        True
+        >>> ValuesCache(cache.directory, "d1", ["psnr"], "other").load("telea", "c", "f") is None  # other scoring
+        True
+    """
+
+    def __init__(self, directory: str | os.PathLike, digest: str, metrics: Sequence[str], scoring: str = ""):
+        self.directory, self.digest, self.metrics, self.scoring = Path(directory), digest, list(metrics), scoring
+
+    def path(self, method: str, clip_id: str, fingerprint: str) -> Path:
+        return self.directory / method / f"{clip_id}-{fingerprint}.json"
+
+    def load(self, method: str, clip_id: str, fingerprint: str) -> dict[str, float] | None:
+        """The stored values, or None when there are none usable."""
+        path = self.path(method, clip_id, fingerprint)
+        if not path.is_file():
+            return None
+        try:
+            doc = json.loads(path.read_text())
+        except ValueError:
+            return None
+        if (doc.get("dataset") != self.digest or doc.get("scoring", "") != self.scoring
+                or not set(self.metrics) <= set(doc.get("metrics", []))):
+            return None
+        return {k: (float("nan") if v is None else float(v)) for k, v in doc["values"].items()}
+
+    def save(self, method: str, clip_id: str, fingerprint: str, values: Mapping[str, float]) -> None:
+        doc = {"dataset": self.digest, "scoring": self.scoring, "metrics": self.metrics, "clip_id": clip_id,
+               "hole": fingerprint,
+               "values": {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in values.items()}}
+        atomic_write_text(self.path(method, clip_id, fingerprint), json.dumps(doc, indent=1, sort_keys=True) + "\n")

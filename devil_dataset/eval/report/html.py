@@ -1,0 +1,340 @@
+"""``devil report --html``: a self-contained HTML diagnosis report (open ``index.html`` from disk, no CDN).
+
+The folder holds ``index.html`` (Jinja2 template ``templates/report.html.j2``, inline CSS and JS), ``plots/``
+(the PNG plots of :func:`devil_dataset.eval.report.write_plots`) and ``clips/`` (small H.264 mp4 files made with
+PyAV: per slice and method the worst and best clips by a chosen metric, as ground truth, masked input, each
+method's output and error map, played in sync and steppable frame by frame).
+
+Number formats, titles, best-per-slice, relative improvements, per-slice intervals over videos and what was
+skipped come from :mod:`devil_dataset.eval.report` (one source of truth); the marks of methods not significantly
+different from the best come from the paired comparisons of :mod:`devil_dataset.eval.uncertainty`.
+
+    >>> error_map(np.zeros((1, 2, 2, 3), np.uint8), np.full((1, 2, 2, 3), 10, np.uint8))[0, 0, 0].tolist()
+    [40, 40, 40]
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ...core.atomic import atomic_path, atomic_write_text
+from ...core.engines import Engine
+from ...core.errors import DevilError
+from ..metrics.registry import higher_is_better
+from ..report.tables import (
+    KEY_TITLES,
+    RELATIVE_IMPROVEMENT_CAPTION,
+    Table,
+    _best,
+    _keys,
+    _methods,
+    _ri_rows,
+    _slices,
+    fmt,
+    score_table,
+    skipped_line,
+    skipped_metrics,
+    title,
+    video_intervals,
+    write_plots,
+)
+from ..stats.intervals import DEFAULT_LEVEL
+from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best, smallest_sign_flip_p
+
+# Clip video: longest side in pixels, frame rate and H.264 quality. Small on purpose (issue 15: the demo's
+# report stays under 50 MB); baseline profile + yuv420p play in every Chromium build, Debian's included.
+CLIP_MAX_SIDE = 256
+CLIP_FPS = 10
+CLIP_CRF = 28
+# Error map: mean absolute RGB error times this gain, clipped to 255 (a 64-level error is full white).
+ERROR_GAIN = 4
+# Clips shown per slice and method at each end (worst and best).
+DEFAULT_PER_END = 1
+
+
+def error_grey(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """Grey error per frame, ``min(255, ERROR_GAIN * mean_c |pred - gt|)`` as uint8 ``[T, H, W]``.
+
+    >>> error_grey(np.zeros((1, 2, 2, 3), np.uint8), np.full((1, 2, 2, 3), 10, np.uint8))[0].tolist()
+    [[40, 40], [40, 40]]
+    """
+    import cv2
+
+    out = np.empty(gt.shape[:3], np.uint8)
+    for t, (a, b) in enumerate(zip(gt, pred)):
+        d = cv2.absdiff(a, b)
+        total = d[..., 0].astype(np.uint16)
+        total += d[..., 1]
+        total += d[..., 2]
+        out[t] = np.minimum(total.astype(np.float32) * (ERROR_GAIN / 3.0), 255).astype(np.uint8)
+    return out
+
+
+def error_map(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """:func:`error_grey` as uint8 RGB ``[T, H, W, 3]``."""
+    return np.repeat(error_grey(gt, pred)[..., None], 3, axis=-1)
+
+
+def _shrink(frames: np.ndarray, max_side: int = CLIP_MAX_SIDE) -> np.ndarray:
+    """Frames resized (area interpolation) to the clip size, so that encoding only converts colours."""
+    import cv2
+
+    oh, ow = _even_size(frames.shape[1], frames.shape[2], max_side)
+    if (oh, ow) == frames.shape[1:3]:
+        return frames
+    return np.stack([cv2.resize(f, (ow, oh), interpolation=cv2.INTER_AREA) for f in frames])
+
+
+def masked_input(gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """The method's input as a person sees it: hole pixels painted mid-grey-green."""
+    out = gt.copy()
+    out[hole] = (0, 160, 0)
+    return out
+
+
+def _even_size(h: int, w: int, max_side: int) -> tuple[int, int]:
+    s = min(1.0, max_side / max(h, w))
+    return max(2, int(round(h * s / 2)) * 2), max(2, int(round(w * s / 2)) * 2)
+
+
+def write_clip_mp4(frames: np.ndarray, path: str | Path, fps: int = CLIP_FPS, max_side: int = CLIP_MAX_SIDE) -> Path:
+    """Encode uint8 RGB ``[T, H, W, 3]`` as H.264 (baseline, yuv420p, faststart) with PyAV, atomically."""
+    import av
+
+    path = Path(path)
+    t, h, w = frames.shape[:3]
+    oh, ow = _even_size(h, w, max_side)
+    with atomic_path(path) as tmp:
+        with av.open(str(tmp), "w", format="mp4", options={"movflags": "+faststart"}) as c:
+            st = c.add_stream("libx264", rate=fps)
+            st.width, st.height, st.pix_fmt = ow, oh, "yuv420p"
+            st.options = {"profile": "baseline", "crf": str(CLIP_CRF), "preset": "veryfast", "threads": "1"}
+            for i in range(t):
+                f = av.VideoFrame.from_ndarray(np.ascontiguousarray(frames[i]), format="rgb24")
+                f = f.reformat(width=ow, height=oh, format="yuv420p")
+                f.pts = i
+                for pkt in st.encode(f):
+                    c.mux(pkt)
+            for pkt in st.encode():
+                c.mux(pkt)
+    return path
+
+
+def pick_clips(videos: Mapping[str, Mapping[str, float]], key: str, per_end: int = DEFAULT_PER_END
+               ) -> tuple[list[str], list[str]]:
+    """(worst, best) clip ids of one results document by ``key`` (NaN skipped; ties by clip id).
+
+    >>> pick_clips({"a": {"psnr": 30}, "b": {"psnr": 20}, "c": {"psnr": None}}, "psnr")
+    (['b'], ['a'])
+    """
+    vals = []
+    for cid, row in videos.items():
+        v = row.get(key)
+        if isinstance(v, (int, float)) and not math.isnan(float(v)) and not math.isinf(float(v)):
+            vals.append((float(v), cid))
+    if not vals:
+        return [], []
+    hib = higher_is_better(key)
+    asc = sorted(vals, key=lambda x: (x[0], x[1]))
+    worst = [c for _, c in (asc if hib else asc[::-1])[:per_end]]
+    best = [c for _, c in (asc[::-1] if hib else asc)[:per_end]]
+    return worst, best
+
+
+def _load_gt(inputs: Mapping, clip_ids: set[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Ground-truth frames and holes of ``clip_ids`` from the results' ``inputs`` (dataset or directory mode)."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    mode = inputs.get("mode")
+    if mode == "dataset":
+        from ...data import iter_slice
+
+        for row in iter_slice(inputs["dataset"], inputs["config"], columns=["clip_id", "frames", "hole"],
+                              clip_ids=clip_ids):  # only the chosen clips are read and decoded
+            out[str(row["clip_id"])] = (np.asarray(row["frames"]), np.asarray(row["hole"], bool))
+    elif mode == "directory":
+        from ..engine.inputs import DirectorySource
+
+        for s in DirectorySource(inputs["gt_dir"], inputs["predictions"]):
+            if s.clip_id in clip_ids:
+                out[s.clip_id] = (s.gt, s.hole)
+    else:
+        raise DevilError(f"results inputs mode {mode!r}: cannot find the clips' ground truth")
+    return out
+
+
+def _slug(*parts: str) -> str:
+    return "__".join("".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in p) for p in parts)
+
+
+@dataclass
+class _SliceClips:
+    """What one slice's clip players need (picklable: a worker process makes them)."""
+
+    slice: str
+    chosen: dict  # clip id -> why it was chosen
+    inputs: dict  # the results' ``provenance.inputs`` (where the ground truth is)
+    per_method: dict  # method -> (predictions folder, per-video values)
+    metric: str
+    out: str
+
+
+def _write_slice_clips(task: _SliceClips) -> list[dict]:
+    """Encode one slice's players (ground truth, masked input, each method's output and error map per clip)."""
+    from ..engine.inputs import PredictionStore
+
+    out = Path(task.out)
+    gts = _load_gt(task.inputs, set(task.chosen))
+    groups = []
+    for cid, why in task.chosen.items():
+        if cid not in gts:
+            continue
+        gt, hole = gts[cid]
+        streams = [("ground truth", _shrink(gt)), ("masked input", _shrink(masked_input(gt, hole)))]
+        for m, (predictions, videos) in task.per_method.items():
+            pred = PredictionStore(predictions).read(cid)
+            v = videos.get(cid, {}).get(task.metric)
+            label = f"{m} ({KEY_TITLES.get(task.metric, task.metric)} {fmt(task.metric, v if v is not None else None)})"
+            # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
+            err = np.repeat(_shrink(error_grey(gt, pred))[..., None], 3, axis=-1)
+            streams += [(label, _shrink(pred)), (f"{m} error x{ERROR_GAIN}", err)]
+        vids = []
+        for i, (label, frames) in enumerate(streams):
+            rel = f"clips/{_slug(task.slice, cid, str(i))}.mp4"
+            write_clip_mp4(frames, out / rel)
+            vids.append({"label": label, "src": rel})
+        groups.append({"clip_id": cid, "why": ", ".join(why), "videos": vids, "num_frames": int(gt.shape[0])})
+    return groups
+
+
+def write_html_report(
+    docs: Iterable[Mapping],
+    out_dir: str | Path,
+    keys: Sequence[str] | None = None,
+    *,
+    clip_metric: str | None = None,
+    per_end: int = DEFAULT_PER_END,
+    clips: bool = True,
+    plots: bool = True,
+    plots_from: Sequence[str | Path] | None = None,
+    comparisons: Sequence[Mapping] | None = None,
+    engine: Engine,
+) -> Path:
+    """Write the HTML report folder; returns the path of ``index.html``.
+
+    ``docs``: results documents (:func:`devil_dataset.eval.results.read_results`), one per method and slice.
+    ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
+    ``plots_from``: PNG plots already drawn for the same table and keys (what
+    :func:`devil_dataset.eval.report.write_report` returned): copied into ``plots/`` instead of drawn again.
+    ``comparisons``: the paired comparisons of the same documents (``comparisons.json``,
+    :func:`devil_dataset.eval.uncertainty.compare_methods`): Table 1 then marks the methods whose Holm-adjusted
+    p against the best is not below 0.05; without them only the best is marked.
+    ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one slice per task (the same
+    files on every engine and worker count).
+
+    Example:
+        >>> write_html_report([read_results(p) for p in paths], "report-html", engine=get_engine())  # doctest: +SKIP
+    """
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    docs = list(docs)
+    if not docs:
+        raise DevilError("no results to report")
+    table: Table = score_table(docs)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    methods, slices, ks = _methods(table), _slices(table), _keys(table, keys)
+    by = {(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs}
+
+    # Table 1: one row per slice, methods side by side per metric; mean, standard error over videos and interval.
+    intervals = video_intervals(docs)
+    t1_rows = []
+    level = None
+    for s in slices:
+        cells = []
+        for k in ks:
+            best = _best(table, s, k, methods)
+            tied = set() if best is None or comparisons is None else indistinguishable_from_best(
+                comparisons, s, k, best)
+            for m in methods:
+                v = table.get((m, s), {}).get(k)
+                num = None if v is None or math.isnan(v) else v
+                iv = intervals.get((m, s), {}).get(k) or {}
+                se, ci = iv.get("se"), iv.get("ci") or [None, None]
+                ok = num is not None and isinstance(se, (int, float)) and math.isfinite(se)
+                level = level or iv.get("level")
+                tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {iv.get('n')} videos, "
+                       f"{round(100 * iv.get('level', 0.95))}% interval [{fmt(k, ci[0])}, {fmt(k, ci[1])}] "
+                       f"({iv.get('method')})") if ok else ""
+                cells.append({"text": fmt(k, v), "se": f"±{fmt(k, se)}" if ok else "", "tip": tip, "value": num,
+                              "best": best == m, "tied": num is not None and m in tied})
+        t1_rows.append({"slice": s, "cells": cells})
+    skipped = skipped_line(skipped_metrics(docs))
+    n_paired = max((int(r.get("n") or 0) for r in comparisons or ()), default=0)
+    power_note = ""
+    if n_paired and smallest_sign_flip_p(n_paired) >= SIGNIFICANCE_ALPHA:  # say it rather than hide it (issue 28)
+        power_note = (f"With at most {n_paired} videos per slice the smallest p a paired sign-flip test can give is "
+                      f"2/2^{n_paired} = {smallest_sign_flip_p(n_paired):.4g}, not below {SIGNIFICANCE_ALPHA}: no "
+                      "difference between two methods can be called significant here; more videos are needed.")
+    t1_header = [{"title": title(k), "key": k, "methods": methods} for k in ks]
+    ri_header, ri_rows = _ri_rows(table, keys)
+
+    plot_files: list[str] = []
+    if plots and plots_from is not None:
+        (out / "plots").mkdir(parents=True, exist_ok=True)
+        for src in (Path(p) for p in plots_from if str(p).endswith(".png")):
+            target = out / "plots" / src.name
+            with atomic_path(target) as tmp:
+                shutil.copyfile(src, tmp)
+            plot_files.append(target.relative_to(out).as_posix())
+    elif plots:
+        plot_files = [p.relative_to(out).as_posix() for p in write_plots(table, out / "plots", ks, intervals)]
+
+    # Clips: per slice, union of each method's worst/best; one player group per clip.
+    metric = clip_metric or ("psnr" if "psnr" in ks else (ks[0] if ks else None))
+    sections = []
+    if clips and metric is not None:
+        tasks = []
+        for s in slices:
+            chosen: dict[str, list[str]] = {}
+            for m in methods:
+                d = by.get((m, s))
+                if d is None:
+                    continue
+                worst_clips, best_clips = pick_clips(d.get("videos") or {}, metric, per_end)
+                for c in worst_clips:
+                    chosen.setdefault(c, []).append(f"worst for {m}")
+                for c in best_clips:
+                    chosen.setdefault(c, []).append(f"best for {m}")
+            if not chosen:
+                continue
+            first = next(by[(m, s)] for m in methods if (m, s) in by)
+            per_method = {m: (by[(m, s)]["provenance"]["inputs"]["predictions"],
+                              (by[(m, s)].get("videos") or {})) for m in methods if (m, s) in by}
+            tasks.append(_SliceClips(s, chosen, first["provenance"]["inputs"], per_method, metric, str(out)))
+        for s, groups in zip((t.slice for t in tasks), engine.map_ordered(_write_slice_clips, tasks)):
+            sections.append({"slice": s, "groups": groups})
+
+    prov = {}
+    for d in docs:
+        p = d.get("provenance") or {}
+        prov[f"{d.get('method')} / {d.get('slice')}"] = {
+            "package_version": p.get("package_version"), "options": p.get("options"),
+            "flow_backend": p.get("flow_backend"), "weights": p.get("weights"),
+            "metric modes": {n: {k: v for k, v in (mp or {}).items() if k in ("mode", "modes", "version")}
+                             for n, mp in (p.get("metrics") or {}).items()}}
+    env = Environment(loader=PackageLoader("devil_dataset.eval", "templates"), autoescape=select_autoescape())
+    page = env.get_template("report.html.j2").render(
+        methods=methods, t1_header=t1_header, t1_rows=t1_rows, ri_header=ri_header, ri_rows=ri_rows,
+        ri_caption=RELATIVE_IMPROVEMENT_CAPTION, skipped=skipped, compared=comparisons is not None,
+        power_note=power_note,
+        level=round(100 * (level or DEFAULT_LEVEL)), alpha=SIGNIFICANCE_ALPHA,
+        plots=plot_files, sections=sections, metric=metric, metric_title=KEY_TITLES.get(metric or "", metric),
+        fps=CLIP_FPS, provenance=json.dumps(prov, indent=1, sort_keys=True, default=str), escape=html.escape)
+    return atomic_write_text(out / "index.html", page)

@@ -1,0 +1,367 @@
+"""Tables and plots from results documents: the paper's Table 1, relative improvements, Figs. 4-5 and 6/9/12.
+
+- :func:`score_table` collects ``{(method, slice): {key: value}}`` from results documents;
+- :func:`table1_markdown` / :func:`table1_tsv`: methods x slices x metrics with the release's number formats
+  (registry ``formats``) and arrows for the better direction (▲ higher, ▼ lower); best method per slice in bold;
+- :func:`relative_improvement`: (hi - lo) / lo per attribute (negated where lower is better; paper section 6.2);
+- :func:`write_plots`: method performance (paper Fig. 4: mean over slices, standard-error whiskers), slice
+  difficulty (Fig. 5: mean over methods, standard-error whiskers, each method with its standard error over
+  videos from :func:`video_intervals`) and sensitivity per attribute (Figs. 6, 9, 12: relative improvement of
+  each method, one panel per metric in a grid); means are points with whiskers on axes zoomed to the data, only
+  computed keys are drawn (:func:`skipped_metrics` / :func:`skipped_line` say what was not computed and why).
+
+    >>> t = {("A", "fg_size_low"): {"psnr": 30.0}, ("A", "fg_size_high"): {"psnr": 27.0}}
+    >>> round(relative_improvement(t)[("fg_size", "A")]["psnr"], 3)
+    -0.1
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ...core.atomic import atomic_path, atomic_write_text
+from ...core.errors import DevilError
+from ...core.slices import ATTRIBUTES, SLICES
+from ..metrics.registry import METRICS, higher_is_better
+
+Table = dict[tuple[str, str], dict[str, float]]
+
+# Column titles of the report (paper Table 1 names); unknown keys use the key itself.
+KEY_TITLES: dict[str, str] = {
+    "psnr": "PSNR", "ssim": "SSIM", "lpips": "LPIPS", "pvcs": "PVCS", "fid": "FID", "vfid": "VFID",
+    "vfid_clips": "VFID (clips)", "warp_error_mask": "Warp error (mask)", "pcons_psnr_mask": "PCons",
+}
+# key -> the release's number format, from the registry (one source of truth; the better direction is
+# :func:`~devil_dataset.eval.registry.higher_is_better`).
+KEY_FORMATS: dict[str, str] = {k: fmt for e in METRICS.values() for k, fmt in zip(e.keys, e.formats)}
+KEY_ORDER: tuple[str, ...] = tuple(KEY_FORMATS)
+UP, DOWN = "\u25b2", "\u25bc"  # paper Table 1: ▲ higher is better, ▼ lower is better
+
+
+def score_table(docs: Iterable[Mapping]) -> Table:
+    """``(method, slice) -> summary`` from results documents; duplicates raise one error naming them all."""
+    table: Table = {}
+    dupes = []
+    for doc in docs:
+        key = (str(doc.get("method") or "?"), str(doc.get("slice") or "-"))
+        if key in table:
+            dupes.append(f"{key[0]} on {key[1]}")
+        table[key] = {k: float(v) for k, v in doc["summary"].items()}
+    if dupes:
+        raise DevilError("results given twice for: " + ", ".join(dupes))
+    return table
+
+
+def _methods(table: Table) -> list[str]:
+    return list(dict.fromkeys(m for m, _ in table))
+
+
+def _slices(table: Table) -> list[str]:
+    present = {s for _, s in table}
+    return [s for s in SLICES if s in present] + sorted(present - set(SLICES))
+
+
+def _keys(table: Table, keys: Sequence[str] | None = None) -> list[str]:
+    present = {k for row in table.values() for k, v in row.items() if not math.isnan(v)}  # computed somewhere
+    if keys is not None:
+        return [k for k in keys if k in present]
+    return [k for k in KEY_ORDER if k in present] + sorted(present - set(KEY_ORDER))
+
+
+def title(key: str) -> str:
+    """Column title with the better-direction arrow, e.g. ``PSNR ▲``."""
+    return f"{KEY_TITLES.get(key, key)} {UP if higher_is_better(key) else DOWN}"
+
+
+def fmt(key: str, value: float | None, tolerance: float = 0.0) -> str:
+    """A value in the release's format for its key (``.4f`` for unknown keys); empty when missing.
+
+    ``tolerance``: the relative amount by which the value may differ on another CPU (a network metric computed where
+    the CPU pins were not in force, :func:`cpu_tolerances`); the value then keeps only the significant digits that
+    hold (4 for 1e-4), never more decimals than the release's format.
+
+    >>> fmt("lpips", 0.0273449), fmt("lpips", 0.0273449, 1e-4), fmt("fid", 16.63504, 1e-4)
+    ('0.027345', '0.02734', '16.64')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    spec = KEY_FORMATS.get(key, ".4f")
+    if tolerance > 0 and math.isfinite(value) and value != 0 and spec.endswith("f"):
+        significant = max(1, math.floor(-math.log10(tolerance)))
+        decimals = max(0, significant - 1 - math.floor(math.log10(abs(value))))
+        spec = f".{min(decimals, int(spec[1:-1]))}f"
+    return format(value, spec)
+
+
+def cpu_tolerances(docs: Iterable[Mapping]) -> dict[str, float]:
+    """Result key -> the largest relative CPU tolerance its metric's provenance records in ``docs`` (issue 36):
+    0 (left out) where the values are bit-identical on every x86-64 CPU with AVX2, ``NETWORK_CPU_TOLERANCE`` for a
+    network metric computed without the CPU pins.
+
+    >>> doc = {"provenance": {"metrics": {"lpips": {"arithmetic": {"tolerance_rel": 1e-4}}}}}
+    >>> cpu_tolerances([doc])
+    {'lpips': 0.0001}
+    """
+    out: dict[str, float] = {}
+    for doc in docs:
+        for name, prov in ((doc.get("provenance") or {}).get("metrics") or {}).items():
+            arithmetic = prov.get("arithmetic") if isinstance(prov, Mapping) else None
+            tol = float(arithmetic.get("tolerance_rel") or 0.0) if isinstance(arithmetic, Mapping) else 0.0
+            if tol > 0 and name in METRICS:
+                for key in METRICS[name].keys:
+                    out[key] = max(out.get(key, 0.0), tol)
+    return out
+
+
+def tolerance_legend(tolerances: Mapping[str, float]) -> str:
+    """The legend line of :func:`cpu_tolerances` (empty when every value is bit-reproducible).
+
+    >>> tolerance_legend({"lpips": 1e-4})  # doctest: +ELLIPSIS
+    'LPIPS: 4 significant digits ...'
+    """
+    if not tolerances:
+        return ""
+    names = ", ".join(KEY_TITLES.get(k, k) for k in tolerances)
+    tol = max(tolerances.values())
+    return (f"{names}: {max(1, math.floor(-math.log10(tol)))} significant digits (computed where the CPU pins were "
+            f"not in force: other CPUs give values within {tol:g} relative; see docs/reliability.md).\n")
+
+
+def _best(table: Table, slice_name: str, key: str, methods: list[str], tolerance: float = 0.0) -> str | None:
+    vals = [(table[(m, slice_name)][key], m) for m in methods
+            if (m, slice_name) in table and key in table[(m, slice_name)]
+            and not math.isnan(table[(m, slice_name)][key])]
+    if len(vals) < 2:
+        return None
+    best = max(v for v, _ in vals) if higher_is_better(key) else min(v for v, _ in vals)
+    winners = [m for v, m in vals if fmt(key, v, tolerance) == fmt(key, best, tolerance)]
+    return winners[0] if len(winners) == 1 else None
+
+
+def _ci_text(key: str, u: Mapping | None, ci: str) -> str:
+    """`` ± se`` or `` [lo, hi]`` for a cell (``ci``: ``se`` or ``interval``); empty when not known."""
+    if not u:
+        return ""
+    if ci == "se":
+        se = u.get("se")
+        return "" if se is None or math.isnan(float(se)) else f" ± {fmt(key, float(se))}"
+    lo, hi = (u.get("ci") or [None, None])[:2]
+    if lo is None or hi is None or math.isnan(float(lo)) or math.isnan(float(hi)):
+        return ""
+    return f" [{fmt(key, float(lo))}, {fmt(key, float(hi))}]"
+
+
+def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Sequence[Mapping] | None = None,
+          uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None, ci: str | None = None,
+          tolerances: Mapping[str, float] | None = None) -> tuple[list[str], list[list[str]]]:
+    from ..stats.significance import indistinguishable_from_best
+
+    if ci not in (None, "se", "interval"):
+        raise DevilError(f"ci: expected 'se' or 'interval', got {ci!r}")
+    ks = _keys(table, keys)
+    methods = _methods(table)
+    marks = comparisons is not None
+    tol = dict(tolerances or {})
+    header = ["slice", "method"] + [title(k) for k in ks]
+    if not bold:  # TSV: numbers stay numbers; the interval and the marks get their own columns
+        extra = {"se": ["se"], "interval": ["ci low", "ci high"]}.get(ci or "", [])
+        header = ["slice", "method"] + [c for k in ks for c in
+                                        [title(k)] + [f"{title(k)} {e}" for e in extra]
+                                        + ([f"{title(k)} vs best"] if marks else [])]
+    rows = []
+    for s in _slices(table):
+        best = {k: _best(table, s, k, methods, tol.get(k, 0.0)) for k in ks} if (bold or marks) else {}
+        ties = {k: indistinguishable_from_best(comparisons or (), s, k, b) for k, b in best.items()
+                if b is not None and marks}
+        for m in methods:
+            if (m, s) not in table:
+                continue
+            cells = []
+            for k in ks:
+                text = fmt(k, table[(m, s)].get(k), tol.get(k, 0.0))
+                u = (uncertainty or {}).get((m, s), {}).get(k)
+                mark = "best" if text and best.get(k) == m else "n.s." if text and m in ties.get(k, ()) else ""
+                if bold:
+                    text += _ci_text(k, u, ci) if ci and text else ""
+                    cells.append(f"**{text}**" if mark == "best" else f"{text}\u2020" if mark == "n.s." else text)
+                    continue
+                cells.append(text)
+                if ci == "se":
+                    cells.append(fmt(k, None if not u or u.get("se") is None else float(u["se"])))
+                elif ci == "interval":
+                    lo, hi = (u.get("ci") or [None, None])[:2] if u else (None, None)
+                    cells += [fmt(k, None if lo is None else float(lo)), fmt(k, None if hi is None else float(hi))]
+                if marks:
+                    cells.append(mark)
+            rows.append([s, m] + cells)
+    return header, rows
+
+
+def table1_legend(ci: str | None = None, level: float = 0.95, marks: bool = True,
+                  set_level: Sequence[str] = ()) -> str:
+    """The line under Table 1 saying what bold, the dagger and the +/- or brackets mean (test and level);
+    ``set_level``: the keys whose cells carry a jackknife interval (FID, VFID with ``--set-level-ci``).
+
+    >>> table1_legend(marks=False)
+    '**bold**: best mean per slice and metric.\\n'
+    >>> table1_legend("se", marks=False, set_level=["fid"])  # doctest: +ELLIPSIS
+    '...; FID: delete-a-group jackknife standard error over 10 groups of videos.\\n'
+    """
+    from ..stats.intervals import BOOTSTRAP_METHOD
+    from ..stats.jackknife import JACKKNIFE_GROUPS
+    from ..stats.significance import SIGNIFICANCE_ALPHA
+
+    parts = ["**bold**: best mean per slice and metric"]
+    if marks:
+        parts.append(f"\u2020: not significantly different from the best (two-sided paired sign-flip permutation "
+                     f"test over the slice's videos, Holm-adjusted across the method pairs of the slice and metric, "
+                     f"\u03b1 = {SIGNIFICANCE_ALPHA:g})")
+    if ci == "se":
+        parts.append("\u00b1: standard error over videos (sample std / \u221an)")
+    elif ci == "interval":
+        parts.append(f"[lo, hi]: {100 * level:g}% {BOOTSTRAP_METHOD} bootstrap interval over videos")
+    if ci and set_level:
+        names = ", ".join(KEY_TITLES.get(k, k) for k in set_level)
+        what = "standard error" if ci == "se" else f"{100 * level:g}% t interval"
+        parts.append(f"{names}: delete-a-group jackknife {what} over {JACKKNIFE_GROUPS} groups of videos")
+    return "; ".join(parts) + ".\n"
+
+
+def _set_level_keys(uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None,
+                    keys: Sequence[str]) -> list[str]:
+    """The keys of ``keys`` whose intervals (any method, slice) come from the set-level jackknife."""
+    found = {k for block in (uncertainty or {}).values() for k, u in block.items()
+             if str((u or {}).get("method", "")).startswith("jackknife")}
+    return [k for k in keys if k in found]
+
+
+def _markdown(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _tsv(header: list[str], rows: list[list[str]]) -> str:
+    return "\n".join("\t".join(r) for r in [header] + rows) + "\n"
+
+
+def table1_markdown(table: Table, keys: Sequence[str] | None = None, *,
+                    comparisons: Sequence[Mapping] | None = None,
+                    uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None,
+                    ci: str | None = None, tolerances: Mapping[str, float] | None = None) -> str:
+    """Paper Table 1 as markdown: one row per (slice, method), best method per slice and metric in bold.
+
+    With ``comparisons`` (:func:`~devil_dataset.eval.uncertainty.compare_methods`) the methods not significantly
+    different from the best carry a dagger and a legend line follows; ``ci`` (``"se"`` or ``"interval"``) adds
+    each cell's standard error or bootstrap interval from ``uncertainty`` (:func:`video_intervals`); ``tolerances``
+    (:func:`cpu_tolerances`) cuts network metrics computed without the CPU pins to the digits that hold.
+
+    >>> print(table1_markdown({("A", "all"): {"psnr": 36.6234, "lpips": 0.0273449}}), end="")
+    | slice | method | PSNR ▲ | LPIPS ▼ |
+    |---|---|---:|---:|
+    | all | A | 36.62 | 0.027345 |
+    """
+    text = _markdown(*_rows(table, keys, True, comparisons, uncertainty, ci, tolerances))
+    if comparisons is not None or ci:
+        text += "\n" + table1_legend(ci, marks=comparisons is not None,
+                                     set_level=_set_level_keys(uncertainty, _keys(table, keys)))
+    shown = {k: t for k, t in (tolerances or {}).items() if k in _keys(table, keys)}
+    if shown:
+        text += ("" if comparisons is not None or ci else "\n") + tolerance_legend(shown)
+    return text
+
+
+def table1_tsv(table: Table, keys: Sequence[str] | None = None, *,
+               comparisons: Sequence[Mapping] | None = None,
+               uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None,
+               ci: str | None = None, tolerances: Mapping[str, float] | None = None) -> str:
+    """Paper Table 1 as TSV (no bold), same columns and formats as :func:`table1_markdown`; with ``ci`` and
+    ``comparisons``, extra columns per metric (``se`` or ``ci low``/``ci high``; ``vs best``: best / n.s.)."""
+    return _tsv(*_rows(table, keys, False, comparisons, uncertainty, ci, tolerances))
+
+
+def relative_improvement(table: Table) -> dict[tuple[str, str], dict[str, float]]:
+    """``(attribute, method) -> {key: (hi - lo) / lo}``, negated where lower is better (paper section 6.2).
+
+    Only attributes whose low and high slices both have results for the method; a zero low score is skipped.
+    """
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for attr in ATTRIBUTES:
+        for m in _methods(table):
+            lo, hi = table.get((m, f"{attr}_low")), table.get((m, f"{attr}_high"))
+            if lo is None or hi is None:
+                continue
+            row = {}
+            for k in _keys(table):
+                if k in lo and k in hi and lo[k] != 0 and not (math.isnan(lo[k]) or math.isnan(hi[k])):
+                    r = (hi[k] - lo[k]) / lo[k]
+                    row[k] = r if higher_is_better(k) else -r
+            out[(attr, m)] = row
+    return out
+
+
+def _ri_rows(table: Table, keys: Sequence[str] | None) -> tuple[list[str], list[list[str]]]:
+    ri = relative_improvement(table)
+    ks = _keys(table, keys)
+    header = ["attribute", "method"] + [KEY_TITLES.get(k, k) for k in ks]
+    rows = [[a, m] + [format(v[k], "+.2%") if k in v else "" for k in ks] for (a, m), v in ri.items()]
+    return header, rows
+
+
+def relative_improvement_markdown(table: Table, keys: Sequence[str] | None = None) -> str:
+    """Relative improvement low -> high per attribute and method, as signed percentages (markdown).
+
+    >>> t = {("A", "fg_size_low"): {"lpips": 0.05}, ("A", "fg_size_high"): {"lpips": 0.04}}
+    >>> print(relative_improvement_markdown(t), end="")
+    | attribute | method | LPIPS |
+    |---|---|---:|
+    | fg_size | A | +20.00% |
+    """
+    return _markdown(*_ri_rows(table, keys))
+
+
+def relative_improvement_tsv(table: Table, keys: Sequence[str] | None = None) -> str:
+    """Relative improvement as TSV (see :func:`relative_improvement_markdown`)."""
+    return _tsv(*_ri_rows(table, keys))
+
+
+RELATIVE_IMPROVEMENT_CAPTION = (
+    "Relative improvement (high - low) / low between each attribute's low and high slice, in percent. For metrics "
+    "where lower is better (▼) the sign is flipped, so a positive number always means the method does better on "
+    "the high slice (paper section 6.2).")
+
+
+def skipped_metrics(docs: Iterable[Mapping]) -> dict[str, str]:
+    """``key -> reason`` for the result keys of metrics the evaluation skipped (e.g. network weights missing) and
+    that no document computed; the reason is the first sentence of what the results file records.
+
+    >>> skipped_metrics([{"summary": {"psnr": 30.0, "fid": None}, "skipped": {"fid": "w.pth: not cached. Run x"}}])
+    {'fid': 'w.pth: not cached'}
+    """
+    reasons: dict[str, str] = {}
+    computed: set[str] = set()
+    for doc in docs:
+        computed |= {k for k, v in (doc.get("summary") or {}).items()
+                     if isinstance(v, (int, float)) and not math.isnan(float(v))}
+        for name, reason in (doc.get("skipped") or {}).items():
+            entry = METRICS.get(name)
+            for k in (entry.keys if entry is not None else (name,)):
+                reasons.setdefault(k, str(reason).split(". ")[0].rstrip("."))
+    return {k: r for k, r in reasons.items() if k not in computed}
+
+
+def skipped_line(skipped: Mapping[str, str]) -> str:
+    """One line naming what was not computed and why (keys with the same reason grouped); empty if nothing.
+
+    >>> skipped_line({"vfid": "i3d.pt: not cached", "pvcs": "i3d.pt: not cached"})
+    'Not computed: PVCS, VFID (i3d.pt: not cached).'
+    """
+    if not skipped:
+        return ""
+    by_reason: dict[str, list[str]] = {}
+    for k in [k for k in KEY_ORDER if k in skipped] + sorted(set(skipped) - set(KEY_ORDER)):
+        by_reason.setdefault(skipped[k], []).append(KEY_TITLES.get(k, k))
+    return "Not computed: " + "; ".join(f"{', '.join(ks)} ({r})" for r, ks in by_reason.items()) + "."
+
+

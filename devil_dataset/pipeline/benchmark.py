@@ -1,0 +1,357 @@
+"""Benchmark inpainting methods on a built DEVIL dataset in one call: inpaint, evaluate, report (``devil benchmark``).
+
+:func:`benchmark` runs any methods (the baselines, a command template run once per clip, a Python callable, or an
+inpainter object: :class:`~devil_dataset.inpaint.method_spec.MethodSpec`) over the slices of a built dataset (a
+folder or a Hub repo id), in four steps over one :class:`~devil_dataset.pipeline.plan.BenchmarkPlan`:
+
+1. **plan** (:func:`make_plan`): resolve the methods and the metrics (:func:`devil_dataset.eval.metrics.registry.
+   resolve_metrics`), read every slice's clip ids and hole masks (:func:`devil_dataset.pipeline.plan.plan_units`;
+   a *unit* is one (clip, hole) pair: the sample's ten slices hold 50 rows but 39 distinct units), open the
+   prediction folders;
+2. **inpaint+evaluate** (:func:`devil_dataset.pipeline.inpaint_and_score.inpaint_and_score`): every method inpaints
+   every unit once, one clip at a time in the engine's workers, largest clips first, into
+   ``OUT/predictions/<method>/<slice>/<clip id>/frame_%04d_pred.png`` (the release layout with the manifest of
+   :mod:`devil_dataset.inpaint.run`; the other slices of a unit get hard links), scored from memory with the pixel
+   metrics. Per-video values are cached, so a re-run resumes at the clip level;
+3. **results** (:func:`write_slice_results`): ``OUT/results/<method>/<slice>.json`` (network metrics through
+   :func:`devil_dataset.eval.engine.evaluate.evaluate_slice` when their weights are present);
+4. **report** (:func:`write_benchmark_report`): ``OUT/table1.md``/``.tsv``, relative improvements, the figures, the
+   findings (``OUT/findings.md``/``.json``) and the HTML report (``OUT/report-html/index.html``).
+
+Progress lines (one per slice as its videos finish) go to ``echo`` and to ``OUT/benchmark.log``. ``devil demo`` is
+this function called with the built-in sample and the baselines (:func:`devil_dataset.demo.run_demo`).
+
+    >>> from devil_dataset.pipeline import MethodSpec, benchmark
+    >>> methods = {"mine": MethodSpec(callable="my_pkg.model:inpaint"), "telea": MethodSpec(baseline="telea")}
+    >>> result = benchmark("devil-build/", methods, "bench-out")  # doctest: +SKIP
+    >>> print(result.table_markdown)  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence, Union
+
+from ..core.atomic import atomic_write_text
+from ..core.engines import Engine, get_engine
+from ..core.errors import DevilError
+from ..core.progress import StageTimer, StageTiming, timings_text
+from ..core.slices import SLICES
+from ..eval.engine.results import ValuesCache, dataset_digest, read_results, write_results
+from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.registry import resolve_metrics, scoring_identity, skipped_lines
+from ..eval.report.comparisons import power_note, significance
+from ..eval.report.files import write_report
+from ..eval.report.findings import Finding, check_findings, write_findings
+from ..eval.report.html import write_html_report
+from ..eval.report.tables import KEY_ORDER, cpu_tolerances, score_table, table1_markdown
+from ..inpaint.contract import Inpainter
+from ..inpaint.method_spec import MethodSpec
+from ..inpaint.run import PredictionFolder, dataset_run_info
+from .inpaint_and_score import inpaint_and_score, slice_results
+from .plan import BenchmarkPlan, plan_units
+
+# The paper's ten slices (SPEC section 6); `all` is not part of Table 1.
+TABLE1_SLICES: tuple[str, ...] = tuple(name for name in SLICES if name != "all")
+# The warp error's flow: OpenCV DIS (no weights; the same flow on every machine), as the demo always used.
+BENCHMARK_FLOW = "dis"
+# Where a method's outputs go inside OUT.
+PREDICTIONS_DIR = "predictions"
+RESULTS_DIR = "results"
+CACHE_DIR = ".devil-benchmark"  # per-video metric values (resume); not part of the outputs
+LOG_NAME = "benchmark.log"
+# A method name becomes a folder name (predictions/<method>/, results/<method>/) and a Table 1 row label.
+METHOD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+# What :func:`benchmark` accepts per method: a spec, a baseline name, or an inpainter (a callable; with worker
+# processes it must be picklable, e.g. a module-level function).
+Method = Union[MethodSpec, str, Inpainter]
+
+
+@dataclass
+class BenchmarkResult:
+    """What :func:`benchmark` produced (paths are inside ``out_dir``)."""
+
+    out_dir: Path
+    dataset_dir: Path
+    methods: tuple[str, ...]
+    slices: tuple[str, ...]
+    metrics: list[str]
+    skipped_metrics: dict[str, str]
+    table: dict[tuple[str, str], dict[str, float]]
+    table_markdown: str
+    results_files: dict[tuple[str, str], Path]
+    report_files: list[Path]
+    findings: list[Finding]
+    slice_counts: dict[str, int]
+    timings: list[StageTiming]
+    units: int = 0  # distinct (clip, hole) units: each method inpainted each once
+    wall_s: float = 0.0
+    log_file: Path | None = field(default=None)
+
+    def timings_text(self) -> str:
+        return timings_text(self.timings)
+
+
+def check_method_name(name: str) -> str:
+    """``name`` if usable as a method name (a folder name and a Table 1 label), else a :class:`DevilError`.
+
+    >>> check_method_name("my-method_v2")
+    'my-method_v2'
+    >>> check_method_name("a/b")
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.DevilError: method name 'a/b': use letters, digits and . _ + - (it names a folder)
+    """
+    if not isinstance(name, str) or not METHOD_NAME_RE.match(name):
+        raise DevilError(f"method name {name!r}: use letters, digits and . _ + - (it names a folder)")
+    return name
+
+
+def resolve_methods(methods: Mapping[str, Method]) -> dict[str, tuple[Inpainter, dict]]:
+    """Method name -> (inpainter, the manifest's extra run record); names and baselines checked.
+
+    >>> sorted(resolve_methods({"telea": "telea"}))
+    ['telea']
+    """
+    if not methods:
+        raise DevilError("no method to benchmark")
+    out: dict[str, tuple[Inpainter, dict]] = {}
+    for name, method in methods.items():
+        check_method_name(name)
+        if isinstance(method, str):
+            method = MethodSpec(baseline=method)
+        if isinstance(method, MethodSpec):
+            try:
+                out[name] = (method.inpainter(), method.run_info())
+            except DevilError as exc:
+                raise type(exc)(f"method {name}: {exc}") from None
+        elif callable(method):
+            out[name] = (method, {"size_divisor": None})
+        else:
+            raise DevilError(f"method {name}: expected a MethodSpec, a baseline name or an inpainter, "
+                             f"got {type(method).__name__}")
+    return out
+
+
+def _check_picklable(inpainters: Mapping[str, Inpainter]) -> None:
+    for name, inpainter in inpainters.items():
+        try:
+            pickle.dumps(inpainter)
+        except Exception as exc:  # any pickling failure: the workers could not receive it
+            raise DevilError(f"method {name}: its inpainter cannot be sent to worker processes ({exc}); use a "
+                             "module-level function (or MethodSpec(callable='module:function')), or jobs=1") from None
+
+
+def dataset_label(dataset: str | os.PathLike, out: Path) -> str:
+    """How manifests name the dataset: relative to ``out`` when inside it (it moves with OUT), else its absolute
+    path, or the Hub repo id as given.
+
+    >>> dataset_label("out/dataset", Path("out"))
+    'dataset'
+    """
+    ds = Path(dataset)
+    try:
+        return str(ds.relative_to(out))
+    except ValueError:
+        return str(ds.resolve()) if ds.exists() else str(dataset)
+
+
+class RunLog:
+    """Where a run's lines go: appended to ``OUT/benchmark.log`` and echoed (each line flushed as it happens)."""
+
+    def __init__(self, path: Path, echo: Callable[[str], None] | None) -> None:
+        self.path, self.echo = path, echo
+
+    def __call__(self, text: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as log:
+            log.write(text + "\n")
+        if self.echo is not None:
+            self.echo(text)
+            sys.stdout.flush()  # a log (stdout not a terminal) shows each line as it happens
+
+
+def make_plan(dataset: str | os.PathLike, methods: Mapping[str, Method], out: Path, *,
+              slices: Sequence[str] | None, metrics: Sequence[str] | None, engine: str | Engine, jobs: int | None,
+              options: EvalOptions, say: Callable[[str], None]) -> BenchmarkPlan:
+    """Step 1: the methods resolved (names, baselines, picklable for workers), the metrics that can run, the
+    slices' units read and the prediction folders opened (a folder of another run is refused)."""
+    resolved = resolve_methods(methods)
+    chosen = tuple(dict.fromkeys(slices or TABLE1_SLICES))
+    bad = [s for s in chosen if s not in SLICES]
+    if bad:
+        raise DevilError(f"--slices: unknown {', '.join(bad)}; valid: {', '.join(SLICES)}")
+    run_engine = get_engine(engine, jobs=max(1, int(jobs if jobs is not None else min(2, os.cpu_count() or 1))))
+    inpainters = {m: resolved[m][0] for m in resolved}
+    if run_engine.parallel:
+        _check_picklable(inpainters)
+    pixel, others, skipped = resolve_metrics(metrics, options)
+    for line in skipped_lines(skipped):
+        say(line)
+    units, order = plan_units(dataset, chosen)
+    label = dataset_label(dataset, out)
+    folders = {(m, s): PredictionFolder(out / PREDICTIONS_DIR / m / s, {**dataset_run_info(m, label, s),
+                                                                         **resolved[m][1]})
+               for m in resolved for s in chosen}
+    return BenchmarkPlan(str(dataset), out, inpainters, chosen, units, order, pixel, others, dict(skipped), options,
+                         run_engine, folders)
+
+
+def write_slice_results(plan: BenchmarkPlan, values: dict, *, progress: bool) -> dict[tuple[str, str], Path]:
+    """Step 3: one results file per (method, slice), each read back to check it."""
+    results: dict[tuple[str, str], Path] = {}
+    for (m, s), doc in slice_results(plan, values, progress=progress).items():
+        results[(m, s)] = write_results(plan.out / RESULTS_DIR / m / f"{s}.json", doc)
+        read_results(results[(m, s)])
+    return results
+
+
+@dataclass
+class BenchmarkReport:
+    """What step 4 wrote and computed."""
+
+    table: dict[tuple[str, str], dict[str, float]]
+    table_markdown: str
+    findings: list[Finding]
+    files: list[Path]
+    html_index: Path
+
+
+def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str], Path], *,
+                           ci: str | None) -> BenchmarkReport:
+    """Step 4: Table 1 (with the significance marks and ``ci``), relative improvements, figures, findings and the
+    HTML report, from the results files as written."""
+    written = [read_results(results[(m, s)]) for s in plan.slices for m in plan.methods]
+    table = score_table(written)
+    keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
+                  key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
+    comparisons, intervals = significance(written)  # issue 28: comparisons.json, Table 1 marks, intervals
+    tolerances = cpu_tolerances(written)  # issue 36: network metrics computed without the CPU pins
+    files = write_report(table, plan.out, keys, intervals=intervals, comparisons=comparisons, ci=ci,
+                         tolerances=tolerances)
+    table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
+                               tolerances=tolerances)
+    findings = check_findings(table, plan.slice_counts(), docs=written)
+    files += write_findings(findings, plan.out)
+    html_index = write_html_report(written, plan.out / "report-html", keys, engine=plan.engine,  # issue 15
+                                   plots_from=[p for p in files if p.suffix == ".png"], comparisons=comparisons)
+    files.append(html_index)
+    return BenchmarkReport(table, table_md, findings, files, html_index)
+
+
+def _say_summary(say: Callable[[str], None], result: BenchmarkResult, html_index: Path) -> None:
+    """The table, the findings, the timings and the summary lines at the end of a run."""
+    counts, names = result.slice_counts, result.methods
+    say("")
+    say(result.table_markdown.rstrip())
+    say("")
+    say("videos per slice: " + ", ".join(f"{s} {c}" for s, c in counts.items()))
+    say("findings (paper section 6):")
+    for f in result.findings:
+        say("  " + f.summary().replace("\n", "\n  "))
+    if power_note(counts):
+        say(power_note(counts))
+    say("")
+    say("timings:\n" + result.timings_text())
+    say(f"HTML report: {html_index}")
+    say(f"wrote {len(result.report_files)} report files, {len(result.results_files)} results files and the "
+        f"predictions under {result.out_dir}")
+    say(f"summary: {len(names)} method(s) ({', '.join(names)}) x {len(result.slices)} slice(s), {result.units} "
+        f"distinct (clip, hole) units per method, {sum(counts.values())} slice rows; metrics "
+        f"{', '.join(result.metrics)}; {result.wall_s:.1f} s wall in this call; Table 1: "
+        f"{result.out_dir / 'table1.md'}")
+
+
+def benchmark(
+    dataset: str | os.PathLike,
+    methods: Mapping[str, Method],
+    out_dir: str | os.PathLike,
+    *,
+    slices: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    engine: str | Engine = "local",
+    jobs: int | None = None,
+    device: str = "cpu",
+    progress: bool = True,
+    echo: Callable[[str], None] | None = print,
+    timings: list[StageTiming] | None = None,
+    cache_dir: str = CACHE_DIR,
+    ci: str | None = None,
+    set_level_ci: bool = False,
+) -> BenchmarkResult:
+    """Inpaint, evaluate and report ``methods`` on ``slices`` of a built dataset, writing everything into ``out_dir``.
+
+    Args:
+        dataset: a folder made by ``devil build`` or a Hub repo id.
+        methods: method name -> :class:`MethodSpec`, baseline name, or inpainter ``fn(frames, hole) -> frames``.
+        out_dir: ``predictions/``, ``results/``, ``table1.md``/``.tsv``, figures, ``findings.*``,
+            ``report-html/``, ``timings.json``, ``benchmark.log`` (re-running resumes at the clip level).
+        slices: default: the ten slices of Table 1.
+        metrics: default: every DEVIL metric that can run here (network metrics when their weights are cached).
+        engine: ``local`` (``jobs`` worker processes, default ``min(2, cpu count)``) or ``ray``, or an
+            :class:`~devil_dataset.core.engines.Engine`.
+        device: where network metrics run (``cpu``, ``cuda``, ``auto``).
+        echo: where progress, the table, skipped metrics, findings and the summary are printed (None: silent).
+        timings: stage timings of earlier steps (the demo's build), written first into ``timings.json``.
+        ci: Table 1 cells with their uncertainty over videos: ``"interval"`` (95% BCa bootstrap) or ``"se"``.
+        set_level_ci: also give FID and VFID an interval (``EvalOptions(set_level_ci=True)``: a delete-a-group
+            jackknife over 10 groups of videos; its memory and CPU cost per slice: ``devil benchmark --help``).
+
+    A prediction folder of ``out_dir`` made by another run (another method spec, slice or dataset) is refused with
+    a :class:`DevilError`.
+
+    Example:
+        >>> r = benchmark("devil-build/", {"telea": "telea"}, "bench-out", slices=["fg_size_high"])  # doctest: +SKIP
+        >>> r.table[("telea", "fg_size_high")]["psnr"]  # doctest: +SKIP
+    """
+    wall_start = time.perf_counter()
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DevilError(f"{out}: exists and is not a directory")
+    ds = Path(dataset)
+    if ds.exists() and not ds.is_dir():
+        raise DevilError(f"{ds}: not a dataset directory (a folder made by `devil build`, or a Hub repo id)")
+    resolve_methods(methods)  # names and baselines checked before anything is written
+    out.mkdir(parents=True, exist_ok=True)
+    timings = list(timings or [])
+    first = len(timings)
+    say = RunLog(out / LOG_NAME, echo)
+    say(f"# devil benchmark {time.strftime('%Y-%m-%d %H:%M:%S')}: {', '.join(methods)} on {dataset}")
+    options = EvalOptions(device=device, flow=BENCHMARK_FLOW, set_level_ci=set_level_ci)
+
+    def stage(name: str, number: int) -> StageTimer:
+        return StageTimer(name, timings, say=say, number=f"{first + number}/{first + 4}")
+
+    with stage("plan", 1):  # 1. plan + metrics
+        plan = make_plan(dataset, methods, out, slices=slices, metrics=metrics, engine=engine, jobs=jobs,
+                         options=options, say=say)
+    say(f"{len(plan.units)} distinct (clip, hole) units in {sum(plan.slice_counts().values())} slice rows: each "
+        "method inpaints each unit once")
+    with stage("inpaint+evaluate", 2) as st:  # 2. inpaint + pixel metrics, one clip at a time, scored from memory
+        cache = ValuesCache(out / cache_dir / "values", dataset_digest(dataset), plan.pixel_metrics,
+                            scoring_identity(plan.pixel_metrics, options))
+        run = inpaint_and_score(plan, cache=cache, progress=progress, say=say)
+        st.note = ("worker CPU inpaint " + ", ".join(f"{m} {c:.0f}s" for m, c in run.inpaint_cpu.items())
+                   + "; scoring " + ", ".join(f"{m} {c:.0f}s" for m, c in run.score_cpu.items()))
+    with stage("results", 3):  # 3. results (network metrics through the evaluation engine when their weights exist)
+        results = write_slice_results(plan, run.values, progress=progress)
+    with stage("report", 4):  # 4. report + findings
+        report = write_benchmark_report(plan, results, ci=ci)
+    result = BenchmarkResult(out, ds, plan.methods, plan.slices, plan.metrics, dict(plan.skipped_metrics),
+                             report.table, report.table_markdown, results, report.files, report.findings,
+                             plan.slice_counts(), timings, len(plan.units), time.perf_counter() - wall_start,
+                             say.path)
+    atomic_write_text(out / "timings.json", json.dumps([asdict(t) for t in timings], indent=1) + "\n")
+    _say_summary(say, result, report.html_index)
+    return result
+
+
+__all__ = ["BENCHMARK_FLOW", "BenchmarkReport", "BenchmarkResult", "CACHE_DIR", "LOG_NAME", "METHOD_NAME_RE", "Method",
+           "MethodSpec", "PREDICTIONS_DIR", "RESULTS_DIR", "RunLog", "TABLE1_SLICES", "benchmark", "check_method_name",
+           "dataset_label", "make_plan", "resolve_methods", "write_benchmark_report", "write_slice_results"]

@@ -1,0 +1,107 @@
+"""One clip's work in a worker: every (unit, method) of the clip inpainted, written and scored from memory.
+
+The worker (:func:`clip_task`) reads the clip's frames once, runs every inpainter on every unit of the clip that has
+no complete prediction yet, writes it into the first slice's prediction folder (:class:`~devil_dataset.inpaint.run.
+PredictionFolder`) and scores it from the array just made (:class:`~devil_dataset.eval.engine.clip_scoring.
+ClipScorer`: ground-truth work once per clip, hole work once per unit).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core.errors import DevilError
+from ..core.release_format import read_frame_pngs
+from ..data import iter_slice
+from ..eval.engine.clip_scoring import ClipScorer
+from ..eval.metrics.protocol import EvalOptions
+from ..inpaint.contract import Inpainter
+from ..inpaint.run import inpaint_clip, write_prediction
+from .plan import unpack_hole
+
+
+@dataclass
+class ClipItem:
+    """One (unit, method) of a clip task: inpaint it (into ``target``) and/or score it (from memory or ``source``)."""
+
+    key: str
+    method: str
+    hole_bits: np.ndarray = field(repr=False)
+    hole_shape: tuple
+    target: str | None  # clip folder to write the prediction to (None: the prediction is already there)
+    source: str | None  # clip folder to read the prediction from for scoring when it is not inpainted here
+    score: bool
+
+
+@dataclass
+class ClipTask:
+    """The record of one clip for :func:`clip_task`: where to read its frames, its items and what to run them with."""
+
+    dataset: str
+    slice_name: str  # a slice holding the clip (its frames are read from there)
+    clip_id: str
+    items: list[ClipItem]
+    inpainters: dict[str, Inpainter]  # method -> inpainter (picklable for jobs > 1: module-level functions)
+    metric_names: list[str]
+    options: EvalOptions
+    work: float  # :func:`clip_work`: clips run largest first
+
+
+class ItemResult(NamedTuple):
+    """What :func:`clip_task` reports per item: CPU seconds of inpainting and scoring, values (None: not scored)."""
+
+    key: str
+    method: str
+    inpaint_cpu: float
+    values: dict[str, float] | None
+    score_cpu: float
+
+
+def clip_frames(dataset: str | os.PathLike, slice_name: str, clip_id: str) -> np.ndarray:
+    """The decoded frames of ``clip_id`` in ``slice_name`` (only that row is decoded)."""
+    for row in iter_slice(dataset, slice_name, columns=["clip_id", "frames"], clip_ids={clip_id}):
+        return row["frames"]
+    raise DevilError(f"{dataset}: clip {clip_id} is missing from slice {slice_name}")
+
+
+def clip_task(task: ClipTask) -> list[ItemResult]:
+    """Worker: every (unit, method) of one clip: inpaint, write the release-layout PNGs, score from memory.
+
+    The ground-truth work of the metrics runs once per clip (its CPU shared out evenly over the scored items) and
+    the hole work once per unit; a prediction is scored from the array just made, so it is never read back from
+    its PNGs in the same run.
+    """
+    gt = clip_frames(task.dataset, task.slice_name, task.clip_id)
+    scored = [it for it in task.items if it.score and task.metric_names]
+    c = time.process_time()
+    scorer = ClipScorer(task.clip_id, gt, task.metric_names, task.options) if scored else None
+    shared = (time.process_time() - c) / max(1, len(scored))
+    out = []
+    current: tuple[str, np.ndarray] | None = None  # one unit's hole at a time
+    for it in task.items:
+        if current is None or current[0] != it.key:
+            current = (it.key, unpack_hole(it.hole_bits, it.hole_shape))
+        hole = current[1]
+        c = time.process_time()
+        pred = None
+        if it.target is not None:
+            pred = inpaint_clip(task.inpainters[it.method], gt, hole, task.clip_id)
+            write_prediction(it.target, pred)
+        inpaint_cpu = time.process_time() - c
+        values, score_cpu = None, 0.0
+        if scorer is not None and it.score:
+            c = time.process_time()
+            if pred is None:  # not inpainted here: the prediction is in its source folder
+                pred = read_frame_pngs(Path(str(it.source)), "pred")
+            values = scorer.score(pred, hole, it.key)
+            score_cpu = time.process_time() - c + shared
+        out.append(ItemResult(it.key, it.method, inpaint_cpu, values, score_cpu))
+    return out
+
+
+__all__ = ["ClipItem", "ClipTask", "ItemResult", "clip_frames", "clip_task"]
