@@ -25,8 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devil_dataset.core.png_encode import encode_rgb_png  # noqa: E402
-from devil_dataset.eval.pixel import psnr_frames, ssim_frames  # noqa: E402
-from devil_dataset.eval.warp import (  # noqa: E402
+from devil_dataset.eval.kernels.pixel import psnr_frames, ssim_frames  # noqa: E402
+from devil_dataset.eval.kernels.warp import (
     GroundTruthFlow,
     hole_points_for,
     hole_warps_for,

@@ -22,8 +22,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.eval.pixel import pcons_psnr_mask_pairs, pcons_release_loop, psnr_frames, ssim_frames  # noqa: E402
-from devil_dataset.eval.protocol import EvalOptions, VideoSample  # noqa: E402
+from devil_dataset.eval.kernels.pixel import pcons_psnr_mask_pairs, pcons_release_loop, psnr_frames, ssim_frames  # noqa: E402
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample  # noqa: E402
 
 W, H = 832, 480  # SPEC section 6: evaluation size
 
@@ -109,7 +109,7 @@ def bench_networks(video: VideoSample, device: str) -> None:
         from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
         from devil_dataset.core.networks.inception import FIDInception, random_inception_state
         from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
-        from devil_dataset.eval import metrics as M
+        from devil_dataset.eval import metrics as M  # the metric classes and the Frechet kernels
     except ImportError as exc:
         print(f"network metrics: not installed ({exc}); skipped")
         return
@@ -155,7 +155,7 @@ class _I3DPair:
     """PVCS and VFID share one I3D pass over a video in the evaluator; time them together."""
 
     def __init__(self, opts, net):
-        from devil_dataset.eval import metrics as M
+        from devil_dataset.eval import metrics as M  # the metric classes and the Frechet kernels
 
         self.pvcs, self.vfid = M.PVCSMetric(opts, network=net), M.VFIDMetric(opts, network=net)
 
@@ -168,7 +168,7 @@ class _I3DPair:
 
 class _RaftWarp:
     def __init__(self, opts, raft):
-        from devil_dataset.eval import metrics as M
+        from devil_dataset.eval import metrics as M  # the metric classes and the Frechet kernels
 
         self.m = M.WarpErrorMetric(opts, flow_fn=lambda a, b: raft.flow_batch(a[None], b[None])[0])
 
@@ -183,7 +183,8 @@ def bench_memory(clips: int, frames: int = 90) -> None:
     """Peak RSS of the one-pass evaluator over synthetic 90-frame 832x480 clips (psnr + pcons; one clip at a time)."""
     import resource
 
-    from devil_dataset.eval.evaluate import build_metrics, evaluate
+    from devil_dataset.eval.engine.one_pass import evaluate
+    from devil_dataset.eval.metrics.registry import build_metrics
 
     def videos():
         for i in range(clips):

@@ -56,7 +56,7 @@ from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
 from devil_dataset.core.networks.precision import effective_precision  # noqa: E402
 from devil_dataset.core.networks.raft import RAFTFlow, random_raft_state  # noqa: E402
 from devil_dataset.eval import metrics as M  # noqa: E402
-from devil_dataset.eval.protocol import VideoSample  # noqa: E402
+from devil_dataset.eval.metrics.protocol import VideoSample  # noqa: E402
 
 W, H = 832, 480  # SPEC section 7: evaluation size
 # Precision section: the modes compared with float32 (devil_dataset.core.networks.precision.PRECISIONS), and the
@@ -259,7 +259,8 @@ def _arithmetic_child(mode: str, reps: int, size: tuple[int, int]) -> dict[str, 
     import os
 
     from devil_dataset.core.networks import inception, lpips, precision, raft
-    from devil_dataset.eval import frechet, i3d_metrics
+    from devil_dataset.eval.kernels import frechet
+    from devil_dataset.eval.metrics import i3d as i3d_metrics
 
     if mode == "before":  # the whole batch in one pass on torch's default threads; BLAS on its default threads
         precision.NETWORK_CPU_THREADS = os.cpu_count() or 1

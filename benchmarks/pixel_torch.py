@@ -7,11 +7,11 @@
 For PSNR, SSIM, PCons and the warp error, on one generated video (a textured scene panning 2 px per frame, a
 drifting elliptic hole, a noisy prediction in it; the composite is scored), times in this invocation:
 
-* **numpy**: the reference path as the metrics run it (:mod:`devil_dataset.eval.pixel`, PSNR and SSIM summing and
-  filtering only the hole's part with the same floats; :mod:`devil_dataset.eval.warp`, the occlusion near the
-  hole only);
-* **torch on the CPU** and, when torch sees a GPU, **torch on CUDA** (:mod:`devil_dataset.eval.pixel_torch`,
-  :mod:`devil_dataset.eval.warp_torch`), on frames already on the device (the one transfer per video is timed
+* **numpy**: the reference path as the metrics run it (:mod:`devil_dataset.eval.kernels.pixel`, PSNR and SSIM
+  summing and filtering only the hole's part with the same floats; :mod:`devil_dataset.eval.kernels.warp`, the
+  occlusion near the hole only);
+* **torch on the CPU** and, when torch sees a GPU, **torch on CUDA** (:mod:`devil_dataset.eval.kernels.pixel_torch`,
+  :mod:`devil_dataset.eval.kernels.warp_torch`), on frames already on the device (the one transfer per video is timed
   on its own line; CUDA timings synchronise before reading the clock).
 
 The warp error's ground-truth flows (DIS on the ground truth) are computed once, untimed: the timed part is the
@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.flow import dis_flow  # noqa: E402
 from devil_dataset.eval import pixel, pixel_torch, warp, warp_torch  # noqa: E402
-from devil_dataset.eval.protocol import composite  # noqa: E402
-from devil_dataset.eval.warp import GroundTruthFlow  # noqa: E402
+from devil_dataset.eval.kernels.composite import composite  # noqa: E402
+from devil_dataset.eval.kernels.warp import GroundTruthFlow  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_engine import make_clip  # noqa: E402  (the engine benchmark's clips)

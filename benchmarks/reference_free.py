@@ -14,10 +14,10 @@ import time
 import numpy as np
 from reference_free_validation import moving_blob_hole, panning_scene  # the sibling script
 
-from devil_dataset.eval.fidelity import _GT_FLOWS, FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
-from devil_dataset.eval.pixel import PSNRMetric
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.self_consistency import SelfConsistencyMetric
+from devil_dataset.eval.metrics.fidelity import _GT_FLOWS, FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
+from devil_dataset.eval.metrics.pixel import PSNRMetric
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.self_consistency import SelfConsistencyMetric
 
 
 def _time(metric, video: VideoSample, repeat: int) -> float:

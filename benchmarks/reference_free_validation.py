@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 import cv2
 import numpy as np
 
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 
 # Paper Sec. 4.5: "magnitude of blurred Gaussian noise ... 0.5"; we read it on the [-1, 1] image scale.
 NOISE_MAGNITUDE = 0.5
@@ -299,7 +299,7 @@ def _wins_table(clip_wins: dict[str, dict[str, str]], best: str) -> str:
 def _dataset_clips(dataset: str, config: str, limit: int | None) -> list[Clip]:
     from devil_dataset.core.errors import DevilError
     from devil_dataset.data import iter_slice
-    from devil_dataset.eval.evaluate import _row_fields
+    from devil_dataset.eval.engine.evaluate import _row_fields
 
     clips = []
     for row in iter_slice(dataset, config):
@@ -327,7 +327,7 @@ def scaled_patch_size(height: int) -> int:
     >>> scaled_patch_size(480), scaled_patch_size(240)
     (32, 16)
     """
-    from devil_dataset.eval.patch_masks import DEFAULT_PATCH_SIZE
+    from devil_dataset.eval.kernels.patch_masks import DEFAULT_PATCH_SIZE
 
     return max(4, int(round(DEFAULT_PATCH_SIZE * height / 480)))
 
@@ -339,8 +339,8 @@ def run(clips: Sequence[Clip], options: EvalOptions, *, submetrics: Sequence[str
     One self-consistency column per sub-metric in ``submetrics`` (default: ``options``' sub-metric), named
     ``self_consistency[<sub-metric>]``; the patch size is scaled to the clips' height.
     """
-    from devil_dataset.eval.fidelity import FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
-    from devil_dataset.eval.self_consistency import submetric_direction
+    from devil_dataset.eval.metrics.fidelity import FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
+    from devil_dataset.eval.metrics.self_consistency import submetric_direction
 
     patch = scaled_patch_size(int(clips[0].frames.shape[1]))
     subs = list(submetrics or [options.self_consistency_submetric])
@@ -372,11 +372,11 @@ def run(clips: Sequence[Clip], options: EvalOptions, *, submetrics: Sequence[str
 class MultiSelfConsistency:
     """Self-consistency with several sub-metrics computed on the SAME K re-inpaintings (one column each,
     ``self_consistency[<name>]``); per sub-metric equal to
-    :class:`~devil_dataset.eval.self_consistency.SelfConsistencyMetric` with that sub-metric."""
+    :class:`~devil_dataset.eval.metrics.self_consistency.SelfConsistencyMetric` with that sub-metric."""
 
     def __init__(self, options: EvalOptions, submetrics: Sequence[str], *, patch_size: int, frame_stride: int = 1,
                  inpainter: Callable | None = None) -> None:
-        from devil_dataset.eval.self_consistency import make_submetric
+        from devil_dataset.eval.metrics.self_consistency import make_submetric
         from devil_dataset.inpaint import get_inpainter
 
         self.options, self.patch_size, self.frame_stride = options, patch_size, frame_stride
@@ -385,8 +385,8 @@ class MultiSelfConsistency:
         self.values: dict[str, list[float]] = {name: [] for name in submetrics}
 
     def update(self, video: VideoSample) -> dict[str, float]:
-        from devil_dataset.eval.patch_masks import clip_rng
-        from devil_dataset.eval.self_consistency import second_inpaintings
+        from devil_dataset.eval.kernels.patch_masks import clip_rng
+        from devil_dataset.eval.metrics.self_consistency import second_inpaintings
 
         s = slice(None, None, self.frame_stride)
         first, hole = video.composite[s], video.hole[s]
@@ -402,7 +402,7 @@ class MultiSelfConsistency:
         return out
 
     def compute(self) -> dict[str, float]:
-        from devil_dataset.eval.pixel import clip_psnr_values, mean_of
+        from devil_dataset.eval.kernels.pixel import clip_psnr_values, mean_of
 
         out = {}
         for name, vals in self.values.items():

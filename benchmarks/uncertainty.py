@@ -27,7 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devil_dataset.eval.uncertainty import compare_methods, results_uncertainty  # noqa: E402
+from devil_dataset.eval.stats.intervals import results_uncertainty
+from devil_dataset.eval.stats.significance import compare_methods  # noqa: E402
 
 W, H = 832, 480  # SPEC section 6: evaluation size
 METHODS = ("telea", "aligned-copy", "flow-propagation")
@@ -35,8 +36,9 @@ KEYS = ("psnr", "ssim", "pcons_psnr_mask", "warp_error_mask")
 
 
 def pixel_cpu_per_frame(videos: int, frames: int) -> float:
-    from devil_dataset.eval.evaluate import build_metrics, evaluate
-    from devil_dataset.eval.protocol import EvalOptions, VideoSample
+    from devil_dataset.eval.engine.one_pass import evaluate
+    from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+    from devil_dataset.eval.metrics.registry import build_metrics
 
     rng = np.random.default_rng(0)
     samples = []
@@ -98,7 +100,7 @@ def _timed(fn):
 
 
 def _tiny_video(clip_id: str, frames: int):
-    from devil_dataset.eval.protocol import VideoSample
+    from devil_dataset.eval.metrics.protocol import VideoSample
 
     gt = np.zeros((frames, 2, 2, 3), np.uint8)
     return VideoSample(clip_id, gt, gt, np.zeros((frames, 2, 2), bool))
@@ -108,8 +110,8 @@ def fid_set_level(videos: int, frames: int, timed_videos: int = 15) -> dict[str,
     """FIDMetric with set_level_ci on random features: state memory, jackknife vs plain distance; and the extra CPU
     of keeping the groups in ``update`` (default batch size, with vs without groups on ``timed_videos`` videos,
     scaled to ``videos``)."""
-    from devil_dataset.eval.perceptual import FIDMetric
-    from devil_dataset.eval.protocol import EvalOptions
+    from devil_dataset.eval.metrics.perceptual import FIDMetric
+    from devil_dataset.eval.metrics.protocol import EvalOptions
 
     out: dict[str, float] = {}
     timed = min(videos, timed_videos)
@@ -147,8 +149,8 @@ class _WindowPass:
 
 def vfid_set_level(videos: int, frames: int) -> dict[str, float]:
     """I3DMetric (vfid, vfid_clips) with set_level_ci on random features: state and jackknife costs."""
-    from devil_dataset.eval.i3d_metrics import PVCS_WINDOW, VFIDMetric
-    from devil_dataset.eval.protocol import EvalOptions
+    from devil_dataset.eval.metrics.i3d import PVCS_WINDOW, VFIDMetric
+    from devil_dataset.eval.metrics.protocol import EvalOptions
 
     opts = EvalOptions(set_level_ci=True)
     net = object()
@@ -197,7 +199,7 @@ def network_cpu(frames: int) -> tuple[float, float]:
 
 def set_level_report(videos: int, frames: int, timed_frames: int) -> list[str]:
     """The printed lines of ``--set-level``."""
-    from devil_dataset.eval.uncertainty import JACKKNIFE_GROUPS
+    from devil_dataset.eval.stats.jackknife import JACKKNIFE_GROUPS
 
     fid = fid_set_level(videos, frames)
     vfid = vfid_set_level(videos, frames)

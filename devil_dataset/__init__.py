@@ -21,6 +21,7 @@ from .core.masks import PRESETS, mask_seed, render_mask
 from .core.slices import SLICES, SliceSpec
 from .core.version import __version__
 from .moved_modules import install as _install_moved_modules
+from .pipeline import benchmark
 
 _install_moved_modules()  # module paths from before issue 37 keep working (devil_dataset/moved_modules.py)
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """``devil_dataset.benchmark``: the pipeline's entry point, imported on first use (it pulls in the metrics)."""
     if name == "benchmark":
-        from .pipeline import benchmark
 
         globals()["benchmark"] = benchmark
         return benchmark

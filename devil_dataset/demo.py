@@ -1,25 +1,25 @@
 """The end-to-end demo (``devil demo``): build the sample, run the baselines, evaluate, report, check the findings.
 
-The demo is :func:`devil_dataset.benchmarking.benchmark` called with the built-in sample and the baselines (stages
+The demo is :func:`devil_dataset.pipeline.benchmark.benchmark` called with the built-in sample and the baselines (stages
 2-5 below are the benchmark's); it only builds the sample first. Stages (each resumes from what an earlier run
 left in ``OUT``):
 
 1. **build** the built-in sample dataset into ``OUT/dataset`` (:func:`devil_dataset.builder.build.build`, skipped
    when a complete dataset is there);
-2. **plan**: resolve the metrics (:func:`devil_dataset.eval.registry.resolve_metrics`) and read every slice's
-   clip ids and hole masks (:func:`devil_dataset.eval.inpaint_and_score.plan_units`);
-3. **inpaint+evaluate** (:func:`devil_dataset.eval.inpaint_and_score.inpaint_and_score`), one clip at a time in
+2. **plan**: resolve the metrics (:func:`devil_dataset.eval.metrics.registry.resolve_metrics`) and read every slice's
+   clip ids and hole masks (:func:`devil_dataset.pipeline.plan.plan_units`);
+3. **inpaint+evaluate** (:func:`devil_dataset.pipeline.inpaint_and_score.inpaint_and_score`), one clip at a time in
    ``jobs`` worker processes, largest clips first: every method inpaints every (clip, hole) unit once into
    ``OUT/predictions/<method>/<slice>/<clip id>/frame_%04d_pred.png`` (the release layout with the manifest of
    :mod:`devil_dataset.inpaint.run`; a unit shared by several slices is hard-linked), scored from memory with the
    pixel metrics (PSNR, SSIM, PCons, warp error with OpenCV DIS flow). Per-video values are cached in
-   ``OUT/.devil-demo/values`` (:class:`devil_dataset.eval.results.ValuesCache`), so a resumed run only inpaints
+   ``OUT/.devil-demo/values`` (:class:`devil_dataset.eval.engine.results.ValuesCache`), so a resumed run only inpaints
    and scores what is missing;
 4. **results**: one results JSON per (method, slice), ``OUT/results/<method>/<slice>.json``
-   (:func:`devil_dataset.eval.inpaint_and_score.slice_results`: the pixel metrics from the per-video values, any
-   network metric whose weights are present through :func:`devil_dataset.eval.evaluate.evaluate_slice`);
+   (:func:`devil_dataset.pipeline.inpaint_and_score.slice_results`: the pixel metrics from the per-video values, any
+   network metric whose weights are present through :func:`devil_dataset.eval.engine.evaluate.evaluate_slice`);
 5. **report**: ``OUT/table1.md``/``.tsv``, relative improvements and the PNG figures
-   (:func:`devil_dataset.eval.report.write_report`), the findings (:mod:`devil_dataset.eval.findings`:
+   (:func:`devil_dataset.eval.report.write_report`), the findings (:mod:`devil_dataset.eval.report.findings`:
    ``OUT/findings.md``/``.json``) and the HTML report.
 
     >>> from devil_dataset.demo import run_demo
@@ -33,10 +33,15 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .benchmarking import BENCHMARK_FLOW, PREDICTIONS_DIR, RESULTS_DIR, TABLE1_SLICES, BenchmarkResult
+from .builder import dataset_writer as writer
+from .builder.build import build
+from .builder.build_options import BuildOptions
+from .core.engines import get_engine
 from .core.errors import DevilError, unknown_name
 from .core.progress import StageTimer, StageTiming
 from .core.slices import SLICES
+from .inpaint import INPAINTERS
+from .pipeline.benchmark import BENCHMARK_FLOW, PREDICTIONS_DIR, RESULTS_DIR, TABLE1_SLICES, BenchmarkResult, benchmark
 
 # Issue 6: the three baselines of the demo: per-frame spatial, aligned-neighbour copy, flow propagation.
 DEFAULT_METHODS: tuple[str, ...] = ("telea", "aligned-copy", "flow-propagation")
@@ -58,7 +63,6 @@ DemoResult = BenchmarkResult
 
 def dataset_complete(directory: str | os.PathLike, slices: Sequence[str]) -> bool:
     """True when ``directory`` holds a finished ``devil build`` output (card, manifest, shards of ``slices``)."""
-    from .builder import dataset_writer as writer
 
     d = Path(directory)
     if not (d / writer.CARD_NAME).is_file() or not (d / writer.MANIFEST_NAME).is_file():
@@ -91,7 +95,7 @@ def run_demo(
         jobs: worker processes (default: ``min(2, cpu count)``).
         echo: where the table, skipped metrics and findings are printed (None: silent).
         ci: Table 1 cells with their uncertainty over videos: ``"interval"`` (95% BCa bootstrap) or ``"se"``.
-        set_level_ci: also give FID and VFID a jackknife interval (:func:`~devil_dataset.benchmarking.benchmark`).
+        set_level_ci: also give FID and VFID a jackknife interval (:func:`~devil_dataset.pipeline.benchmark.benchmark`).
 
     A prediction folder of ``out_dir`` made by another run (another method, slice or dataset) is refused with a
     :class:`DevilError`, as ``devil inpaint`` refuses it.
@@ -100,9 +104,6 @@ def run_demo(
         >>> r = run_demo("demo-out", methods=["telea", "aligned-copy"], quick=True)  # doctest: +SKIP
         >>> [f.held for f in r.findings]  # doctest: +SKIP
     """
-    from .benchmarking import benchmark
-    from .core.engines import get_engine
-    from .inpaint import INPAINTERS
 
     def say(text: str) -> None:
         if echo is not None:
@@ -140,8 +141,6 @@ def run_demo(
         elif dataset_complete(ds, slices):
             st.note = "reused"
         else:
-            from .builder.build import build
-            from .builder.build_options import BuildOptions
 
             say(f"building the sample dataset into {ds} ...")
             build([], ds, BuildOptions(sample=True, progress=progress, engine=engine))

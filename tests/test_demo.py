@@ -121,8 +121,8 @@ def test_demo_writes_predictions_results_report(demo_tiny_run, demo_tiny_dataset
 
 def test_demo_results_equal_devil_evaluate(demo_tiny_run, demo_tiny_dataset):
     """The shared-cache pass gives the same per-video and slice values as `devil evaluate` on the predictions."""
-    from devil_dataset.eval.evaluate import evaluate_dataset
-    from devil_dataset.eval.protocol import EvalOptions
+    from devil_dataset.eval.engine.evaluate import evaluate_dataset
+    from devil_dataset.eval.metrics.protocol import EvalOptions
 
     result, _ = demo_tiny_run
     for m in METHODS_2:
@@ -139,8 +139,8 @@ def test_demo_results_equal_devil_evaluate(demo_tiny_run, demo_tiny_dataset):
 
 def test_demo_resume_reuses_predictions_and_scores(demo_tiny_run, demo_tiny_dataset, monkeypatch):
     import devil_dataset.demo as demo
-    import devil_dataset.eval.inpaint_and_score as pipeline
-    import devil_dataset.inpaint.run as inpaint_run
+    import devil_dataset.pipeline.clip_task as inpaint_run  # where a clip task calls the inpainter
+    import devil_dataset.pipeline.inpaint_and_score as pipeline  # where the clip loop hands out clip tasks
 
     result, _ = demo_tiny_run
     pred = next((result.out_dir / "predictions" / "telea" / "fg_size_low").glob("*/frame_0000_pred.png"))
@@ -260,7 +260,7 @@ def test_demo_quick_runs_fg_size_with_psnr_ssim(demo_tiny_dataset, tmp_path):
 
 
 def test_run_demo_passes_ci_and_set_level_ci_to_the_benchmark(tmp_path, monkeypatch):
-    import devil_dataset.benchmarking as benchmarking
+    import devil_dataset.demo as benchmarking  # the demo calls the benchmark by this name
     from devil_dataset.demo import run_demo
 
     seen: dict = {}

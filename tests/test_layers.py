@@ -38,7 +38,8 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 
 def module_name(path: Path) -> str:
-    """``devil_dataset/eval/pixel.py`` -> ``devil_dataset.eval.pixel`` (a package's ``__init__`` -> the package)."""
+    """``devil_dataset/eval/kernels/pixel.py`` -> ``devil_dataset.eval.kernels.pixel`` (a package's ``__init__`` ->
+    the package)."""
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 

@@ -15,6 +15,7 @@ are kept. The same sources, options and seed give byte-identical published files
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
 import pickle
@@ -26,17 +27,26 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..core.atomic import atomic_write_bytes, atomic_write_text
+from ..core.atomic import atomic_write_bytes, atomic_write_text, file_sha256
 from ..core.cover_crop import cover_crop_frames
+from ..core.dataset_schema import encode_frames, encode_hole
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from ..core.folder_lock import hold_folder_lock
+from ..core.mask_stats import mask_stats
+from ..core.mask_store import stored_mask
 from ..core.masks import RELEASE_NUM_FRAMES
+from ..core.progress import progress_bar
 from ..core.slices import SLICES
 from ..core.version import __version__
+from ..core.video_io import load_clip, read_video, write_video
 from . import dataset_writer as writer
+from . import samples
 from .assemble import ClipInfo, Pair, SlicePlan, mask_frames_for_clip, plan_slices, plan_summary, preset_labels
 from .build_options import BuildHooks, BuildOptions, MaskLoader, Scorer
+from .camera_motion import SCORING_SIZE, camera_motion_score
+from .curate import curate
+from .scene_motion import scene_motion_score
 
 SCORES_NAME = "scores.json"
 # Rows of different slices share masks (the sample's 55 rows hold 25 distinct ones): the encoded hole and its
@@ -82,28 +92,21 @@ class BuildResult:
 
 
 def _default_camera_scorer(detector: str | None, scoring_size: tuple[int, int] | None) -> Scorer:
-    from .camera_motion import SCORING_SIZE, camera_motion_score
 
     # a partial of a module-level function, so that worker processes can receive it
     return functools.partial(camera_motion_score, detector=detector, scoring_size=scoring_size or SCORING_SIZE)
 
 
 def _default_scene_scorer(detector: str | None, mode: str, scoring_size: tuple[int, int] | None) -> Scorer:
-    from .scene_motion import SCORING_SIZE, scene_motion_score
-
     return functools.partial(scene_motion_score, mode=mode, detector=detector,
                              scoring_size=scoring_size or SCORING_SIZE)
 
 
 def _default_curate(sources, out_dir, *, progress: bool, **options):
-    from .curate import curate
-
     return curate(sources, out_dir, progress=progress, **options)
 
 
 def _default_clip_loader(path: Path) -> np.ndarray:
-    from ..core.video_io import load_clip
-
     return load_clip(path)
 
 
@@ -114,7 +117,6 @@ def _json_dump(obj) -> str:
 def _progress(iterable, *, total: int | None, desc: str, enabled: bool):
     if not enabled:
         return iterable
-    from ..core.progress import progress_bar
 
     return progress_bar(iterable, total=total, desc=desc)
 
@@ -173,7 +175,6 @@ class _MaskCache:
     def _render(self, preset: str, index: int) -> np.ndarray:
         if self.loader is not None:
             return np.asarray(self.loader(preset, index), dtype=bool)
-        from ..core.mask_store import stored_mask
 
         return stored_mask(preset, index, size=self.size, num_frames=RELEASE_NUM_FRAMES)
 
@@ -191,7 +192,6 @@ class _MaskCache:
         mask = self._render(preset, index)
         if mask.shape[1:] != (h, w):
             raise DevilError(f"mask {preset} #{index}: expected {w}x{h}, got {mask.shape[2]}x{mask.shape[1]}")
-        import io
 
         buf = io.BytesIO()
         np.save(buf, np.packbits(mask, axis=-1))
@@ -216,8 +216,6 @@ class _FrameCache:
             self._encode(clip_id)
 
     def _encode(self, clip_id: str) -> list[dict]:
-        from ..core.dataset_schema import encode_frames
-
         frames = self.loader(self.clip_dir / self.paths[clip_id])
         if frames.shape[1:3] != (self.size[1], self.size[0]):
             frames = cover_crop_frames(frames, self.size)
@@ -234,8 +232,6 @@ class _FrameCache:
 
 def encoded_hole(hole: np.ndarray, size: tuple[int, int]) -> tuple[list[dict], object]:
     """(stored form, measured statistics) of a hole mask: the parts of a row that depend on the mask only."""
-    from ..core.dataset_schema import encode_hole
-    from ..core.mask_stats import mask_stats
 
     return encode_hole(hole), mask_stats(hole, size=size)
 
@@ -590,9 +586,6 @@ def write_sample_build_sources(root: str | os.PathLike, *, engine: Engine,
     Each source yields one clip of 45 frames, so the sample has 16 clips and 5 videos per slice.
     ``engine`` renders the scenes (the same files on every engine).
     """
-    from ..core.atomic import file_sha256
-    from ..core.video_io import read_video, write_video
-    from . import samples
 
     root = Path(root)
     rendered = samples.write_sample_sources(root / "rendered", num_frames=SAMPLE_NUM_FRAMES, cut_sources=0,

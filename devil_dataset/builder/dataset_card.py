@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..core.dataset_schema import COLUMN_DOCS, FEATURES
 from ..core.errors import DevilError
 
 CARD_NAME = "README.md"
@@ -163,7 +164,6 @@ def render_card(
     """
     from huggingface_hub import DatasetCard
 
-    from ..core.dataset_schema import COLUMN_DOCS, FEATURES
 
     path = Path(template) if template else TEMPLATE_DIR / CARD_NAME
     body = path.read_text(encoding="utf-8")

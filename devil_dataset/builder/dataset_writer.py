@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..core.atomic import atomic_path, atomic_write_text, file_sha256, remove_stale_temporaries
+from ..core.dataset_schema import FEATURES
 from ..core.errors import DevilError
 from .dataset_card import (  # noqa: F401  (re-exported: the writer's public names before the card had a module)
     CARD_NAME,
@@ -114,8 +115,6 @@ def shard_path(out_dir: str | os.PathLike, config: str, index: int, count: int) 
 
 
 def _arrow_schema():
-    from ..core.dataset_schema import FEATURES
-
     feats = FEATURES.get()
     meta = {"huggingface": json.dumps({"info": {"features": feats.to_dict()}}, sort_keys=True)}
     return feats.arrow_schema.with_metadata(meta)

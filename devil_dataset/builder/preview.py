@@ -14,10 +14,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
 
+from ..core.atomic import atomic_path
+from ..core.dataset_schema import decode_frames, decode_hole
+from ..core.video_io import write_video
 from .dataset_card import DATA_DIR, PREVIEW_CONFIG, SPLIT
 
 PREVIEW_ROWS = 8  # clips in the preview config: enough to browse, ~1 MB in all
@@ -40,8 +45,6 @@ def tint_hole(frames: np.ndarray, hole: np.ndarray, alpha: float = HOLE_ALPHA) -
 
 
 def _resize(frames: np.ndarray, height: int) -> np.ndarray:
-    from PIL import Image
-
     t, h, w = frames.shape[:3]
     if h <= height:
         return frames
@@ -69,14 +72,10 @@ def write_preview(
     Deterministic (the encoder settings of :func:`devil_dataset.core.video_io.write_video`, no timestamps in
     parquet) and atomic; an older preview is replaced.
     """
-    import tempfile
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..core.atomic import atomic_path
-    from ..core.dataset_schema import decode_frames, decode_hole
-    from ..core.video_io import write_video
 
     out_dir = Path(out_dir)
     shards = sorted((out_dir / DATA_DIR / config).glob(f"{SPLIT}-*.parquet"))

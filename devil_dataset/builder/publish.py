@@ -10,6 +10,7 @@ the build's work folder, notes or credentials), and checks every file against th
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..core.errors import DevilError
@@ -104,7 +105,6 @@ def publish(
 
 def _reason(exc: BaseException) -> str:
     """First line of an exception, with any Hub token redacted."""
-    import re
 
     first = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: " + re.sub(r"hf_[A-Za-z0-9]{6,}", "hf_***", first)

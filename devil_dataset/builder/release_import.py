@@ -32,8 +32,11 @@ import numpy as np
 from PIL import Image
 
 from ..core.atomic import atomic_write_text
+from ..core.dataset_schema import FRAME_FORMATS, encode_frames, encode_hole
 from ..core.errors import DevilError
+from ..core.mask_stats import mask_stats
 from ..core.masks import PRESETS, mask_seed
+from ..core.progress import progress_bar
 from ..core.slices import MASK_SUBSETS, SLICES, VIDEO_SUBSETS
 from ..core.version import __version__
 from . import dataset_writer as writer
@@ -190,8 +193,6 @@ def import_release(
     Example:
         >>> import_release(["flickr-all.tar", "fvi-fgd-h.tar"], "devil-release")  # doctest: +SKIP
     """
-    from ..core.dataset_schema import FRAME_FORMATS, encode_frames, encode_hole
-    from ..core.mask_stats import mask_stats
 
     if frame_format not in FRAME_FORMATS:
         raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")
@@ -243,7 +244,6 @@ def import_release(
 
     bar = None
     if progress:
-        from ..core.progress import progress_bar
 
         bar = progress_bar(total=sum(len(p) for p in plan.values()), desc="importing", unit="clip")
     configs = {}

@@ -25,6 +25,7 @@ rebuilt, with every deviation from the release and its cause.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -35,11 +36,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 import numpy as np
+from PIL import Image
 
 from ..core import video_io
+from ..core.alignment import resolve_detector
 from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
+from ..sources.catalog import load_catalog
+from ..sources.download import read_sources_manifest
+from . import dataset_writer as writer
+from .build import build
 from .build_options import BuildHooks, BuildOptions
 from .curate import (
     CLIP_FRAMES,
@@ -97,10 +104,6 @@ def iter_release_frames(path: str | os.PathLike) -> Iterator[tuple[int, int, np.
 
 
 def _save_jpeg(frame: np.ndarray, path: Path) -> bytes:
-    import io
-
-    from PIL import Image
-
     buf = io.BytesIO()
     Image.fromarray(frame).save(buf, format="JPEG", quality=RELEASE_JPEG_QUALITY)
     data = buf.getvalue()
@@ -122,7 +125,6 @@ def find_release_sources(sources_dir: str | os.PathLike) -> tuple[list[tuple[Pat
     ``sources-manifest.json`` (from ``devil sources download``) names the files and owners when present;
     otherwise files are recognised by name.
     """
-    from ..sources.download import read_sources_manifest
 
     root = Path(sources_dir)
     if not root.is_dir():
@@ -155,7 +157,6 @@ def curate_release_sources(
     Resumable: a finished source (``.state/<sha256>.json``) is not decoded again; within an interrupted source,
     clip folders already complete are kept. Frames go straight from the decoder to JPEG files.
     """
-    from ..sources.catalog import load_catalog
 
     if len(sources) != 1:
         raise DevilError("--release-sources takes one folder (the output of `devil sources download`)")
@@ -359,9 +360,6 @@ def rebuild_release(
         >>> result, report = rebuild_release("devil-sources", "devil")  # doctest: +SKIP
         >>> report["clips"]["made"], report["clips"]["paper"]  # doctest: +SKIP
     """
-    from ..core.alignment import resolve_detector
-    from ..sources.catalog import load_catalog
-    from .build import build
 
     options = options if options is not None else BuildOptions()
     hooks = hooks if hooks is not None else BuildHooks()
@@ -421,7 +419,6 @@ def rebuild_release(
 
 def _list_in_manifest(out: Path, rel: str) -> None:
     """Add one published file to ``manifest.json`` (so ``devil publish`` uploads it and checks it)."""
-    from . import dataset_writer as writer
 
     path = out / writer.MANIFEST_NAME
     doc = json.loads(path.read_text(encoding="utf-8"))

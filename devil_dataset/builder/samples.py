@@ -31,11 +31,14 @@ import cv2
 import numpy as np
 
 from ..core.alignment import compose_affine, invert_affine
-from ..core.atomic import atomic_write_text, remove_stale_temporaries
+from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
 from ..core.cv_determinism import pin_opencv
 from ..core.engines import Engine
 from ..core.errors import DevilError
+from ..core.progress import progress_bar
+from ..core.video_io import write_video
 from .camera_motion import NUM_SAMPLED_FRAMES, SCORE_PERCENTILE, sample_indices
+from .curate import read_manifest
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -443,8 +446,6 @@ def write_sample_sources(
         >>> [p.name for p in paths]
         ['scene-00-still_static.mp4']
     """
-    from ..core.atomic import file_sha256
-    from ..core.progress import progress_bar
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -513,8 +514,6 @@ def write_sample_sources(
 
 def _render_source(job: tuple[Path, list[tuple[SceneSpec, int, int]], tuple[int, int]]) -> str:
     """Render one sample source (its segments one after the other) into its H.264 file; returns its sha256."""
-    from ..core.atomic import file_sha256
-    from ..core.video_io import write_video
 
     path, segments, size = job
     frames = np.concatenate([render_scene(spec, size=size, num_frames=n, seed=s) for spec, n, s in segments])
@@ -542,7 +541,6 @@ def sample_clip_labels(curation_dir: str | os.PathLike, labels: str | os.PathLik
     Each entry has the scene name, ``camera_motion`` / ``scene_motion`` labels, and ``true_camera_score`` recomputed
     on exactly the clip's frames from the known camera. Clips from other sources are not included.
     """
-    from .curate import read_manifest
 
     doc = read_sample_labels(labels)
     size = tuple(doc["size"])

@@ -42,6 +42,8 @@ from ..core.alignment import (
     warp_valid_mask,
 )
 from ..core.cv_determinism import pin_opencv
+from ..core.errors import UnknownNameError, WeightsMissingError
+from ..core.flow import flow_estimator, resolve_flow_backend
 from .camera_motion import SCORING_SIZE, resize_for_scoring
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
@@ -159,8 +161,6 @@ def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
     :class:`~devil_dataset.core.errors.WeightsMissingError` naming what to do. ``device`` defaults to CUDA when
     available.
     """
-    from ..core.errors import UnknownNameError, WeightsMissingError
-    from ..core.flow import flow_estimator, resolve_flow_backend
 
     if flow not in FLOWS:
         raise UnknownNameError(f"unknown flow {flow!r}; valid: {', '.join(FLOWS)}")

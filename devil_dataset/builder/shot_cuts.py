@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 
 from ..core.cv_determinism import pin_opencv
+from ..core.video_io import iter_frames, probe_video
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -158,7 +159,6 @@ def detect_cuts_in_file(
     >>> detect_cuts_in_file(p).num_frames
     10
     """
-    from ..core.video_io import iter_frames, probe_video
 
     info = probe_video(path)
     return detect_cuts(

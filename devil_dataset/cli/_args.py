@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
+
+from ..core.folder_lock import hold_folder_lock
+from ..core.parity import PARITIES
 
 _RESOLUTION = re.compile(r"^(\d+)x(\d+)$")
 
@@ -64,7 +68,6 @@ def add_parity_argument(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     >>> p.parse_args(["--parity", "corrected"]).parity
     'corrected'
     """
-    from ..core.parity import PARITIES
 
     parser.add_argument("--parity", choices=PARITIES, default="release",
                         help=f"release (default) reproduces the release, corrected uses the fixed definitions: sets "
@@ -84,9 +87,7 @@ def add_wait_lock_argument(parser: argparse.ArgumentParser | argparse._ArgumentG
 def output_folder_lock(args: argparse.Namespace, folder: Path):
     """The lock of the output ``folder`` for this command (:mod:`devil_dataset.core.folder_lock`), waiting when
     ``--wait-lock`` was given; a context manager."""
-    import sys
 
-    from ..core.folder_lock import hold_folder_lock
 
     return hold_folder_lock(folder, wait=getattr(args, "wait_lock", False),
                             say=lambda line: print(line, file=sys.stderr, flush=True))

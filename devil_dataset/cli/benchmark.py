@@ -6,7 +6,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+import tomllib
+
 from ..core.errors import DevilError
+from ..inpaint.method_spec import MethodSpec
+from ..pipeline.benchmark import benchmark
 from ._args import (
     EXAMPLE_FORMATTER,
     add_ci_argument,
@@ -16,6 +20,7 @@ from ._args import (
     output_directory,
     positive_int,
 )
+from ._main import main as devil_main
 
 EPILOG = """\
 examples:
@@ -110,7 +115,6 @@ def methods_from_items(items: Sequence[tuple[str, str]], args: argparse.Namespac
     >>> sorted(methods_from_items([("NAME", "a"), ("MODULE:FN", "m:f"), ("NAME", "telea")], ns))
     ['a', 'telea']
     """
-    from ..benchmarking import MethodSpec
 
     pending: list[tuple[str, str | None, str | None]] = []  # (name, --command/--callable, its value)
     for metavar, value in items:
@@ -140,11 +144,9 @@ def methods_from_items(items: Sequence[tuple[str, str]], args: argparse.Namespac
 
 def methods_from_file(path: str | Path) -> dict:
     """The methods of a TOML file: one ``[methods.NAME]`` table each (keys :data:`METHOD_KEYS`), in file order."""
-    from ..benchmarking import MethodSpec
 
     if sys.version_info < (3, 11):
         raise DevilError(f"{path}: reading a TOML methods file needs Python 3.11 or newer (tomllib)")
-    import tomllib
 
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -172,8 +174,6 @@ def methods_from_file(path: str | Path) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..benchmarking import benchmark
-
     methods = methods_from_items(args.method_items or [], args)
     if args.methods_file is not None:
         for name, spec in methods_from_file(args.methods_file).items():
@@ -191,6 +191,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main() -> None:  # pragma: no cover
-    from . import main as devil_main
 
     sys.exit(devil_main(["benchmark", *sys.argv[1:]]))

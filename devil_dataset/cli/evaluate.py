@@ -6,7 +6,16 @@ import os
 import sys
 from pathlib import Path
 
+from ..core.engines import get_engine
 from ..core.errors import DevilError, unknown_name
+from ..core.networks import check_precision
+from ..eval.engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice, prediction_method_name
+from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
+from ..eval.engine.results import dumps, write_results
+from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.registry import METRICS
+from ..inpaint import INPAINTERS
+from ..pipeline.benchmark import METHOD_NAME_RE
 from ._args import (
     EXAMPLE_FORMATTER,
     add_parity_argument,
@@ -66,7 +75,6 @@ def named_predictions(text: str) -> tuple[str | None, Path]:
     >>> named_predictions("mine=.")
     ('mine', PosixPath('.'))
     """
-    from ..benchmarking import METHOD_NAME_RE
 
     name, sep, rest = text.partition("=")
     if sep and not Path(text).exists() and METHOD_NAME_RE.match(name):
@@ -153,8 +161,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _print_summary(doc: dict) -> None:
-    from ..eval.registry import METRICS
-
     fmt = {k: f for e in METRICS.values() for k, f in zip(e.keys, e.formats)}
     print(f"{doc['method']}  slice={doc.get('slice') or '-'}  videos={doc['num_videos']}")
     for key, value in doc["summary"].items():
@@ -202,7 +208,6 @@ def clipped_lines(doc: dict) -> list[str]:
 
 def _gt_cache_of(args: argparse.Namespace):
     """The ground-truth cache the flags ask for (``None`` with ``--no-gt-cache``)."""
-    from ..eval.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
 
     if args.no_gt_cache:
         if args.gt_cache is not None or args.gt_cache_max_gib is not None:
@@ -227,7 +232,6 @@ def check_output_file(path: Path) -> None:
 
 def _prediction_mapping(predictions: list[tuple[str | None, Path]]) -> dict[str, Path]:
     """Method name -> folder: NAME=PATH names it, else the folder's manifest or name; a name used twice is refused."""
-    from ..eval.evaluate import prediction_method_name
 
     out: dict[str, Path] = {}
     for name, path in predictions:
@@ -247,9 +251,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..core.networks import check_precision
-    from ..eval.protocol import EvalOptions
-
     dataset_mode = any(v is not None for v in (args.dataset, args.config, args.predictions))
     dir_mode = any(v is not None for v in (args.gt_dir, args.pred_dir))
     if dataset_mode == dir_mode:
@@ -269,7 +270,6 @@ def _run(args: argparse.Namespace) -> int:
         raise DevilError(f"{args.out}: is a file; with several --predictions --out takes a folder")
     if args.out is not None:  # refused before anything is scored
         check_output_file(args.out / "results.json" if several else args.out)
-    from ..inpaint import INPAINTERS
 
     if args.second_inpainter not in INPAINTERS:
         raise unknown_name("inpainter", args.second_inpainter, sorted(INPAINTERS), prefix="--second-inpainter: ")
@@ -281,11 +281,8 @@ def _run(args: argparse.Namespace) -> int:
                           self_consistency_submetric=args.self_consistency_submetric,
                           self_consistency_k=args.self_consistency_k, set_level_ci=args.set_level_ci)
     metrics = _metric_list(args.metrics)
-    from ..eval.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
-    from ..eval.results import dumps, write_results
 
     if dataset_mode:
-        from ..core.engines import get_engine
 
         engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
         gt_cache = _gt_cache_of(args)

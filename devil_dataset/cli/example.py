@@ -9,6 +9,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..builder.samples import render_scene, scene
+from ..core.atomic import atomic_directory
+from ..core.mask_store import stored_mask
+from ..core.release_format import write_frame_pngs, write_mask_pngs
+from ..inpaint import get_inpainter
 from ._args import EXAMPLE_FORMATTER, add_wait_lock_argument, output_directory, output_folder_lock
 
 EPILOG = """\
@@ -48,11 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def write_release_example(out_dir: str | Path, method: str = "telea") -> tuple[Path, Path]:
     """Write the example into ``out_dir``; returns (inputs folder, outputs folder). Each folder appears
     atomically; an existing one is replaced."""
-    from ..builder.samples import render_scene, scene
-    from ..core.atomic import atomic_directory
-    from ..core.mask_store import stored_mask
-    from ..core.release_format import write_frame_pngs, write_mask_pngs
-    from ..inpaint import get_inpainter
 
     inpainter = get_inpainter(method)
     out = Path(out_dir)

@@ -5,6 +5,10 @@ import argparse
 import sys
 
 from ..core.errors import DevilError, UnknownNameError, unknown_name
+from ..data import iter_slice
+from ..inpaint import INPAINTERS
+from ..inpaint.method_spec import MethodSpec
+from ..inpaint.run import iter_release_inputs, run_inpainter
 from ._args import (
     EXAMPLE_FORMATTER,
     add_external_method_arguments,
@@ -14,6 +18,7 @@ from ._args import (
     output_folder_lock,
     positive_int,
 )
+from ._main import main as devil_main
 
 EPILOG = """\
 examples:
@@ -73,9 +78,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _inpainter(args: argparse.Namespace):
-    from ..benchmarking import MethodSpec
-    from ..inpaint import INPAINTERS
-
     if args.command is None and args.callable is None and args.method not in INPAINTERS:
         not_baseline = unknown_name("method", args.method, INPAINTERS, prefix="--method: ")
         raise UnknownNameError(f"{not_baseline}; an external method needs --command or --callable")
@@ -86,15 +88,12 @@ def _inpainter(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..inpaint.run import iter_release_inputs, run_inpainter
-
     if (args.dataset is None) == (args.inputs is None):
         raise DevilError("give either --dataset DIR_OR_REPO with --config SLICE, or --inputs DIR")
     if args.dataset is not None and args.config is None:
         raise DevilError("--dataset needs --config SLICE (e.g. fg_size_high, or all)")
     inpainter = _inpainter(args)
     if args.dataset is not None:
-        from ..data import iter_slice
 
         rows = iter_slice(args.dataset, args.config, args.split, columns=["clip_id", "frames", "hole"])
         label = f"{args.method} {args.config}"
@@ -115,6 +114,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main() -> None:  # pragma: no cover
-    from . import main as devil_main
 
     sys.exit(devil_main(["inpaint", *sys.argv[1:]]))

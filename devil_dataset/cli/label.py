@@ -10,7 +10,17 @@ import math
 import sys
 from pathlib import Path
 
+from ..builder.bg_label_page import LabelSession, make_server
+from ..builder.build_options import BUILD_PARITY_MODES
+from ..builder.camera_motion import camera_motion_score
+from ..builder.labels import label_by_rank, label_by_threshold, load_labels_file, read_bg_labels_csv, save_labels_file
+from ..builder.scene_motion import resolve_flow, scene_motion_score
+from ..core.alignment import resolve_detector
+from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
+from ..core.parity import resolve_modes
+from ..core.progress import progress_bar
+from ..core.video_io import load_clip
 from ._args import EXAMPLE_FORMATTER, add_parity_argument, existing_path, resolution
 
 CAMERA_EPILOG = """\
@@ -146,9 +156,6 @@ def json_score(score: float | None) -> float | str | None:
 
 
 def _score_paths(paths: list[str], score_fn, desc: str, progress: bool) -> tuple[dict[str, float | None], list[str]]:
-    from ..core.progress import progress_bar
-    from ..core.video_io import load_clip
-
     scores: dict[str, float | None] = {}
     errors: list[str] = []
     # a bar in a terminal, log lines otherwise (tqdm alone printed nothing for minutes into a file)
@@ -173,16 +180,12 @@ def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: l
         for p, s in mapping.items():
             print(f"{p:{width}s}  {'-' if s is None else (s if isinstance(s, str) else f'{s:.6f}')}")
     if args.out:
-        from ..core.atomic import atomic_write_text
 
         atomic_write_text(args.out, json.dumps({**record, "scores": mapping}, indent=2) + "\n")
     return 2 if errors else 0
 
 
 def run_camera_motion(args: argparse.Namespace) -> int:
-    from ..builder.camera_motion import camera_motion_score
-    from ..core.alignment import resolve_detector
-
     try:
         detector = resolve_detector(args.detector)
     except ValueError as exc:
@@ -199,16 +202,11 @@ def run_camera_motion(args: argparse.Namespace) -> int:
 
 def _mode_of(args: argparse.Namespace, name: str) -> str:
     """``--mode``, else the ``name`` mode ``--parity`` sets (as ``devil build --parity`` does)."""
-    from ..builder.build_options import BUILD_PARITY_MODES
-    from ..core.parity import resolve_modes
 
     return resolve_modes(args.parity, {name: args.mode}, BUILD_PARITY_MODES)[name]
 
 
 def run_scene_motion(args: argparse.Namespace) -> int:
-    from ..builder.scene_motion import resolve_flow, scene_motion_score
-    from ..core.alignment import resolve_detector
-
     try:
         detector = resolve_detector(args.detector)
         resolve_flow(args.flow)
@@ -229,8 +227,6 @@ def run_scene_motion(args: argparse.Namespace) -> int:
 
 
 def run_import_bg_labels(args: argparse.Namespace) -> int:
-    from ..builder.labels import load_labels_file, read_bg_labels_csv, save_labels_file
-
     rows = read_bg_labels_csv(args.csv)
     existing = load_labels_file(args.labels_file)
     changed = sum(1 for cid, lab in rows.items() if existing.get(cid) != lab)
@@ -270,8 +266,6 @@ def _read_scores(path: Path) -> dict[str, float | None]:
 
 
 def run_bg_scene_motion(args: argparse.Namespace) -> int:
-    from ..builder.bg_label_page import LabelSession, make_server
-
     session = LabelSession(args.clips, args.labels_csv)
     server = make_server(session)
     done = len(session.state()["labels"])
@@ -288,8 +282,6 @@ def run_bg_scene_motion(args: argparse.Namespace) -> int:
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    from ..builder.labels import label_by_rank, label_by_threshold
-
     scores = _read_scores(args.scores)
     try:
         if args.threshold:

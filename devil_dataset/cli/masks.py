@@ -4,9 +4,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 
+from ..core.atomic import remove_stale_temporaries
 from ..core.errors import DevilError, unknown_name
+from ..core.mask_stats import MaskStats, mask_stats, summarize
+from ..core.mask_store import read_stored, store_mask, stored_mask
+from ..core.masks import PRESETS, SEED_TABLE_SIZE, mask_seed
+from ..core.progress import progress_bar
 from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
 
 RENDER_EPILOG = """\
@@ -100,8 +106,6 @@ def _selection_args(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 
 def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
-    from ..core.masks import PRESETS, SEED_TABLE_SIZE
-
     if args.preset == ALL:
         presets = list(PRESETS)
     elif args.preset in PRESETS:
@@ -115,15 +119,10 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 def _progress(total: int, disable: bool, desc: str):
-    from ..core.progress import progress_bar
-
     return progress_bar(total=total, unit="mask", desc=desc, enabled=not disable)
 
 
 def run_render(args: argparse.Namespace) -> int:
-    from ..core.atomic import remove_stale_temporaries
-    from ..core.mask_store import store_mask
-
     jobs = _jobs(args)
     out: Path = args.out
     try:
@@ -159,9 +158,6 @@ def _clean(value):
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from ..core.mask_stats import MaskStats, mask_stats, summarize
-    from ..core.mask_store import read_stored, stored_mask
-
     records: list[dict] = []
     by_preset: dict[str, list[MaskStats]] = {}
     if args.stored:
@@ -181,7 +177,6 @@ def run_stats(args: argparse.Namespace) -> int:
             else:
                 preset, index = item
                 hole = stored_mask(preset, index, num_frames=args.num_frames)
-                from ..core.masks import mask_seed
 
                 record = {"preset": preset, "index": index, "seed": mask_seed(index), "reversed": False}
             stats = mask_stats(hole)
@@ -238,7 +233,6 @@ def presets_text(presets: dict) -> str:
     >>> print(presets_text(PRESETS).splitlines()[1])  # doctest: +NORMALIZE_WHITESPACE
     fgs-h_fgm-h_fgd-h  7-13  50-70  0-60  150-300  0.8  1.5  300  9-15  300, 0.75  1-3
     """
-    from dataclasses import asdict
 
     def cell(field: str, value: object) -> str:  # ranges lo-hi; the centroid pull is (distance, weight)
         if value is None:
@@ -254,10 +248,6 @@ def presets_text(presets: dict) -> str:
 
 
 def run_presets(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
-    from ..core.masks import PRESETS
-
     if args.json:
         print(json.dumps({name: asdict(p) for name, p in PRESETS.items()}, indent=1))
     else:

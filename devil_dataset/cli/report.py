@@ -4,6 +4,21 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..core.engines import get_engine
+from ..eval.engine.results import read_results
+from ..eval.report import (
+    RELATIVE_IMPROVEMENT_CAPTION,
+    cpu_tolerances,
+    relative_improvement_markdown,
+    score_table,
+    table1_markdown,
+    video_intervals,
+    write_report,
+)
+from ..eval.report.comparisons import compare_text
+from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
+from ..eval.report.html import write_html_report
+from ..eval.stats.significance import compare_methods
 from ._args import EXAMPLE_FORMATTER, add_ci_argument, existing_path, output_directory
 
 EPILOG = """\
@@ -55,17 +70,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..eval.report import (
-        cpu_tolerances,
-        relative_improvement_markdown,
-        score_table,
-        table1_markdown,
-        video_intervals,
-        write_report,
-    )
-    from ..eval.results import read_results
-    from ..eval.uncertainty import compare_methods
-
     docs = [read_results(p) for p in args.results]
     table = score_table(docs)
     keys = [k.strip() for item in args.metrics for k in item.split(",") if k.strip()] if args.metrics else None
@@ -73,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
     intervals = video_intervals(docs)
     ci = getattr(args, "ci", None)
     if args.compare:
-        from ..eval.comparisons import compare_text
 
         sys.stdout.write(compare_text(comparisons, *args.compare))
         return 0
@@ -82,12 +85,10 @@ def run(args: argparse.Namespace) -> int:
                                      tolerances=tolerances))
     ri = relative_improvement_markdown(table, keys)
     if ri.count("\n") > 2:
-        from ..eval.report import RELATIVE_IMPROVEMENT_CAPTION
 
         sys.stdout.write("\nRelative improvement (low -> high):\n\n" + RELATIVE_IMPROVEMENT_CAPTION + "\n\n" + ri)
     findings = None
     if args.findings:
-        from ..eval.findings import check_findings, findings_markdown, slice_counts
 
         findings = check_findings(table, slice_counts(docs), docs=docs)
         sys.stdout.write("\nFindings (paper section 6):\n\n" + findings_markdown(findings))
@@ -95,13 +96,10 @@ def run(args: argparse.Namespace) -> int:
         written = write_report(table, args.out, keys, plots=not args.no_plots, intervals=intervals,
                                comparisons=comparisons, ci=ci, tolerances=tolerances)
         if findings is not None:
-            from ..eval.findings import write_findings
 
             written += write_findings(findings, args.out)
         print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
     if args.html is not None:
-        from ..core.engines import get_engine
-        from ..eval.html_report import write_html_report
 
         index = write_html_report(docs, args.html, keys,
                                   clip_metric=args.clip_metric, per_end=max(0, args.clips_per_end),

@@ -23,6 +23,8 @@ import contextlib
 import os
 from typing import Iterator
 
+import cv2
+
 # Environment variable that keeps OpenCV's CPU dispatch ("1"): faster on some machines, machine-dependent numbers.
 FAST_SIMD_ENV = "DEVIL_FAST_SIMD"
 
@@ -62,7 +64,6 @@ def pin_opencv() -> bool:
     >>> seen == [(True, False)] or fast_simd()
     True
     """
-    import cv2  # here, not at module level: video decoding uses this module without OpenCV
 
     pinned = not fast_simd()
     if cv2.useOptimized() == pinned:  # the state differs from the one wanted
@@ -97,7 +98,6 @@ def serial_opencv() -> Iterator[None]:
     >>> cv2.getNumThreads() == before
     True
     """
-    import cv2
 
     if fast_simd():
         yield

@@ -16,6 +16,7 @@ import numpy as np
 
 from .cv_determinism import pin_opencv
 from .errors import UnknownNameError
+from .weights import available
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -62,10 +63,6 @@ def resolve_flow_backend(backend: str = "auto") -> str:
         raise UnknownNameError(f"unknown flow backend {backend!r}; valid: {', '.join(FLOW_BACKENDS)}")
     if backend != "auto":
         return backend
-    try:
-        from .weights import available
-    except ImportError:  # pragma: no cover
-        return "dis"
     return "raft" if available("raft") else "dis"
 
 

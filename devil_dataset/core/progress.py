@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
+from tqdm.auto import tqdm
+
 # A log line at every tenth of the work (and the first and last), never more often than once a second.
 LOG_STEPS = 10
 LOG_MIN_INTERVAL_S = 1.0
@@ -122,7 +124,6 @@ def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, 
     ``enabled=False`` gives a silent tqdm (same interface, no output). A transient inner bar (``leave=False``,
     e.g. frames of one video) shows in a terminal only: in a log, the enclosing bar's lines are enough.
     """
-    from tqdm.auto import tqdm
 
     stream = file or sys.stderr
     terminal = _is_terminal(stream)

@@ -22,6 +22,7 @@ from PIL import Image
 
 from .atomic import atomic_path
 from .errors import DevilError
+from .png_encode import encode_rgb_png
 
 GT_PATTERN = "frame_{:04d}_gt.png"
 MASK_PATTERN = "frame_{:04d}_mask.png"
@@ -52,7 +53,6 @@ def write_frame_pngs(frames: np.ndarray, directory: str | Path, kind: str = "gt"
     RGB frames go through :func:`devil_dataset.core.png_encode.encode_rgb_png` (~3x faster than OpenCV's or Pillow's
     encoder at the same size); anything else through Pillow.
     """
-    from .png_encode import encode_rgb_png
 
     pattern = {"gt": GT_PATTERN, "pred": PRED_PATTERN}[kind]
     directory = Path(directory)

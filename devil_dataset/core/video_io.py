@@ -18,9 +18,12 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import functools
 import importlib.util
 import os
+import platform
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 import numpy as np
+from PIL import Image
 
 from .atomic import atomic_path
 from .cv_determinism import SWS_AREA, SWS_BILINEAR, fast_simd, sws_flags
@@ -282,10 +286,6 @@ _M_PERTURB = -6  # glibc malloc.h
 
 @functools.lru_cache(maxsize=1)
 def _glibc():
-    import ctypes
-    import ctypes.util
-    import platform
-
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return None
     try:
@@ -404,7 +404,6 @@ def load_clip(path: str | os.PathLike) -> np.ndarray:
     """
     path = Path(path)
     if path.is_dir():
-        from PIL import Image
 
         files = sorted(p for p in path.iterdir() if p.suffix.lower() in {".jpg", ".jpeg", ".png"})
         if not files:

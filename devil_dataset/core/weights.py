@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from tqdm import tqdm
+
 from .atomic import atomic_path, atomic_write_text
 from .errors import DevilError, WeightsCorruptError, WeightsMissingError
 
@@ -345,7 +347,6 @@ def _default_fetch(url: str, dst: Path, progress: bool) -> None:
     ``torch.hub.download_url_to_file`` does: into a temporary file that is verified before it enters the cache
     (:func:`download`); a body shorter or longer than its ``Content-Length`` raises ``OSError``.
     """
-    from tqdm import tqdm
 
     req = urllib.request.Request(url, headers={"User-Agent": "devil-dataset"})
     got = 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import random
+from multiprocessing.context import get_spawning_popen
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
@@ -42,7 +44,6 @@ def worker_init_fn(worker_id: int) -> None:
 
     The dataset itself does not need it: its randomness comes from ``(seed, epoch, index)``.
     """
-    import random
 
     import torch
 
@@ -219,7 +220,6 @@ class InpaintingTrainDataset(Dataset):
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_files"] = {}  # file handles are per process
-        from multiprocessing.context import get_spawning_popen
 
         if get_spawning_popen() is None:  # a plain pickle (not a worker start): keep the epoch's value only
             state["_epoch"] = int(self._epoch.value)

@@ -23,7 +23,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core.errors import DevilError, InvalidInputError, UnknownNameError
+from .engine.one_pass import collect, update_metrics
+from .engine.results import build_results
 from .metrics.protocol import EvalOptions, Metric, VideoMetric, VideoSample
+from .metrics.registry import build_metrics
 
 # Layouts a caller may name (explicit argument; SPEC section 7 frames are [T, H, W, 3] uint8).
 LAYOUTS: tuple[str, ...] = ("THWC", "TCHW")
@@ -104,8 +107,6 @@ def video_sample(pred: Any, gt: Any, hole: Any, *, layout: str = "THWC", clip_id
 
 
 def _score(name: str, pred, gt, hole, layout: str, **options) -> dict[str, float]:
-    from .engine.evaluate import build_metrics
-
     video = video_sample(pred, gt, hole, layout=layout)
     metrics, _ = build_metrics([name], EvalOptions(**options))
     return {k: float(v) for k, v in metrics[name].update(video).items()}
@@ -156,8 +157,6 @@ class Evaluator:
 
     def __init__(self, metrics: Sequence[str] | None = None, options: EvalOptions | None = None, *,
                  layout: str = "THWC") -> None:
-        from .engine.evaluate import build_metrics
-
         if layout not in LAYOUTS:
             raise UnknownNameError(f"layout: unknown layout {layout!r}; valid: {', '.join(LAYOUTS)}")
         self.options = options or EvalOptions()
@@ -168,7 +167,6 @@ class Evaluator:
 
     def update(self, pred, gt, hole, clip_id: str | None = None) -> dict[str, float]:
         """Score one video (``clip_id`` defaults to its position); returns its per-video values."""
-        from .engine.evaluate import update_metrics
 
         clip_id = clip_id if clip_id is not None else f"video{len(self.videos):05d}"
         if clip_id in self.videos:
@@ -179,8 +177,6 @@ class Evaluator:
         return dict(row)
 
     def _evaluation(self):
-        from .engine.evaluate import collect
-
         if not self.videos:
             raise DevilError("Evaluator: no video was scored yet (call update first)")
         return collect(self.metrics, copy.deepcopy(self.videos), self.frames)
@@ -191,7 +187,6 @@ class Evaluator:
 
     def results(self, method: str = "method", slice_name: str | None = None) -> dict:
         """The results document ``devil evaluate`` writes (summary, per-video values, provenance)."""
-        from .engine.results import build_results
 
         return build_results(self._evaluation(), method=method, slice_name=slice_name, inputs={"mode": "python"},
                              options=self.options, metrics=list(self.metrics), skipped=dict(self.skipped))
@@ -218,7 +213,7 @@ class Evaluator:
 
 
 def _with_declared_state(metrics: dict[str, VideoMetric], verb: str) -> dict[str, Metric]:
-    """``metrics``, each a :class:`~devil_dataset.eval.protocol.Metric` (declared state: mergeable, resettable);
+    """``metrics``, each a :class:`~devil_dataset.eval.metrics.protocol.Metric` (declared state: mergeable, resettable);
     a metric that keeps undeclared state (``self_consistency``, the fidelity metrics) is an error."""
     out: dict[str, Metric] = {}
     for name, metric in metrics.items():

@@ -38,6 +38,7 @@ import numpy as np
 from ..core.atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
 from ..core.errors import DevilError
 from ..core.folder_lock import acquire_folder_lock
+from ..core.progress import progress_bar
 from ..core.release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
 
 # Hidden file in PRED_DIR recording the run and per-clip input fingerprints (not part of the release layout).
@@ -289,7 +290,6 @@ def run_inpainter(
     ``run_info`` (JSON-able, e.g. ``{"method": "telea", "config": "fg_size_high"}``) is stored in the manifest;
     a folder whose manifest holds a different ``run_info`` is refused with a :class:`DevilError`.
     """
-    from ..core.progress import progress_bar
 
     folder = PredictionFolder(out_dir, run_info)
     summary = RunSummary()

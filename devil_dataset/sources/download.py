@@ -34,8 +34,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from ..core.atomic import atomic_write_text
+from ..core.atomic import atomic_write_text, file_sha256
 from ..core.errors import DevilError
+from ..core.progress import progress_bar
+from ..core.video_io import probe_video
 from .catalog import RELEASE_RESOLUTION, SourceCatalog, load_catalog
 
 MANIFEST_NAME = "sources-manifest.json"
@@ -293,9 +295,6 @@ def _ytdlp_fetch(url: str, video_id: str, partial: Path, s: _Settings, *, force_
 
 
 def _probe(path: Path) -> dict:
-    from ..core.atomic import file_sha256
-    from ..core.video_io import probe_video
-
     info = probe_video(path)
     frames = info.frame_count or _count_frames(path)
     return {"size": path.stat().st_size, "sha256": file_sha256(path), "width": info.width, "height": info.height,
@@ -400,7 +399,6 @@ def download_sources(
     records = read_sources_manifest(out)
     todo = [v for v in ids if not _complete(records.get(v), out)]
     lock = threading.Lock()
-    from ..core.progress import progress_bar
 
     with progress_bar(total=len(ids), desc="sources", unit="video", enabled=progress) as bar, \
             ThreadPoolExecutor(max_workers=jobs) as pool:

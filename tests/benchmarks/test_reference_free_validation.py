@@ -6,8 +6,8 @@ import doctest
 import numpy as np
 import pytest
 
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.self_consistency import SelfConsistencyMetric
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.self_consistency import SelfConsistencyMetric
 
 from .conftest import load_benchmark
 

@@ -14,7 +14,7 @@ import pytest
 from devil_dataset.builder.bg_label_page import LabelSession, labels_csv_text, read_labels_csv, serve_in_thread
 from devil_dataset.builder.labels import read_bg_labels_csv
 from devil_dataset.core.errors import DevilError
-from devil_dataset.eval.html_report import write_clip_mp4
+from devil_dataset.eval.report.html import write_clip_mp4
 
 
 @pytest.fixture(scope="module")

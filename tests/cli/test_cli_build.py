@@ -97,13 +97,14 @@ def test_build_sample_end_to_end_and_byte_identical(tmp_path, capsys):
 @pytest.mark.parametrize("flag, backend", [([], "auto"), (["--decoder", "decord"], "decord"),
                                            (["--decoder", "pyav"], "pyav")])
 def test_build_passes_the_decoder_choice_to_curation(tmp_path, monkeypatch, capsys, flag, backend):
-    import devil_dataset.builder.build as B
+    import devil_dataset.cli.build as B  # the CLI module holds the name it calls
+    from devil_dataset.builder.build import BuildResult
 
     seen = {}
 
     def fake_build(sources, out, options):
         seen.update(options.curate_options)
-        return B.BuildResult(out, 0, 0, 0)
+        return BuildResult(out, 0, 0, 0)
 
     monkeypatch.setattr(B, "build", fake_build)
     src = tmp_path / "v.mp4"
@@ -117,11 +118,12 @@ def test_build_passes_the_decoder_choice_to_curation(tmp_path, monkeypatch, caps
 
 def _captured_options(monkeypatch, tmp_path, argv):
     """The BuildOptions `devil build ARGV` passes to build() (which is replaced: nothing is built)."""
-    import devil_dataset.builder.build as B
+    import devil_dataset.cli.build as B  # the CLI module holds the name it calls
+    from devil_dataset.builder.build import BuildResult
 
     seen = []
     monkeypatch.setattr(B, "build", lambda sources, out, options: seen.append((sources, out, options))
-                        or B.BuildResult(out, 0, 0, 0))
+                        or BuildResult(out, 0, 0, 0))
     assert main(["build", *argv, "--out", str(tmp_path / "o")]) == 0
     (sources, out, options), = seen
     return sources, options
@@ -151,7 +153,7 @@ def test_build_flags_make_the_options(tmp_path, monkeypatch):
 
 
 def test_release_rebuild_gets_the_same_options(tmp_path, monkeypatch, capsys):
-    import devil_dataset.builder.release_rebuild as R
+    import devil_dataset.cli.build as R
 
     seen = []
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import re
 
 from devil_dataset.cli import main
-from devil_dataset.eval.results import write_results
+from devil_dataset.eval.engine.results import write_results
 
-from ..eval.test_html_report import make_tiny_evaluation
+from ..eval.report.test_html import make_tiny_evaluation
 
 
 def test_report_html_flag(tmp_path, capsys):

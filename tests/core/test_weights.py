@@ -137,8 +137,8 @@ def test_malicious_pickle_as_rgb_imagenet_never_runs(weights_cache, tmp_path, mo
 
 
 def test_corrupt_cached_file_is_named_and_default_runs_skip_the_metric(weights_cache, tmp_path, monkeypatch):
-    from devil_dataset.eval.evaluate import build_metrics
     from devil_dataset.eval.metrics import EvalOptions
+    from devil_dataset.eval.metrics.registry import build_metrics
 
     src = save_state(tmp_path / "rgb_imagenet.pt")
     pin_i3d_to(monkeypatch, src)

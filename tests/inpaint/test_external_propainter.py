@@ -34,7 +34,8 @@ def test_propainter_template_fills_exactly_the_hole():
 
 
 def test_propainter_template_in_devil_benchmark(bench_tiny_dataset, tmp_path):
-    from devil_dataset.benchmarking import MethodSpec, benchmark
+    from devil_dataset.inpaint.method_spec import MethodSpec
+    from devil_dataset.pipeline.benchmark import benchmark
 
     out = tmp_path / "bench"
     result = benchmark(bench_tiny_dataset, {"propainter": MethodSpec(command=TEMPLATE, size_divisor=8)}, out,

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..errors import DevilError, unknown_name
+from . import ray as ray_engine
+from .local import map_ordered, shutdown_pools
+from .ray import require_ray
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,7 +64,6 @@ class Engine:
         """
         if self.name != "ray" or self.jobs > 1:
             return self.jobs
-        from . import ray as ray_engine
 
         ray_engine.ensure_initialized(self.address)
         return (gpu and ray_engine.cluster_gpus()) or ray_engine.cluster_cpus()
@@ -75,7 +77,6 @@ class Engine:
         """
         if self.name != "ray" or not gpu:
             return 0
-        from . import ray as ray_engine
 
         ray_engine.ensure_initialized(self.address)
         return 1 if ray_engine.cluster_gpus() else 0
@@ -87,7 +88,6 @@ class Engine:
             >>> get_engine("local", jobs=2).close()
         """
         if self.name == "local":
-            from .local import shutdown_pools
 
             shutdown_pools(self.jobs)
 
@@ -107,11 +107,9 @@ class Engine:
         if cost is not None:
             records = largest_first(records, cost)
         if self.name == "ray":
-            from . import ray as ray_engine
 
             return ray_engine.map_ordered(fn, records, jobs=self.jobs, window=window, on_result=on_result,
                                           address=self.address, num_cpus=num_cpus, num_gpus=num_gpus)
-        from .local import map_ordered
 
         return map_ordered(fn, records, jobs=self.jobs, window=window, on_result=on_result)
 
@@ -144,7 +142,6 @@ def get_engine(engine: "str | Engine" = "local", *, jobs: int = 1, address: str 
     if address is not None and engine != "ray":
         raise DevilError("--ray-address needs --engine ray")
     if engine == "ray":
-        from .ray import require_ray
 
         require_ray()
     return Engine(engine, max(1, int(jobs)), address)

@@ -3,6 +3,7 @@
 This package module imports no torch, so that the names below can be read (``EvalOptions`` validates them) by a
 pixel-only evaluation that never loads a network.
 """
+from ..errors import unknown_name
 
 #: The network precisions (issue 31): float32 is the reference; tf32 and bf16 trade accuracy for speed on a GPU
 #: (``EvalOptions.precision``, ``devil evaluate --precision``; :mod:`devil_dataset.core.networks.precision`).
@@ -25,7 +26,6 @@ def check_precision(precision: str, *, prefix: str = "", kind: str = "network pr
     'bf16'
     """
     if precision not in PRECISIONS:
-        from ..errors import unknown_name
 
         raise unknown_name(kind, precision, PRECISIONS, prefix=prefix)
     return precision

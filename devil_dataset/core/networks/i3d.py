@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..weights import load_state_dict
 from .precision import check_precision, network_precision, precision_view
 
 # Endpoint order of the network (Carreira & Zisserman 2017; names as in the release checkpoint).
@@ -214,7 +215,6 @@ def load_i3d(device: str = "cpu", state: dict[str, torch.Tensor] | None = None, 
     Checkpoints saved before PyTorch 0.4.1 lack BatchNorm's ``num_batches_tracked`` (unused in eval); those
     keys, and only those, may be missing.
     """
-    from ..weights import load_state_dict
 
     check_precision(precision, prefix="load_i3d: ")
     if state is None:

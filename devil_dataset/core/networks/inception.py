@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..weights import load_state_dict
 from .precision import check_precision, network_precision, sample_batches
 
 # SPEC section 7: frames are bilinearly resized to the Inception input size.
@@ -68,7 +69,6 @@ class FIDInception(nn.Module):
     def __init__(self, device: str = "cpu", state: dict[str, torch.Tensor] | None = None,
                  precision: str = "float32") -> None:
         super().__init__()
-        from ..weights import load_state_dict
 
         self.precision = check_precision(precision, prefix="FIDInception: ")
         if state is None:

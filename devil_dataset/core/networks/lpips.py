@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..weights import load_state_dict
 from .precision import check_precision, network_precision, sample_batches
 
 # LPIPS v0.1 on AlexNet (SPEC section 7).
@@ -76,7 +77,6 @@ class LPIPSNetwork:
                  precision: str = "float32") -> None:
         import lpips
 
-        from ..weights import load_state_dict
 
         self.precision = check_precision(precision, prefix="LPIPSNetwork: ")
         if backbone_state is None:

@@ -47,6 +47,7 @@ from typing import Any, Iterator, TypeVar
 
 import torch
 
+from ..cpu_pins import torch_pins_in_force
 from . import NETWORK_CPU_TOLERANCE, PRECISIONS, check_precision
 
 T = TypeVar("T")
@@ -116,7 +117,6 @@ def arithmetic_provenance(device: str | torch.device) -> dict[str, Any]:
     >>> a["threads"], a["samples_per_pass"], a["tolerance_rel"] in (0.0, NETWORK_CPU_TOLERANCE)
     (1, 1, True)
     """
-    from ..cpu_pins import torch_pins_in_force
 
     if torch.device(device).type != "cpu":
         return {"device": str(device), "samples_per_pass": "batch_size", "reproducible": "on this GPU model and "

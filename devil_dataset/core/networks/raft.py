@@ -17,6 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..weights import cached_network, load_state_dict
 from .precision import check_precision, network_precision, precision_view, sample_batches
 
 # torchvision's default number of refinement iterations for raft_large.
@@ -42,7 +43,6 @@ class RAFTFlow:
                  iterations: int = RAFT_ITERATIONS, precision: str = "float32") -> None:
         from torchvision.models.optical_flow import raft_large
 
-        from ..weights import load_state_dict
 
         self.precision = check_precision(precision, prefix="RAFTFlow: ")
         self._views: dict[str, RAFTFlow] = {precision: self}
@@ -98,7 +98,6 @@ def _prepare(frames: np.ndarray, device: torch.device) -> torch.Tensor:
 def cached_raft(device: str = "cpu", precision: str = "float32") -> RAFTFlow:
     """One RAFT model per (device, weights file) per process (loading takes a while), seen through one view per
     ``precision`` (:meth:`RAFTFlow.at_precision`): a flow never comes from another precision's pass."""
-    from ..weights import cached_network
 
     check_precision(precision, prefix="cached_raft: ")
     return cached_network("raft", device, lambda: RAFTFlow(device)).at_precision(precision)

@@ -16,11 +16,20 @@ import numpy as np
 
 from ...core.engines import Engine
 from ...core.errors import DevilError
+from ...data import iter_slice
+from ...inpaint.run import hole_fingerprint, recorded_method
 from ..metrics.protocol import EvalOptions, VideoMetric, VideoSample
 from ..metrics.registry import build_metrics
 from .gt_cache import GroundTruthCache, open_gt_cache
-from .inputs import DirectorySource, PredictionStore, VideoShapeInfo, differs_outside_hole
-from .one_pass import Evaluation, collect, evaluate, resolve_device, update_metrics
+from .inputs import (
+    DirectorySource,
+    PredictionStore,
+    VideoShapeInfo,
+    check_slice_manifest,
+    differs_outside_hole,
+    validate_clips,
+)
+from .one_pass import Evaluation, _one_pass, collect, evaluate, resolve_device
 from .results import build_results
 
 
@@ -28,8 +37,6 @@ def _finish(
     ev: Evaluation, metrics, skipped, options: EvalOptions, method: str, slice_name: str | None, inputs: dict,
     report: bool = True,
 ) -> dict:
-    from ..engine.results import build_results
-
     for name, reason in (skipped.items() if report else ()):
         print(f"devil evaluate: skipped metric {name}: {reason}", file=sys.stderr)
     return build_results(ev, method=method, slice_name=slice_name, inputs=inputs, options=options,
@@ -60,7 +67,6 @@ def evaluate_directory(
 
     Validation of every clip happens before any metric is built or run.
     """
-    from ..engine.inputs import DirectorySource
 
     source = DirectorySource(gt_dir, pred_dir)
     source.validate()
@@ -73,7 +79,6 @@ def evaluate_directory(
 
 def _slice_rows(dataset: str, config: str, columns: Sequence[str] | None = None):
     """Rows of a slice from the dataset loader (:func:`devil_dataset.data.iter_slice`), one clip at a time."""
-    from ...data import iter_slice
 
     return iter_slice(dataset, config, columns=columns)
 
@@ -95,8 +100,6 @@ def _row_fields(row) -> tuple[str, np.ndarray, np.ndarray]:
 
 
 def _row_info(row):
-    from ..engine.inputs import VideoShapeInfo
-
     get: Callable[..., Any] = row.get if isinstance(row, Mapping) else (lambda k, d=None: getattr(row, k, d))
     if all(get(k) is not None for k in ("clip_id", "num_frames", "height", "width")) and get("frames") is None:
         return VideoShapeInfo(str(get("clip_id")), int(get("num_frames")), (int(get("width")), int(get("height"))))
@@ -113,7 +116,6 @@ def _score_rows(rows: Iterable, stores: Mapping[str, PredictionStore], metric_na
     ``outside`` (method -> [], for the methods without an inpaint manifest) receives the clips whose prediction
     differs from the ground truth outside this slice's hole (:func:`~.composite.differs_outside_hole`).
     """
-    from ..engine.inputs import differs_outside_hole
 
     if metrics is None:
         metrics = {m: build_metrics(metric_names, options)[0] for m in stores}
@@ -142,8 +144,6 @@ def _manifest_checks(stores: Mapping[str, PredictionStore], predictions: Mapping
                      hole_rows: Callable[[], Iterable]) -> list[str]:
     """Check every predictions folder with an inpaint manifest against the slice's hole masks
     (:func:`~.composite.check_slice_manifest`); return the methods without one (checked while scoring)."""
-    from ...inpaint.run import hole_fingerprint
-    from ..engine.inputs import check_slice_manifest
 
     manifests = {m: store.inpaint_manifest() for m, store in stores.items()}
     with_clips = [m for m, man in manifests.items() if man.get("clips")]
@@ -183,7 +183,6 @@ def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pr
     """One part of a parallel evaluation: score the clips ``ids`` (read here) and send back per-video rows,
     metric states, frames, the ground-truth cache's counts (the worker opens the cache folder it was sent) and, for
     the methods in ``watch`` (no inpaint manifest), the clips whose prediction differs outside the slice's hole."""
-    from ..engine.inputs import PredictionStore
 
     wanted = set(ids)
     source = rows if rows is not None else _slice_rows(dataset, config, ("clip_id", "frames", "hole"))
@@ -221,7 +220,6 @@ def prediction_method_name(predictions: str | Path) -> str:
     >>> prediction_method_name("preds/cpnet")
     'cpnet'
     """
-    from ...inpaint.run import recorded_method
 
     return recorded_method(predictions) or Path(predictions).resolve().name
 
@@ -251,11 +249,10 @@ def evaluate_slice(
     one GPU); the dataset and predictions must be paths every node sees (or a Hub repo id); the documents are the
     same as the local engine's with the same number of parts.
     ``rows`` replaces the loader (see :func:`evaluate_dataset`).
-    ``gt_cache`` (:class:`~devil_dataset.eval.gt_cache.GroundTruthCache` or a folder; default none): the metrics'
+    ``gt_cache`` (:class:`~devil_dataset.eval.engine.gt_cache.GroundTruthCache` or a folder; default none): the metrics'
     ground-truth work (warp error flows, FID features) is read from it or computed once and stored, for every
     engine (workers open the same folder); the documents are identical with and without it.
     """
-    from ..engine.inputs import PredictionStore, VideoShapeInfo, validate_clips
 
     cache = open_gt_cache(gt_cache)
 

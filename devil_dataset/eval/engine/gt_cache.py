@@ -357,7 +357,8 @@ class _ClipKeys:
 
     def __init__(self, gt: np.ndarray, hole: np.ndarray | None, clip_hash: str | None = None) -> None:
         self.gt, self.hole = gt, hole
-        self._clip, self._hole = clip_hash, None
+        self._clip: str | None = clip_hash
+        self._hole: str | None = None
 
     @property
     def clip(self) -> str:

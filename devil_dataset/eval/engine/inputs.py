@@ -1,8 +1,8 @@
 """Prediction layouts and input validation for the evaluator (SPEC section 7).
 
 The release scores the composite C = M*GT + (1-M)*Pred (M = 1 on known pixels;
-:func:`devil_dataset.eval.protocol.composite`, which :class:`~devil_dataset.eval.protocol.VideoSample` applies).
-Predictions come in one of three layouts, detected per folder:
+:func:`devil_dataset.eval.kernels.composite.composite`, which :class:`~devil_dataset.eval.metrics.protocol.VideoSample`
+applies). Predictions come in one of three layouts, detected per folder:
 
 - ``frames``: the release's ``PRED/<clip id>/frame_%04d_pred.png``;
 - ``video``: one video file per clip, ``PRED/<clip id>.mp4`` (also .avi .mkv .mov .webm), decoded with PyAV;
@@ -24,6 +24,8 @@ from PIL import Image
 
 from ...core.errors import DevilError
 from ...core.release_format import list_frames, read_frame_pngs, read_mask_pngs
+from ...core.video_io import frame_to_rgb
+from ...inpaint.run import read_prediction_manifest
 from ..metrics.protocol import VideoSample
 
 # Video containers accepted for the one-file-per-clip prediction layout.
@@ -141,7 +143,6 @@ def read_video_file(path: str | Path) -> np.ndarray:
     """Decode every frame of a video file to uint8 RGB [T, H, W, 3] with PyAV."""
     import av
 
-    from ...core.video_io import frame_to_rgb
 
     try:
         with av.open(str(path)) as container:
@@ -192,7 +193,6 @@ class PredictionStore:
     def inpaint_manifest(self) -> dict:
         """The folder's ``.devil-inpaint.json`` (``devil inpaint`` writes it: the run and each clip's hole
         fingerprint), or ``{}`` when it has none."""
-        from ...inpaint.run import read_prediction_manifest
 
         return read_prediction_manifest(self.root)
 

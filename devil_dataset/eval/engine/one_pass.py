@@ -18,7 +18,7 @@ directories.
 """
 from __future__ import annotations
 
-import sys
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -148,7 +148,7 @@ def evaluate_methods(
     that method's prediction; ``metrics[method]`` holds that method's metric objects (same names for every
     method). Ground-truth-only work (``prepare``: flow, occlusion, GT features) runs once per clip.
 
-    >>> from devil_dataset.eval.protocol import EvalOptions
+    >>> from devil_dataset.eval.metrics import EvalOptions, build_metrics
     >>> gt = np.zeros((3, 64, 64, 3), np.uint8); hole = np.zeros((3, 64, 64), bool); hole[:, 8:24, 8:24] = True
     >>> preds = {"black": lambda c: gt, "white": lambda c: np.full_like(gt, 255)}
     >>> ms = {m: build_metrics(["psnr"], EvalOptions())[0] for m in preds}
@@ -165,7 +165,6 @@ def _one_pass(clips, predictions, metrics, *, total, progress,
     """The updates of :func:`evaluate_methods`: raw per-video rows per method and the number of GT frames.
 
     ``gt_cache``: the cached metrics' ground-truth work is read from it or computed and stored there."""
-    from ...core.progress import progress_bar
 
     methods = list(predictions)
     if not methods:
@@ -211,7 +210,6 @@ def evaluate(
 
     Memory: only the current video (and whatever state the metrics keep, e.g. FID features) is held.
     """
-    from ...core.progress import progress_bar
 
     per_video: dict[str, dict[str, float]] = {}
     frames = 0
@@ -233,7 +231,7 @@ def evaluation_from_values(
     Only per-video metrics (a list of values per key) can be rebuilt this way; their ``compute`` then
     aggregates exactly as after the updates.
 
-    >>> from devil_dataset.eval.protocol import EvalOptions
+    >>> from devil_dataset.eval.metrics import EvalOptions, build_metrics
     >>> ms, _ = build_metrics(["psnr"], EvalOptions())
     >>> evaluation_from_values(ms, [("a", 3, {"psnr": 20.0}), ("b", 3, {"psnr": 30.0})]).summary
     {'psnr': 25.0}

@@ -43,7 +43,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
 from ...core.errors import DevilError
+from ...core.version import __version__
+from ...data.load import MANIFEST_NAME
 from ..metrics.protocol import EvalOptions
+from ..metrics.registry import METRICS
+from ..stats.intervals import results_uncertainty
 
 if TYPE_CHECKING:  # pragma: no cover
     from .one_pass import Evaluation
@@ -93,10 +97,7 @@ def build_results(
     metrics: list[str],
     skipped: dict[str, str],
 ) -> dict:
-    """Assemble the results document from an :class:`~devil_dataset.eval.evaluate.Evaluation`."""
-    from ...core.version import __version__
-    from ..metrics.registry import METRICS
-    from ..stats.intervals import results_uncertainty
+    """Assemble the results document from an :class:`~devil_dataset.eval.engine.one_pass.Evaluation`."""
 
     summary = dict(ev.summary)
     for name in skipped:  # a stable schema: keys of skipped metrics are present, null
@@ -189,7 +190,6 @@ def merge_results(doc: dict, extra: dict) -> dict:
     for c, vals in extra["videos"].items():
         doc["videos"].setdefault(c, {}).update(vals)
     doc["clipped"].update(extra.get("clipped", {}))
-    from ..stats.intervals import results_uncertainty
 
     # recomputed from the joined per-video values (same numbers as one pass); set-level entries (FID, VFID) carried
     # over, except doc's entry for a key whose value extra replaced (it belonged to the old value)
@@ -212,7 +212,6 @@ def dataset_digest(directory: str | os.PathLike) -> str:
     >>> dataset_digest(d)
     '44136fa355b3678a'
     """
-    from ...data.load import MANIFEST_NAME
 
     directory = Path(directory)
     path = directory / MANIFEST_NAME
@@ -225,7 +224,7 @@ class ValuesCache:
 
     A stored entry is used only for the same dataset (``digest``, see :func:`dataset_digest`), the same
     ``scoring`` identity (what makes the values what they are:
-    :func:`~devil_dataset.eval.evaluate.scoring_identity`; another mode, arithmetic or flow backend reads as
+    :func:`~devil_dataset.eval.metrics.registry.scoring_identity`; another mode, arithmetic or flow backend reads as
     missing) and when it holds every one of ``metrics``; anything else reads as missing. NaN values are stored as
     ``null``.
 

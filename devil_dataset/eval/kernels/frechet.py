@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from typing import Iterator
 
 import numpy as np
 from scipy import linalg
 from scipy.linalg import blas
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from ...core.cpu_pins import AVX2_PINS
 
 # SPEC section 7 constants.
 FRECHET_EPS = 1e-6  # added to the covariance diagonals when sqrtm(sigma1 sigma2) is not finite (pytorch-fid)
@@ -48,7 +52,6 @@ def frechet_distance(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarray, sigma
             covmean = linalg.sqrtm(matrix_product(sigma1 + offset, sigma2 + offset))
     if np.iscomplexobj(covmean):
         if not np.allclose(np.diagonal(covmean).imag, 0, atol=FRECHET_IMAG_ATOL):
-            import warnings
 
             warnings.warn(f"frechet_distance: imaginary component {np.max(np.abs(covmean.imag))} dropped",
                           RuntimeWarning, stacklevel=2)
@@ -96,7 +99,6 @@ def fixed_blas() -> Iterator[None]:
     ...     float(trace(matrix_product(np.eye(3), np.eye(3))))
     3.0
     """
-    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=FRECHET_BLAS_THREADS, user_api="blas"):
         yield
@@ -109,9 +111,7 @@ def blas_provenance() -> dict[str, object]:
     >>> sorted(blas_provenance())
     ['blas', 'blas_core', 'blas_pinned', 'blas_threads']
     """
-    from threadpoolctl import threadpool_info
 
-    from ...core.cpu_pins import AVX2_PINS
 
     cores = sorted({str(i.get("architecture")) for i in threadpool_info()
                     if i.get("internal_api") == "openblas" and "scipy_openblas-" in str(i.get("filepath", ""))})

@@ -23,11 +23,12 @@ import math
 from typing import Sequence
 
 import numpy as np
-from skimage.metrics import structural_similarity
+from scipy import fft as sfft
+from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
 from ...core.errors import UnknownNameError
 from ...core.hole_box import hole_window
-from .ssim_window import SSIM_K1, SSIM_K2, WINDOW, map_mean, ssim_map, window_means
+from .ssim_window import WINDOW, map_mean, ssim_map, window_means
 
 # SPEC section 7: PSNR data range for float frames in [0, 1].
 PSNR_DATA_RANGE = 1.0
@@ -113,7 +114,7 @@ def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
     release's scikit-image on float frames (SPEC section 7), in float64 as its version 0.17.2 computes.
 
     ``mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (data range 1).
-    The local statistics come from exact window sums (:mod:`~devil_dataset.eval.ssim_window`), so the map is
+    The local statistics come from exact window sums (:mod:`~devil_dataset.eval.kernels.ssim_window`), so the map is
     computed only where the frames differ (elsewhere it is exactly 1); the values are within 1e-13 (2.3e-15
     measured) of ``skimage.metrics.structural_similarity`` on float64 frames (tested). ``changed`` (bool
     [T, H, W], optional) holds every pixel where the frames may differ (for a composite: the hole), so only that
@@ -135,7 +136,7 @@ def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
 
 def _ssim_frame(test: np.ndarray, gt: np.ndarray, data_range: float, changed: np.ndarray | None = None) -> float:
     """SSIM of one uint8 [H, W, C] frame pair: the map on the part whose windows meet a differing pixel (inside
-    ``changed`` when given), 1 elsewhere (:func:`~devil_dataset.eval.ssim_window.map_mean`)."""
+    ``changed`` when given), 1 elsewhere (:func:`~devil_dataset.eval.kernels.ssim_window.map_mean`)."""
     height, width = gt.shape[:2]
     window = (slice(0, height), slice(0, width)) if changed is None else hole_window(changed)
     box = None if window is None else hole_window((gt[window] != test[window]).any(axis=-1))
@@ -194,7 +195,6 @@ def _cross_correlation(regions: np.ndarray, patches: np.ndarray, out_hw: tuple[i
     ``regions`` [N, C, R, R] and ``patches`` [N, C, P, P] hold uint8 values, so every true value is an integer
     below 2**30 and the FFT's rounding error (~1e-6) is far below 0.5; an assertion guards it.
     """
-    from scipy import fft as sfft
 
     n, c, rh, rw = regions.shape
     p = patches.shape[-1]
@@ -341,7 +341,6 @@ def pcons_release_loop(
     >>> pcons_release_loop(f, h)
     [inf]
     """
-    from skimage.metrics import peak_signal_noise_ratio
 
     f = frames.astype(np.float32) / 255
     out: list[float] = []

@@ -7,15 +7,16 @@ The same values as the numpy path (within 1e-9, in practice bit for bit) from th
   float32 operations in the same order (constants are 0-dim tensors of the operand's dtype, so no device rewrites a
   division as a multiplication by a reciprocal), which round the same on every device.
 * **float64 wherever the reference accumulates**: SSIM computes in float64 as the release's scikit-image does, from
-  exact window sums (:mod:`~devil_dataset.eval.ssim_window`: exact in any order, so the additions here give the
+  exact window sums (:mod:`~devil_dataset.eval.kernels.ssim_window`: exact in any order, so the additions here give the
   numpy path's floats), every per-frame sum is a fixed pairwise tree of elementwise float64 additions
   (:func:`tree_sum`: the same order on any device and for any thread count), and the PCons search correlates in
   float64 and rounds to the exact integers.
 * **the last scalar steps on the host**: the per-frame sums (for SSIM, the map's entries that are not 1) come back
-  to numpy, which takes the logarithm and the means exactly as :mod:`~devil_dataset.eval.pixel` does.
+  to numpy, which takes the logarithm and the means exactly as :mod:`~devil_dataset.eval.kernels.pixel` does.
 
 Frames are uint8 numpy arrays [T, H, W, 3] (moved to the device once per call; a metric moves a video once for all
-four pixel metrics, :func:`devil_dataset.eval.metrics.pixel.video_tensors`) or tensors; the work runs in batches of ``batch_size`` frames.
+four pixel metrics,
+:func:`devil_dataset.eval.metrics.pixel.video_tensors`) or tensors; the work runs in batches of ``batch_size`` frames.
 
     >>> import numpy as np
     >>> gt = np.zeros((2, 16, 16, 3), np.uint8); test = gt.copy(); test[1, 4:8, 4:8] = 255
@@ -142,10 +143,10 @@ def psnr_sums(test: "torch.Tensor", gt: "torch.Tensor", changed: "torch.Tensor |
 
 def psnr_frames(test: "Frames", gt: "Frames", changed: "Frames | None" = None, *, device: str = "cpu",
                 batch_size: int = 8) -> np.ndarray:
-    """Per-frame PSNR of :func:`devil_dataset.eval.pixel.psnr_frames` (same arguments and rules), on ``device``.
+    """Per-frame PSNR of :func:`devil_dataset.eval.kernels.pixel.psnr_frames` (same arguments and rules), on ``device``.
 
     With ``changed`` the squared differences are summed over its bounding box while that sum is below
-    :data:`~devil_dataset.eval.pixel._EXACT_SUM_LIMIT` (exact, so the reference's float), else over the frame.
+    :data:`~devil_dataset.eval.kernels.pixel._EXACT_SUM_LIMIT` (exact, so the reference's float), else over the frame.
 
     >>> a = np.zeros((2, 4, 4, 3), np.uint8); b = a.copy(); b[1] = 255
     >>> psnr_frames(a, b).tolist(), psnr_frames(a, b, np.ones((2, 4, 4), bool)).tolist()
@@ -175,7 +176,7 @@ def psnr(test: "Frames", gt: "Frames", changed: "Frames | None" = None, *, devic
 def ssim_window_sums(planes: "torch.Tensor") -> "torch.Tensor":
     """Sums over every 7x7 window wholly inside float64 [B, H, W, C] planes: [B, H - 6, W - 6, C], as elementwise
     additions along H, then along W. For the planes :func:`ssim_window_means` makes every sum is exact (see
-    :mod:`~devil_dataset.eval.ssim_window`), so these are the numpy path's floats whatever the order."""
+    :mod:`~devil_dataset.eval.kernels.ssim_window`), so these are the numpy path's floats whatever the order."""
     height, width = planes.shape[1], planes.shape[2]
     rows = planes[:, : height - SSIM_WIN_SIZE + 1]
     for k in range(1, SSIM_WIN_SIZE):
@@ -188,8 +189,8 @@ def ssim_window_sums(planes: "torch.Tensor") -> "torch.Tensor":
 
 def ssim_window_means(gt: "torch.Tensor", test: "torch.Tensor"
                  ) -> tuple["torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor"]:
-    """:func:`devil_dataset.eval.ssim_window.window_means` of uint8 [B, H, W, C] tensors on their device: (ux, uy,
-    uxx, uyy, uxy), float64 [B, H - 6, W - 6, C], the same floats (exact window sums, the same products, one
+    """:func:`~devil_dataset.eval.kernels.ssim_window.window_means` of uint8 [B, H, W, C] tensors on their device:
+    (ux, uy, uxx, uyy, uxy), float64 [B, H - 6, W - 6, C], the same floats (exact window sums, the same products, one
     division)."""
     import torch
 
@@ -210,7 +211,8 @@ def ssim_window_means(gt: "torch.Tensor", test: "torch.Tensor"
 
 def ssim_map(ux: "torch.Tensor", uy: "torch.Tensor", uxx: "torch.Tensor", uyy: "torch.Tensor",
              uxy: "torch.Tensor", data_range: float) -> "torch.Tensor":
-    """:func:`devil_dataset.eval.ssim_window.ssim_map` in torch: the same float64 statements in the same order."""
+    """:func:`~devil_dataset.eval.kernels.ssim_window.ssim_map` in torch: the same float64 statements in the same
+    order."""
     n = SSIM_WIN_SIZE**2
     cov_norm, two = _const(n / (n - 1), ux), _const(2.0, ux)
     c1, c2 = _const((SSIM_K1 * data_range) ** 2, ux), _const((SSIM_K2 * data_range) ** 2, ux)
@@ -227,10 +229,10 @@ def ssim_map(ux: "torch.Tensor", uy: "torch.Tensor", uxx: "torch.Tensor", uyy: "
 
 def ssim_frames(test: "Frames", gt: "Frames", mode: str = "release", *, device: str = "cpu",
                 batch_size: int = 8) -> np.ndarray:
-    """Per-frame SSIM of :func:`devil_dataset.eval.pixel.ssim_frames` (float64, uniform 7x7 window, ``mode``
+    """Per-frame SSIM of :func:`devil_dataset.eval.kernels.pixel.ssim_frames` (float64, uniform 7x7 window, ``mode``
     ``"release"``: data range 2, ``"standard"``: 1), on ``device``: the map of whole frames on the device, and its
-    entries that are not 1 summed on the host (:func:`~devil_dataset.eval.ssim_window.mean_from_offsets`), so the
-    values are the numpy path's floats.
+    entries that are not 1 summed on the host (:func:`~devil_dataset.eval.kernels.ssim_window.mean_from_offsets`), so
+    the values are the numpy path's floats.
 
     >>> rng = np.random.default_rng(0)
     >>> a = rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8); b = rng.integers(0, 256, a.shape, dtype=np.uint8)
@@ -268,8 +270,8 @@ def ssim(test: "Frames", gt: "Frames", mode: str = "release", *, device: str = "
 
 # ----------------------------------------------------------------------------------------------------- PCons
 def hole_centroid_topleft(hole: "Frames", patch: int = PCONS_PATCH, device: str = "cpu") -> np.ndarray:
-    """:func:`devil_dataset.eval.pixel.hole_centroid_topleft` of a bool [T, H, W] hole on ``device`` (exact integer
-    sums, one float64 division per axis: the same values); rows without a hole are ``-1``.
+    """:func:`devil_dataset.eval.kernels.pixel.hole_centroid_topleft` of a bool [T, H, W] hole on ``device`` (exact
+    integer sums, one float64 division per axis: the same values); rows without a hole are ``-1``.
 
     >>> h = np.zeros((2, 100, 100), bool); h[0, 40:50, 60:70] = True
     >>> hole_centroid_topleft(h).tolist()
@@ -336,7 +338,7 @@ def _cross_correlation(regions: "torch.Tensor", patches: "torch.Tensor", span: i
 
 def pcons_psnr_mask_pairs(frames: "Frames", hole: "Frames", patch: int = PCONS_PATCH, search: int = PCONS_SEARCH,
                           *, device: str = "cpu", batch_size: int = 8) -> np.ndarray:
-    """PCons best-patch PSNR per consecutive pair: :func:`devil_dataset.eval.pixel.pcons_psnr_mask_pairs` on
+    """PCons best-patch PSNR per consecutive pair: :func:`devil_dataset.eval.kernels.pixel.pcons_psnr_mask_pairs` on
     ``device`` (NaN where frame t-1 has no hole).
 
     The exact integer SSD of every window of the search (integral images and a float64 FFT correlation rounded to
@@ -402,6 +404,5 @@ def pcons_psnr_mask(frames: "Frames", hole: "Frames", *, device: str = "cpu", ba
 
 __all__ = [
     "channel_sum", "hole_centroid_topleft", "pcons_psnr_mask", "pcons_psnr_mask_pairs", "psnr", "psnr_frames",
-    "psnr_sums", "resolve_pixel_backend", "ssim", "ssim_frames", "ssim_map", "ssim_window_means", "ssim_window_sums",
-    "to_device", "tree_sum", "video_tensors",
-]
+    "psnr_sums", "ssim", "ssim_frames", "ssim_map", "ssim_window_means", "ssim_window_sums",
+    "to_device", "tree_sum", ]

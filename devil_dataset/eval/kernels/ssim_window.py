@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import cv2
 import numpy as np
 
 # SPEC section 7: the 7x7 uniform window (scikit-image's win_size), and SSIM's constants.
@@ -56,7 +57,6 @@ def window_sums(plane: np.ndarray) -> np.ndarray:
 
     Exact for the arrays :func:`window_means` makes (see the module docstring); for other inputs the sums round.
     """
-    import cv2
 
     sums = cv2.boxFilter(plane, -1, (WINDOW, WINDOW), normalize=False, borderType=cv2.BORDER_REFLECT)
     if sums.ndim == 2:  # OpenCV drops a last axis of size 1

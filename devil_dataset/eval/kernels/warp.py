@@ -9,7 +9,7 @@ scored on that clip and hole reuses it through ``update(video, prepared)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -191,7 +191,7 @@ class GroundTruthFlow:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The flows as arrays ``fw``, ``bw`` [pairs, H, W, 2] (the ground-truth cache,
-        :mod:`devil_dataset.eval.gt_cache`); :meth:`from_arrays` gives back the same floats."""
+        :mod:`devil_dataset.eval.engine.gt_cache`); :meth:`from_arrays` gives back the same floats."""
         empty = np.zeros((0, 0, 0, 2), np.float32)
         return {"fw": np.stack(self.fw) if self.fw else empty, "bw": np.stack(self.bw) if self.bw else empty}
 
@@ -338,7 +338,8 @@ def warp_error_shared(comp: np.ndarray, hole: np.ndarray, flow: GroundTruthFlow,
     >>> comp = np.where(hole[..., None], 255 - gt, gt)
     >>> ref = [warp_error_pair(comp[t - 1], comp[t], hole[t - 1], hole[t], dis_flow(gt[t - 1], gt[t]),
     ...                        dis_flow(gt[t], gt[t - 1])) for t in (1, 2)]
-    >>> flow = GroundTruthFlow([dis_flow(gt[t - 1], gt[t]) for t in (1, 2)], [dis_flow(gt[t], gt[t - 1]) for t in (1, 2)])
+    >>> flow = GroundTruthFlow([dis_flow(gt[t - 1], gt[t]) for t in (1, 2)],
+    ...                        [dis_flow(gt[t], gt[t - 1]) for t in (1, 2)])
     >>> warp_error_shared(comp, hole, flow) == float(np.nanmean(ref))
     True
     """

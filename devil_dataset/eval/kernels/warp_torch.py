@@ -7,8 +7,8 @@ float32 (weights from the unclamped position, the four neighbours clamped into t
 ``Resample2d``), the occlusion tests in float64 (forward-backward: ``|fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) +
 0.5``; motion boundary: ``|grad fw|^2 > 0.01 |fw|^2 + 0.002``, forward differences, 0 on the last row and column).
 What the metric takes from here is the pixels entering the mean (:func:`hole_points_for`, through
-:meth:`~devil_dataset.eval.warp.GroundTruthFlow.for_hole`); the value itself is computed at those pixels in numpy
-(:func:`~devil_dataset.eval.warp.warp_error_at`), the same floats on every backend.
+:meth:`~devil_dataset.eval.kernels.warp.GroundTruthFlow.for_hole`); the value itself is computed at those pixels in
+numpy (:func:`~devil_dataset.eval.kernels.warp.warp_error_at`), the same floats on every backend.
 
     >>> import numpy as np
     >>> img = np.arange(12, dtype=np.float32).reshape(1, 3, 4)
@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
 
 def warp_backward(image: "torch.Tensor", flow: "torch.Tensor") -> "torch.Tensor":
-    """Batched :func:`devil_dataset.eval.warp.warp_backward`: ``image`` float32 [B, H, W, C] or [B, H, W] sampled
-    at p + ``flow``(p) (float32 [B, H, W, 2]), bilinear, neighbours clamped to the border; float32 throughout."""
+    """Batched :func:`~devil_dataset.eval.kernels.warp.warp_backward`: ``image`` float32 [B, H, W, C] or [B, H, W]
+    sampled at p + ``flow``(p) (float32 [B, H, W, 2]), bilinear, neighbours clamped to the border; float32
+    throughout."""
     import torch
 
     b, h, w = flow.shape[:3]
@@ -60,8 +61,8 @@ def warp_backward(image: "torch.Tensor", flow: "torch.Tensor") -> "torch.Tensor"
 
 
 def occlusion_mask(fw: "torch.Tensor", bw: "torch.Tensor") -> "torch.Tensor":
-    """Batched :func:`devil_dataset.eval.warp.occlusion_mask` (bool [B, H, W]) of forward flows ``fw`` (t-1 -> t)
-    and backward flows ``bw`` (float32 [B, H, W, 2]); float64 tests, each sum in the numpy path's order."""
+    """Batched :func:`~devil_dataset.eval.kernels.warp.occlusion_mask` (bool [B, H, W]) of forward flows ``fw``
+    (t-1 -> t) and backward flows ``bw`` (float32 [B, H, W, 2]); float64 tests, each sum in the numpy path's order."""
     import torch
 
     bw_w = warp_backward(bw, fw)
@@ -88,7 +89,7 @@ def valid_mask(hole0: "torch.Tensor", hole1: "torch.Tensor", fw: "torch.Tensor",
                ) -> "torch.Tensor":
     """The pixels of frame t-1 entering the warp error (bool [B, H, W]): not occluded, and a flow vector starts in
     the hole of t-1 (``hole0``) or ends in the hole of t (``hole1`` warped back), as
-    :func:`devil_dataset.eval.warp.hole_points_for` selects them."""
+    :func:`devil_dataset.eval.kernels.warp.hole_points_for` selects them."""
     import torch
 
     touched = (hole0.to(torch.float32) + warp_backward(hole1.to(torch.float32), fw)) > 0
@@ -126,8 +127,8 @@ def valid_masks(hole: "Frames", flow: GroundTruthFlow, *, device: str = "cpu", b
 
 def hole_points_for(hole: "Frames", flow: GroundTruthFlow, *, device: str = "cpu", batch_size: int = 8,
                     valid: "torch.Tensor | None" = None) -> list[tuple[np.ndarray, np.ndarray] | None]:
-    """:func:`devil_dataset.eval.warp.hole_points_for` computed on ``device``: per pair the (ys, xs) of the pixels
-    entering the mean in row-major order (int64 numpy arrays), or None when there is none. ``valid``: the
+    """:func:`~devil_dataset.eval.kernels.warp.hole_points_for` computed on ``device``: per pair the (ys, xs) of the
+    pixels entering the mean in row-major order (int64 numpy arrays), or None when there is none. ``valid``: the
     :func:`valid_masks` already computed."""
     import torch
 
@@ -144,7 +145,8 @@ class DeviceGroundTruthFlow(GroundTruthFlow):
     >>> fw = [np.full((4, 6, 2), 0.5, np.float32)]
     >>> hole = np.zeros((2, 4, 6), bool); hole[:, 1:3, 2:4] = True
     >>> flow = DeviceGroundTruthFlow(fw, [-f for f in fw], device="cpu")
-    >>> flow.for_hole(hole).points[0][0].tolist() == GroundTruthFlow(fw, [-f for f in fw]).for_hole(hole).points[0][0].tolist()
+    >>> on_device = flow.for_hole(hole).points[0][0].tolist()
+    >>> on_device == GroundTruthFlow(fw, [-f for f in fw]).for_hole(hole).points[0][0].tolist()
     True
     """
 

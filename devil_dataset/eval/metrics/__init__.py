@@ -2,7 +2,8 @@
 
 Each class declares its state (mergeable across workers) and what it prepares from the ground truth (the cache asks
 it: :meth:`~devil_dataset.eval.metrics.protocol.Metric.prepare_identity`). Classes are imported here on first use
-(the network metrics import torch):
+(the network metrics import torch). The Frechet and warp kernels the former ``metrics`` module re-exported are here
+too, so its imports keep working:
 
     >>> from devil_dataset.eval.metrics import PSNRMetric, METRICS
     >>> PSNRMetric.keys, METRICS["fid"].keys
@@ -14,6 +15,15 @@ import importlib
 from typing import Any
 
 from ..kernels.frechet import FRECHET_EPS, FRECHET_IMAG_ATOL, GaussianStats, frechet_distance, frechet_of
+from ..kernels.warp import (
+    OCC_FB_ABS,
+    OCC_FB_REL,
+    OCC_GRAD_ABS,
+    OCC_GRAD_REL,
+    occlusion_mask,
+    warp_backward,
+    warp_error_pair,
+)
 from .protocol import EvalOptions, Metric, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, PIXEL_METRICS, build_metrics, higher_is_better, metric_entry
 
@@ -38,5 +48,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["DEVIL_METRICS", "EvalOptions", "FRECHET_EPS", "FRECHET_IMAG_ATOL", "GaussianStats", "METRICS", "Metric",
-           "PIXEL_METRICS", "VideoMetric", "VideoSample", "build_metrics", "frechet_distance", "frechet_of",
-           "higher_is_better", "metric_entry", *_CLASSES]
+           "OCC_FB_ABS", "OCC_FB_REL", "OCC_GRAD_ABS", "OCC_GRAD_REL", "PIXEL_METRICS", "VideoMetric", "VideoSample",
+           "build_metrics", "frechet_distance", "frechet_of", "higher_is_better", "metric_entry", "occlusion_mask",
+           "warp_backward", "warp_error_pair", *_CLASSES]

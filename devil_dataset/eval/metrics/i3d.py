@@ -2,14 +2,14 @@
 
 :class:`I3DMetric` yields ``pvcs``, ``vfid`` and ``vfid_clips`` from one window pass per video;
 :class:`PVCSMetric` and :class:`VFIDMetric` are the same object restricted to their keys (the registry's names).
-When both score the same :class:`~devil_dataset.eval.protocol.VideoSample`, the pass is computed once: it is
+When both score the same :class:`~devil_dataset.eval.metrics.protocol.VideoSample`, the pass is computed once: it is
 kept on the sample (``video.cache``), which lives as long as that video, not in a module-level memo.
 On the CPU each window (ground truth, then composite) goes through the network alone and on one thread
 (:func:`~devil_dataset.core.networks.precision.sample_batches`, :func:`~devil_dataset.core.networks.precision.
 network_threads`), so PVCS and VFID do not depend on ``EvalOptions.batch_size`` or the thread count; on a GPU in
 batches of ``max(1, EvalOptions.batch_size // 4)`` windows per side.
 With ``EvalOptions.set_level_ci`` the VFID statistics are also kept per group of videos and ``uncertainty()`` gives
-VFID and VFID (clips) a delete-a-group jackknife interval (:mod:`devil_dataset.eval.uncertainty`).
+VFID and VFID (clips) a delete-a-group jackknife interval (:mod:`devil_dataset.eval.stats`).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import torch
 
 from ...core.errors import UnknownNameError
 from ...core.networks.precision import network_threads, sample_batches
-from ...core.weights import weights_provenance
+from ...core.weights import cached_network, weights_provenance
 from ..kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ..metrics.protocol import EvalOptions, Metric, VideoSample
 from ..stats.jackknife import add_grouped, set_level_uncertainty, video_group
@@ -36,7 +36,6 @@ def _shared_i3d(device: str, precision: str = "float32"):
     """One I3D per (device, weights file) per process, shared by PVCS and VFID, seen through one view per
     ``precision`` (``I3D.at_precision``: the same object for the same precision, so the pass stays shared)."""
     from ...core.networks.i3d import load_i3d
-    from ...core.weights import cached_network
 
     return cached_network("i3d", device, lambda: load_i3d(device)).at_precision(precision)
 
@@ -159,7 +158,7 @@ class I3DMetric(Metric):
     of whole-video / per-window Mixed_5c means), composite vs GT, from one I3D pass per video.
 
     ``outputs`` restricts the keys (the whole-video forward pass of VFID runs only when ``vfid`` is wanted).
-    State: per-video PVCS values and four :class:`~devil_dataset.eval.frechet.GaussianStats` (all mergeable).
+    State: per-video PVCS values and four :class:`~devil_dataset.eval.kernels.frechet.GaussianStats` (all mergeable).
     ``EvalOptions(set_level_ci=True)`` adds, for each of ``vfid`` / ``vfid_clips`` computed, the statistics per group
     of videos (``gt_video_groups``, ``comp_video_groups``, ``gt_clips_groups``, ``comp_clips_groups``: group ->
     GaussianStats, 2 x 10 x 8 MiB each for 1024-d; ``group_videos``: group -> videos) for :meth:`uncertainty`.
@@ -231,7 +230,7 @@ class I3DMetric(Metric):
 
     def uncertainty(self, computed: Mapping[str, float] | None = None) -> dict[str, dict[str, Any]]:
         """With ``set_level_ci``: ``{"vfid": {...}, "vfid_clips": {...}}`` (the keys computed), each the
-        delete-a-group jackknife of :func:`~devil_dataset.eval.uncertainty.grouped_jackknife_frechet` centred on
+        delete-a-group jackknife of :func:`~devil_dataset.eval.stats.jackknife.grouped_jackknife_frechet` centred on
         ``computed[key]`` (what :meth:`compute` returned; computed again when not given); else ``{}``."""
         if not self.options.set_level_ci or not self._group_state_names():
             return {}

@@ -2,9 +2,9 @@
 
 ``Metric(options)`` loads its network (:class:`~devil_dataset.core.errors.WeightsMissingError` when weights are not
 cached); tests inject networks with random weights through ``network=``. Frames go through the networks in
-batches of ``EvalOptions.batch_size``; FID keeps streaming float64 sums (:class:`~devil_dataset.eval.frechet.
+batches of ``EvalOptions.batch_size``; FID keeps streaming float64 sums (:class:`~devil_dataset.eval.kernels.frechet.
 GaussianStats`), never the per-frame features, and its state merges across workers. With
-``EvalOptions.set_level_ci`` it also keeps those sums per group of videos (:func:`~devil_dataset.eval.uncertainty.
+``EvalOptions.set_level_ci`` it also keeps those sums per group of videos (:func:`~devil_dataset.eval.stats.
 video_group`) and ``uncertainty()`` gives FID a delete-a-group jackknife interval.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ...core.atomic import file_sha256
 from ...core.weights import weights_info, weights_provenance
 from ..kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ..metrics.protocol import EvalOptions, Metric, VideoSample, frame_batches
@@ -48,7 +49,6 @@ class LPIPSMetric(Metric):
         return {"lpips": float(np.mean(self.values)) if self.values else float("nan")}
 
     def provenance(self) -> dict:
-        from ...core.atomic import file_sha256
         from ...core.networks.lpips import LPIPS_NET, LPIPS_VERSION, lpips_heads_path
         from ...core.networks.precision import precision_provenance
 
@@ -126,7 +126,7 @@ class FIDMetric(Metric):
 
     def uncertainty(self, computed: Mapping[str, float] | None = None) -> dict[str, dict[str, Any]]:
         """``{"fid": {"n", "mean", "se", "ci", "level", "method", "groups"}}``: the delete-a-group jackknife of
-        :func:`~devil_dataset.eval.uncertainty.grouped_jackknife_frechet`, centred on ``computed["fid"]`` (what
+        :func:`~devil_dataset.eval.stats.jackknife.grouped_jackknife_frechet`, centred on ``computed["fid"]`` (what
         :meth:`compute` returned; computed again when not given); ``{}`` without ``set_level_ci``."""
         if not self.options.set_level_ci:
             return {}

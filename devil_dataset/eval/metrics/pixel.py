@@ -122,6 +122,8 @@ class _PerVideoMetric(Metric):
         return out
 
     def provenance(self) -> dict:
+        # the metric's stable name, recorded in every results file since issue 5 (the class moved to
+        # eval/metrics/pixel.py in issue 37; the name stays so that results and value caches stay comparable)
         return {"implementation": f"devil_dataset.eval.pixel.{type(self).__name__}",
                 "pixel_backend": self.pixel_backend, "pixel_device": self.pixel_device}
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from ...core.errors import InvalidInputError, unknown_name
+from ...core.errors import unknown_name
 from ...core.networks import PRECISIONS, check_precision
 from ...core.parity import Parity, resolve_modes
 from ..kernels.batches import frame_batches
@@ -71,7 +71,7 @@ class VideoMetric(Protocol):
 
 def merge_state(a: Any, b: Any) -> Any:
     """Combine two values of one declared state: lists concatenate, dicts merge per key, numbers add, objects
-    with a ``merged`` method (e.g. :class:`~devil_dataset.eval.frechet.GaussianStats`) pool.
+    with a ``merged`` method (e.g. :class:`~devil_dataset.eval.kernels.frechet.GaussianStats`) pool.
 
     >>> merge_state({"psnr": [1.0]}, {"psnr": [2.0, 3.0]})
     {'psnr': [1.0, 2.0, 3.0]}

@@ -9,11 +9,13 @@ Classes are imported lazily (``"module:Class"``) so that pixel-only evaluation n
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ...core.errors import unknown_name
+from ...core.errors import DevilError, UnknownNameError, WeightsMissingError, unknown_name
 from ..metrics.protocol import EvalOptions, VideoMetric
 
 
@@ -41,28 +43,30 @@ METRICS: dict[str, MetricEntry] = {
     e.name: e
     for e in (
         # SPEC section 7 (the DEVIL metrics)
-        _E("psnr", "devil_dataset.eval.pixel:PSNRMetric", ("psnr",), (True,), (".2f",), False),
-        _E("ssim", "devil_dataset.eval.pixel:SSIMMetric", ("ssim",), (True,), (".4f",), False),
-        _E("lpips", "devil_dataset.eval.perceptual:LPIPSMetric", ("lpips",), (False,), (".6f",), True),
-        _E("pvcs", "devil_dataset.eval.i3d_metrics:PVCSMetric", ("pvcs",), (False,), (".4f",), True),
-        _E("fid", "devil_dataset.eval.perceptual:FIDMetric", ("fid",), (False,), (".2f",), True),
-        _E("vfid", "devil_dataset.eval.i3d_metrics:VFIDMetric", ("vfid", "vfid_clips"), (False, False), (".4f", ".4f"),
+        _E("psnr", "devil_dataset.eval.metrics.pixel:PSNRMetric", ("psnr",), (True,), (".2f",), False),
+        _E("ssim", "devil_dataset.eval.metrics.pixel:SSIMMetric", ("ssim",), (True,), (".4f",), False),
+        _E("lpips", "devil_dataset.eval.metrics.perceptual:LPIPSMetric", ("lpips",), (False,), (".6f",), True),
+        _E("pvcs", "devil_dataset.eval.metrics.i3d:PVCSMetric", ("pvcs",), (False,), (".4f",), True),
+        _E("fid", "devil_dataset.eval.metrics.perceptual:FIDMetric", ("fid",), (False,), (".2f",), True),
+        _E("vfid", "devil_dataset.eval.metrics.i3d:VFIDMetric", ("vfid", "vfid_clips"), (False, False), (".4f", ".4f"),
            True),
-        _E("warp_error", "devil_dataset.eval.warp:WarpErrorMetric", ("warp_error_mask",), (False,), (".6f",), False),
-        _E("pcons", "devil_dataset.eval.pixel:PConsMetric", ("pcons_psnr_mask",), (True,), (".2f",), False),
+        _E("warp_error", "devil_dataset.eval.metrics.warp:WarpErrorMetric", ("warp_error_mask",), (False,), (".6f",),
+           False),
+        _E("pcons", "devil_dataset.eval.metrics.pixel:PConsMetric", ("pcons_psnr_mask",), (True,), (".2f",), False),
         # SPEC section 8 (related benchmarks): reference-free and fidelity metrics
-        _E("self_consistency", "devil_dataset.eval.self_consistency:SelfConsistencyMetric", ("self_consistency",),
-           (False,), (".4f",), True),  # default LPIPS sub-metric
-        _E("ff_alpha", "devil_dataset.eval.fidelity:FFAlphaMetric", ("ff_alpha",), (False,), (".4f",), False),
-        _E("ff_beta", "devil_dataset.eval.fidelity:FFBetaMetric", ("ff_beta",), (False,), (".4f",), False),
-        _E("unchanged_region", "devil_dataset.eval.fidelity:UnchangedRegionMetric", ("unchanged_region",), (False,),
+        _E("self_consistency", "devil_dataset.eval.metrics.self_consistency:SelfConsistencyMetric",
+           ("self_consistency",), (False,), (".4f",), True),  # default LPIPS sub-metric
+        _E("ff_alpha", "devil_dataset.eval.metrics.fidelity:FFAlphaMetric", ("ff_alpha",), (False,), (".4f",), False),
+        _E("ff_beta", "devil_dataset.eval.metrics.fidelity:FFBetaMetric", ("ff_beta",), (False,), (".4f",), False),
+        _E("unchanged_region", "devil_dataset.eval.metrics.fidelity:UnchangedRegionMetric", ("unchanged_region",),
+           (False,),
            (".4f",), False),
     )
 }
 
 # The nine DEVIL metric keys of the release's evaluation (SPEC section 7), in report order.
 DEVIL_METRICS: tuple[str, ...] = ("psnr", "ssim", "lpips", "pvcs", "fid", "vfid", "warp_error", "pcons")
-# The DEVIL metrics with no network weights, scored per clip by :mod:`devil_dataset.eval.inpaint_and_score` (their
+# The DEVIL metrics with no network weights, scored per clip by :mod:`devil_dataset.pipeline.inpaint_and_score` (their
 # slice values are means of per-video values, so they are rebuilt from the per-video cache), in results order.
 PIXEL_METRICS: tuple[str, ...] = ("psnr", "ssim", "pcons", "warp_error")
 
@@ -125,7 +129,7 @@ _VALUE_NEUTRAL_PROVENANCE = frozenset({"pixel_backend", "pixel_device"})
 def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
     """A sha256 hex of what makes the per-video values of ``metric_names`` under ``options`` what they are: each
     metric's provenance (implementation, modes, arithmetic, flow backend, weights), without where it ran. Stored
-    per-video values (:class:`~devil_dataset.eval.results.ValuesCache`) are reused only under the same identity.
+    per-video values (:class:`~devil_dataset.eval.engine.results.ValuesCache`) are reused only under the same identity.
 
     >>> a = scoring_identity(["psnr", "ssim"], EvalOptions())
     >>> a == scoring_identity(["psnr", "ssim"], EvalOptions(pixel_backend="torch"))
@@ -133,8 +137,6 @@ def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
     >>> a == scoring_identity(["psnr", "ssim"], EvalOptions(parity="corrected"))
     False
     """
-    import hashlib
-    import json
 
     metrics, _ = build_metrics(list(metric_names), options)
     what = {name: {k: v for k, v in metric.provenance().items() if k not in _VALUE_NEUTRAL_PROVENANCE}

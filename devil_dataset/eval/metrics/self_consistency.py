@@ -10,7 +10,7 @@ Lower is better for the default LPIPS sub-metric; with PSNR or SSIM higher is be
 :func:`submetric_direction` say which). The registry key stays ``self_consistency`` either way.
 
     >>> import numpy as np
-    >>> from devil_dataset.eval.protocol import EvalOptions, VideoSample
+    >>> from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
     >>> gt = np.full((2, 32, 32, 3), 90, np.uint8); hole = np.zeros((2, 32, 32), bool); hole[:, 8:16, 8:16] = True
     >>> m = SelfConsistencyMetric(EvalOptions(self_consistency_submetric="psnr", self_consistency_k=2))
     >>> m.update(VideoSample("a", gt, gt, hole))  # a flat video is re-inpainted exactly: PSNR +inf
@@ -23,7 +23,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ...core.errors import UnknownNameError
+from devil_dataset.inpaint import get_inpainter
+
+from ...core.errors import UnknownNameError, WeightsMissingError
+from ...core.weights import weights_path
 from ..kernels.patch_masks import DEFAULT_PATCH_SIZE, DEFAULT_RATIO_RANGE, ReMask, clip_rng, re_inpainting_masks
 from ..kernels.pixel import clip_psnr_values, mean_of, psnr_frames, ssim_frames
 from ..metrics.protocol import EvalOptions, VideoSample
@@ -57,7 +60,7 @@ def make_submetric(name: str, options: EvalOptions | None = None) -> tuple[SubMe
     """The per-frame sub-metric ``name`` ("lpips", "psnr", "ssim") and its provenance.
 
     PSNR (data range 1) and SSIM (``options.ssim_mode``) are the release's pixel metrics
-    (:mod:`devil_dataset.eval.pixel`); LPIPS is the release's AlexNet LPIPS
+    (:mod:`devil_dataset.eval.kernels.pixel`); LPIPS is the release's AlexNet LPIPS
     (:mod:`devil_dataset.core.networks.lpips`), which raises :class:`~devil_dataset.core.errors.WeightsMissingError`
     when its weights are not cached.
 
@@ -86,11 +89,9 @@ def lpips_submetric(options: EvalOptions | None = None, network=None) -> tuple[S
     network in chunks of ``options.batch_size``.
     """
     options = options or EvalOptions()
-    from ...core.errors import WeightsMissingError
 
     if network is None:
         try:
-            from ...core.weights import weights_path
 
             weights_path("alexnet")  # fail fast, before importing torch
             from ...core.networks.lpips import LPIPSNetwork
@@ -200,7 +201,6 @@ class SelfConsistencyMetric:
             injected = getattr(submetric, "__name__", type(submetric).__name__)
             self._submetric, self._submetric_prov = submetric, {"name": name, "injected": injected}
         if inpainter is None:
-            from devil_dataset.inpaint import get_inpainter
 
             inpainter = get_inpainter(self.options.second_inpainter)
             self._inpainter_name = self.options.second_inpainter
@@ -243,6 +243,7 @@ class SelfConsistencyMetric:
 
     def provenance(self) -> dict:
         return {
+            # the stable name recorded since issue 21 (the class moved in issue 37; results stay comparable)
             "implementation": "devil_dataset.eval.self_consistency.SelfConsistencyMetric",
             "paper": "Chen et al. 2024, re-inpainting self-consistency, Eq. 1, Algorithm 2",
             "first_inpainting": "composite",

@@ -1,6 +1,6 @@
 """Paired method comparisons on disk and in words: ``comparisons.json`` and ``devil report --compare A B``.
 
-The rows come from :func:`devil_dataset.eval.uncertainty.compare_methods` (per slice, metric and pair of methods:
+The rows come from :func:`devil_dataset.eval.stats.significance.compare_methods` (per slice, metric and pair of methods:
 mean per-video difference a - b, paired bootstrap interval, sign-flip permutation p, Holm-adjusted p).
 
     >>> rows = [{"slice": "s", "metric": "psnr", "a": "x", "b": "y", "n": 6, "mean_diff": 1.5, "ci": [0.5, 2.5],
@@ -19,8 +19,10 @@ from typing import Any, Mapping, Sequence
 from ...core.atomic import atomic_write_text
 from ...core.errors import DevilError
 from ...core.slices import SLICES
+from ..engine.results import _clean
 from ..metrics.registry import higher_is_better
-from ..stats.significance import SIGNIFICANCE_ALPHA, smallest_sign_flip_p
+from ..stats.intervals import video_intervals
+from ..stats.significance import SIGNIFICANCE_ALPHA, compare_methods, smallest_sign_flip_p
 
 COMPARISONS_JSON = "comparisons.json"  # written by `devil report --out` and `devil demo` (issue 28)
 COMPARISON_FIELDS = ("slice", "metric", "a", "b", "n", "mean_diff", "ci", "p", "p_holm")
@@ -28,7 +30,6 @@ COMPARISON_FIELDS = ("slice", "metric", "a", "b", "n", "mean_diff", "ci", "p", "
 
 def comparisons_json(rows: Sequence[Mapping[str, Any]]) -> str:
     """The rows as strict JSON (NaN -> null), fields in :data:`COMPARISON_FIELDS` order."""
-    from ..engine.results import _clean
 
     return json.dumps(_clean([{f: r.get(f) for f in COMPARISON_FIELDS} for r in rows]), indent=1,
                       allow_nan=False) + "\n"
@@ -88,8 +89,6 @@ def significance(docs: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]
     >>> len(rows), intervals[("x", "s")]["psnr"]["mean"]
     (1, 31.0)
     """
-    from ..report.tables import video_intervals
-    from ..stats.significance import compare_methods
 
     return compare_methods(docs), video_intervals(docs)
 

@@ -23,13 +23,14 @@ from .tables import (
     table1_tsv,
 )
 
+
 def write_report(
     table: Table, out_dir: str | Path, keys: Sequence[str] | None = None, plots: bool = True,
     intervals: Intervals | None = None, *, comparisons: Sequence[Mapping] | None = None, ci: str | None = None,
     tolerances: Mapping[str, float] | None = None,
 ) -> list[Path]:
     """Write ``table1.md``, ``table1.tsv``, ``relative_improvement.md/.tsv`` and (optionally) the plots; with
-    ``comparisons`` (:func:`~devil_dataset.eval.uncertainty.compare_methods`) also ``comparisons.json`` and
+    ``comparisons`` (:func:`~devil_dataset.eval.stats.significance.compare_methods`) also ``comparisons.json`` and
     Table 1's significance marks; ``ci`` (``se``/``interval``, from ``intervals``) in Table 1's cells."""
     out_dir = Path(out_dir)
     written = [
@@ -44,7 +45,6 @@ def write_report(
         atomic_write_text(out_dir / "relative_improvement.tsv", relative_improvement_tsv(table, keys)),
     ]
     if comparisons is not None:
-        from ..report.comparisons import write_comparisons
 
         written.append(write_comparisons(comparisons, out_dir))
     if plots:

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
+from ..metrics.registry import higher_is_better
+from ..report.tables import relative_improvement
+from ..stats.significance import SIGNIFICANCE_ALPHA, holm, unpaired_test
 
 # Which baselines are per-frame (spatial) and which use other frames (temporal) (issue 6's baselines).
 PER_FRAME_METHODS: tuple[str, ...] = ("telea", "navier-stokes")
@@ -62,7 +65,6 @@ class Finding:
 
 def _better(key: str, a: float, b: float) -> bool:
     """True when value ``a`` is better than ``b`` for ``key`` (the registry's direction)."""
-    from ..metrics.registry import higher_is_better
 
     return a > b if higher_is_better(key) else a < b
 
@@ -93,7 +95,6 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None,
     >>> [f.held for f in check_findings(t)]
     [True, None, None]
     """
-    from ..report.tables import relative_improvement
 
     counts = dict(slice_counts or {})
     videos = _videos(docs) if docs is not None else None
@@ -164,7 +165,6 @@ def _videos(docs: Iterable[Mapping]) -> dict[tuple[str, str], Mapping[str, Mappi
 
 def _per_video(videos, method: str, other: str | None, slice_name: str, key: str) -> list[float]:
     """``method``'s per-video values on ``slice_name`` (minus ``other``'s on the same video when given)."""
-    from ..metrics.registry import higher_is_better
 
     sign = 1.0 if higher_is_better(key) else -1.0  # "better" is up for every key
     a = videos.get((method, slice_name), {})
@@ -183,7 +183,6 @@ def _significance(f: Finding, videos, parts: Sequence[tuple[str, str | None, str
     """Test a held finding part by part: ``(method, None, key)`` compares the method's per-video values on the low
     and high slice; ``(method, baseline, key)`` the per-video differences method - baseline (the same videos)
     between the slices (does the slice move the method more than the baseline?)."""
-    from ..stats.significance import SIGNIFICANCE_ALPHA, holm, unpaired_test
 
     if videos is None or not f.held or not parts:
         return f

@@ -7,7 +7,7 @@ method's output and error map, played in sync and steppable frame by frame).
 
 Number formats, titles, best-per-slice, relative improvements, per-slice intervals over videos and what was
 skipped come from :mod:`devil_dataset.eval.report` (one source of truth); the marks of methods not significantly
-different from the best come from the paired comparisons of :mod:`devil_dataset.eval.uncertainty`.
+different from the best come from the paired comparisons of :mod:`devil_dataset.eval.stats`.
 
     >>> error_map(np.zeros((1, 2, 2, 3), np.uint8), np.full((1, 2, 2, 3), 10, np.uint8))[0, 0, 0].tolist()
     [40, 40, 40]
@@ -22,13 +22,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import cv2
 import numpy as np
 
 from ...core.atomic import atomic_path, atomic_write_text
 from ...core.engines import Engine
 from ...core.errors import DevilError
+from ...data import iter_slice
+from ..engine.inputs import DirectorySource, PredictionStore
 from ..metrics.registry import higher_is_better
-from ..report.tables import (
+from ..stats.intervals import DEFAULT_LEVEL, video_intervals
+from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best, smallest_sign_flip_p
+from .plots import write_plots
+from .tables import (
     KEY_TITLES,
     RELATIVE_IMPROVEMENT_CAPTION,
     Table,
@@ -42,11 +48,7 @@ from ..report.tables import (
     skipped_line,
     skipped_metrics,
     title,
-    video_intervals,
-    write_plots,
 )
-from ..stats.intervals import DEFAULT_LEVEL
-from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best, smallest_sign_flip_p
 
 # Clip video: longest side in pixels, frame rate and H.264 quality. Small on purpose (issue 15: the demo's
 # report stays under 50 MB); baseline profile + yuv420p play in every Chromium build, Debian's included.
@@ -65,7 +67,6 @@ def error_grey(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
     >>> error_grey(np.zeros((1, 2, 2, 3), np.uint8), np.full((1, 2, 2, 3), 10, np.uint8))[0].tolist()
     [[40, 40], [40, 40]]
     """
-    import cv2
 
     out = np.empty(gt.shape[:3], np.uint8)
     for t, (a, b) in enumerate(zip(gt, pred)):
@@ -84,7 +85,6 @@ def error_map(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
 
 def _shrink(frames: np.ndarray, max_side: int = CLIP_MAX_SIDE) -> np.ndarray:
     """Frames resized (area interpolation) to the clip size, so that encoding only converts colours."""
-    import cv2
 
     oh, ow = _even_size(frames.shape[1], frames.shape[2], max_side)
     if (oh, ow) == frames.shape[1:3]:
@@ -153,13 +153,11 @@ def _load_gt(inputs: Mapping, clip_ids: set[str]) -> dict[str, tuple[np.ndarray,
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     mode = inputs.get("mode")
     if mode == "dataset":
-        from ...data import iter_slice
 
         for row in iter_slice(inputs["dataset"], inputs["config"], columns=["clip_id", "frames", "hole"],
                               clip_ids=clip_ids):  # only the chosen clips are read and decoded
             out[str(row["clip_id"])] = (np.asarray(row["frames"]), np.asarray(row["hole"], bool))
     elif mode == "directory":
-        from ..engine.inputs import DirectorySource
 
         for s in DirectorySource(inputs["gt_dir"], inputs["predictions"]):
             if s.clip_id in clip_ids:
@@ -187,7 +185,6 @@ class _SliceClips:
 
 def _write_slice_clips(task: _SliceClips) -> list[dict]:
     """Encode one slice's players (ground truth, masked input, each method's output and error map per clip)."""
-    from ..engine.inputs import PredictionStore
 
     out = Path(task.out)
     gts = _load_gt(task.inputs, set(task.chosen))
@@ -228,12 +225,12 @@ def write_html_report(
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
 
-    ``docs``: results documents (:func:`devil_dataset.eval.results.read_results`), one per method and slice.
+    ``docs``: results documents (:func:`devil_dataset.eval.engine.results.read_results`), one per method and slice.
     ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
     ``plots_from``: PNG plots already drawn for the same table and keys (what
     :func:`devil_dataset.eval.report.write_report` returned): copied into ``plots/`` instead of drawn again.
     ``comparisons``: the paired comparisons of the same documents (``comparisons.json``,
-    :func:`devil_dataset.eval.uncertainty.compare_methods`): Table 1 then marks the methods whose Holm-adjusted
+    :func:`devil_dataset.eval.stats.significance.compare_methods`): Table 1 then marks the methods whose Holm-adjusted
     p against the best is not below 0.05; without them only the best is marked.
     ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one slice per task (the same
     files on every engine and worker count).
@@ -329,7 +326,7 @@ def write_html_report(
             "flow_backend": p.get("flow_backend"), "weights": p.get("weights"),
             "metric modes": {n: {k: v for k, v in (mp or {}).items() if k in ("mode", "modes", "version")}
                              for n, mp in (p.get("metrics") or {}).items()}}
-    env = Environment(loader=PackageLoader("devil_dataset.eval", "templates"), autoescape=select_autoescape())
+    env = Environment(loader=PackageLoader("devil_dataset.eval.report", "templates"), autoescape=select_autoescape())
     page = env.get_template("report.html.j2").render(
         methods=methods, t1_header=t1_header, t1_rows=t1_rows, ri_header=ri_header, ri_rows=ri_rows,
         ri_caption=RELATIVE_IMPROVEMENT_CAPTION, skipped=skipped, compared=comparisons is not None,

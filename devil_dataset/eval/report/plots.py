@@ -13,7 +13,7 @@ from ...core.atomic import atomic_path
 from ...core.slices import ATTRIBUTES, SLICES
 from ..metrics.registry import higher_is_better
 from ..stats.intervals import Intervals, mean_se
-from .tables import KEY_TITLES, Table, _keys, _methods, _slices, relative_improvement, title
+from .tables import DOWN, KEY_TITLES, UP, Table, _keys, _methods, _slices, fmt, relative_improvement
 
 # Figures are drawn PLOT_WIDTH_IN wide at PLOT_DPI: 660 px, shown 1:1 in the HTML report's two plot columns on a
 # 1400 px screen and readable as single PNGs (issue 28: legible at the page's width, nothing shrunk to ~380 px).

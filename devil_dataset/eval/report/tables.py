@@ -17,13 +17,14 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from ...core.atomic import atomic_path, atomic_write_text
 from ...core.errors import DevilError
 from ...core.slices import ATTRIBUTES, SLICES
 from ..metrics.registry import METRICS, higher_is_better
+from ..stats.intervals import BOOTSTRAP_METHOD
+from ..stats.jackknife import JACKKNIFE_GROUPS
+from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 
 Table = dict[tuple[str, str], dict[str, float]]
 
@@ -33,7 +34,7 @@ KEY_TITLES: dict[str, str] = {
     "vfid_clips": "VFID (clips)", "warp_error_mask": "Warp error (mask)", "pcons_psnr_mask": "PCons",
 }
 # key -> the release's number format, from the registry (one source of truth; the better direction is
-# :func:`~devil_dataset.eval.registry.higher_is_better`).
+# :func:`~devil_dataset.eval.metrics.registry.higher_is_better`).
 KEY_FORMATS: dict[str, str] = {k: fmt for e in METRICS.values() for k, fmt in zip(e.keys, e.formats)}
 KEY_ORDER: tuple[str, ...] = tuple(KEY_FORMATS)
 UP, DOWN = "\u25b2", "\u25bc"  # paper Table 1: ▲ higher is better, ▼ lower is better
@@ -155,8 +156,6 @@ def _ci_text(key: str, u: Mapping | None, ci: str) -> str:
 def _rows(table: Table, keys: Sequence[str] | None, bold: bool, comparisons: Sequence[Mapping] | None = None,
           uncertainty: Mapping[tuple[str, str], Mapping[str, Mapping]] | None = None, ci: str | None = None,
           tolerances: Mapping[str, float] | None = None) -> tuple[list[str], list[list[str]]]:
-    from ..stats.significance import indistinguishable_from_best
-
     if ci not in (None, "se", "interval"):
         raise DevilError(f"ci: expected 'se' or 'interval', got {ci!r}")
     ks = _keys(table, keys)
@@ -208,9 +207,6 @@ def table1_legend(ci: str | None = None, level: float = 0.95, marks: bool = True
     >>> table1_legend("se", marks=False, set_level=["fid"])  # doctest: +ELLIPSIS
     '...; FID: delete-a-group jackknife standard error over 10 groups of videos.\\n'
     """
-    from ..stats.intervals import BOOTSTRAP_METHOD
-    from ..stats.jackknife import JACKKNIFE_GROUPS
-    from ..stats.significance import SIGNIFICANCE_ALPHA
 
     parts = ["**bold**: best mean per slice and metric"]
     if marks:
@@ -252,7 +248,7 @@ def table1_markdown(table: Table, keys: Sequence[str] | None = None, *,
                     ci: str | None = None, tolerances: Mapping[str, float] | None = None) -> str:
     """Paper Table 1 as markdown: one row per (slice, method), best method per slice and metric in bold.
 
-    With ``comparisons`` (:func:`~devil_dataset.eval.uncertainty.compare_methods`) the methods not significantly
+    With ``comparisons`` (:func:`~devil_dataset.eval.stats.significance.compare_methods`) the methods not significantly
     different from the best carry a dagger and a legend line follows; ``ci`` (``"se"`` or ``"interval"``) adds
     each cell's standard error or bootstrap interval from ``uncertainty`` (:func:`video_intervals`); ``tolerances``
     (:func:`cpu_tolerances`) cuts network metrics computed without the CPU pins to the digits that hold.

@@ -1,7 +1,7 @@
 """How sure is a number: per-video intervals, significance tests between methods and slices, the jackknife of the
 set-level metrics. Plain functions of per-video values and feature statistics.
 
-The names of the former ``devil_dataset.eval.uncertainty`` are all here:
+The names of the former ``devil_dataset.eval.stats`` are all here:
 
     >>> from devil_dataset.eval.stats import holm, video_summary
     >>> holm([0.01, 0.04])

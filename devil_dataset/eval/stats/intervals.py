@@ -18,6 +18,7 @@ import warnings
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+from scipy.stats import bootstrap
 
 DEFAULT_LEVEL = 0.95  # the confidence level the issue (and the paper's +/- 1.96 se bars) use
 
@@ -26,6 +27,15 @@ BOOTSTRAP_RESAMPLES = 9999  # scipy.stats.bootstrap's default number of resample
 
 
 BOOTSTRAP_METHOD = "BCa"  # bias-corrected and accelerated percentile interval (scipy's default)
+
+
+def _num(v: Any) -> float:
+    if v is None:
+        return float("nan")
+    return float(v)  # "inf" strings of a results file read back as floats too
+
+
+# ------------------------------------------------------------------------------------------------ tests
 
 
 def _finite_or_inf(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -40,8 +50,6 @@ def _mean(arr: np.ndarray) -> float:
 
 
 def _bootstrap_ci(arr: np.ndarray, level: float, seed: int) -> list[float]:
-    from scipy.stats import bootstrap
-
     if len(arr) < 2 or not np.all(np.isfinite(arr)):
         return [float("nan"), float("nan")]
     if np.ptp(arr) == 0:  # every video has the same value: the interval is that value

@@ -8,10 +8,13 @@ worker); each group's feature statistics are kept apart and every group is left 
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from scipy.linalg import eigvalsh, lapack
+from scipy.stats import t as student_t
 
 from ..kernels.frechet import GaussianStats, exact_sum, fixed_blas, frechet_of, matrix_product, trace
 from .intervals import DEFAULT_LEVEL
@@ -26,20 +29,18 @@ def video_group(clip_id: str, groups: int = JACKKNIFE_GROUPS) -> int:
     >>> video_group("bikes-076-00000"), video_group("bikes-076-00000", 4)
     (3, 1)
     """
-    import hashlib
 
     return int.from_bytes(hashlib.sha256(clip_id.encode()).digest()[:8], "big") % groups
 
 
 def add_grouped(groups: dict[int, Any], clip_id: str, features: np.ndarray) -> None:
-    """Add one video's feature vectors (rows) to the :class:`~devil_dataset.eval.frechet.GaussianStats` of its
+    """Add one video's feature vectors (rows) to the :class:`~devil_dataset.eval.kernels.frechet.GaussianStats` of its
     :func:`video_group` in ``groups`` (group -> statistics; a metric's declared, mergeable state).
 
     >>> groups = {}; add_grouped(groups, "bikes-076-00000", np.ones((2, 3)))
     >>> {g: s.n for g, s in groups.items()}
     {3: 2}
     """
-    from ..kernels.frechet import GaussianStats
 
     g = video_group(clip_id)
     if g not in groups:
@@ -52,7 +53,7 @@ def frechet_distance_cholesky(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarr
     semi-definite matrices): sigma1 = B B^T with B of sigma1's numerical rank r, and tr sqrt(sigma1 sigma2) = the
     sum of the square roots of the eigenvalues of the r x r matrix B^T sigma2 B (``scipy.linalg.eigvalsh``).
 
-    The same number as :func:`~devil_dataset.eval.frechet.frechet_distance` (``sqrtm``, as pytorch-fid and the
+    The same number as :func:`~devil_dataset.eval.kernels.frechet.frechet_distance` (``sqrtm``, as pytorch-fid and the
     release) within 1e-13 on full-rank covariances; on rank-deficient ones (fewer samples than dimensions: VFID,
     FID of a few videos) closer to the exact value (computed from the samples) than ``sqrtm``: 5e-10 against 2e-7
     relative for 2048-d and 240 samples. 0.1 CPU s against ``sqrtm``'s 3 for 1024-d and 150 samples (AMD EPYC): the
@@ -61,9 +62,7 @@ def frechet_distance_cholesky(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarr
     >>> float(round(frechet_distance_cholesky(np.zeros(2), np.diag([1.0, 4.0]), np.zeros(2), np.diag([4.0, 9.0])), 12))
     2.0
     """
-    from scipy.linalg import eigvalsh, lapack
 
-    from ..kernels.frechet import exact_sum, fixed_blas, matrix_product, trace
 
     with fixed_blas():
         factor, piv, rank, info = lapack.dpstrf(sigma1, lower=1)  # info 1: rank-deficient (allowed), < 0: bad arg
@@ -110,17 +109,17 @@ def grouped_jackknife_frechet(gt_groups: Sequence[Any] | Mapping[int, Any],
                               full: float | None = None, videos: int | None = None) -> dict[str, Any]:
     """Delete-a-group jackknife of a Frechet distance (FID, VFID) over groups of videos.
 
-    ``gt_groups[g]``/``comp_groups[g]`` are the :class:`~devil_dataset.eval.frechet.GaussianStats` of the videos of
-    group ``g`` (:func:`video_group`; a list, or a dict group -> stats taken in group order); groups empty on either
+    ``gt_groups[g]``/``comp_groups[g]`` are the :class:`~devil_dataset.eval.kernels.frechet.GaussianStats` of the videos
+    of group ``g`` (:func:`video_group`; a list, or a dict group -> stats taken in group order); groups empty on either
     side are left out. Each group is left out once (the pooled statistics minus that group's, one at a time) and its
-    distance computed with :func:`frechet_distance_cholesky`; the jackknife standard error is
-    sqrt((G-1)/G * sum (d_g - mean d)^2) and the interval ``full`` +/- t_{G-1} se, where ``full`` is the distance of
-    all videos as the metric reports it (default: :func:`~devil_dataset.eval.frechet.frechet_of` of the pooled
-    groups). ``"n"``: ``videos`` (default: the samples in the ground-truth groups, one per video for VFID);
-    ``"groups"``: G. Cost: G Cholesky-Frechet distances; memory: the 2 G D x D sums it is given plus ~4 D x D while
-    it runs (``benchmarks/uncertainty.py`` measures both for a 150-video slice).
+    distance computed with :func:`frechet_distance_cholesky`; the jackknife standard error is sqrt((G-1)/G * sum (d_g -
+    mean d)^2) and the interval ``full`` +/- t_{G-1} se, where ``full`` is the distance of all videos as the metric
+    reports it (default: :func:`~devil_dataset.eval.kernels.frechet.frechet_of` of the pooled groups). ``"n"``:
+    ``videos`` (default: the samples in the ground-truth groups, one per video for VFID); ``"groups"``: G. Cost: G
+    Cholesky-Frechet distances; memory: the 2 G D x D sums it is given plus ~4 D x D while it runs
+    (``benchmarks/uncertainty.py`` measures both for a 150-video slice).
 
-    >>> from devil_dataset.eval.frechet import GaussianStats
+    >>> from devil_dataset.eval.kernels.frechet import GaussianStats
     >>> rng = np.random.default_rng(0)
     >>> gts, comps = [GaussianStats() for _ in range(4)], [GaussianStats() for _ in range(4)]
     >>> for g in range(4):
@@ -129,9 +128,7 @@ def grouped_jackknife_frechet(gt_groups: Sequence[Any] | Mapping[int, Any],
     >>> j["n"], j["groups"], j["ci"][0] < j["mean"] < j["ci"][1], j["method"].startswith("jackknife")
     (12, 4, True, True)
     """
-    from scipy.stats import t
 
-    from ..kernels.frechet import GaussianStats, frechet_of
 
     if isinstance(gt_groups, Mapping) and isinstance(comp_groups, Mapping):
         keys = sorted(set(gt_groups) & set(comp_groups))
@@ -162,7 +159,7 @@ def grouped_jackknife_frechet(gt_groups: Sequence[Any] | Mapping[int, Any],
     if not np.all(np.isfinite(d)):
         return out
     se = float(np.sqrt((g - 1) / g * np.sum((d - d.mean()) ** 2)))
-    half = float(t.ppf(0.5 + level / 2, g - 1)) * se
+    half = float(student_t.ppf(0.5 + level / 2, g - 1)) * se
     return {**out, "se": se, "ci": [full - half, full + half]}
 
 
@@ -171,7 +168,7 @@ def set_level_uncertainty(key: str, gt_groups: Mapping[int, Any], comp_groups: M
                           ) -> dict[str, dict[str, Any]]:
     """``{key: grouped_jackknife_frechet(...)}`` of a metric's per-group state, centred on the value its
     ``compute()`` gave (``computed[key]``, so the results' ``mean`` is the slice's FID/VFID exactly); ``{}`` when
-    no video was added. What :class:`~devil_dataset.eval.perceptual.FIDMetric` and
+    no video was added. What :class:`~devil_dataset.eval.metrics.perceptual.FIDMetric` and
     :class:`~devil_dataset.eval.i3d_metrics.I3DMetric` return from ``uncertainty()``.
 
     >>> set_level_uncertainty("fid", {}, {}, {})

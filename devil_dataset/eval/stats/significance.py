@@ -9,13 +9,13 @@ videos were split and merged (``scipy.stats.permutation_test``).
 from __future__ import annotations
 
 import math
-import warnings
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from scipy.stats import permutation_test
 
-from .intervals import DEFAULT_LEVEL, video_summary
+from .intervals import DEFAULT_LEVEL, _bootstrap_ci, _finite_or_inf, _mean, _num
 
 PERMUTATION_RESAMPLES = 100_000  # exact null distribution when it has at most this many members, else Monte Carlo
 
@@ -23,13 +23,6 @@ PERMUTATION_RESAMPLES = 100_000  # exact null distribution when it has at most t
 SIGNIFICANCE_ALPHA = 0.05  # two-sided test level matching DEFAULT_LEVEL
 
 
-def _num(v: Any) -> float:
-    if v is None:
-        return float("nan")
-    return float(v)  # "inf" strings of a results file read back as floats too
-
-
-# ------------------------------------------------------------------------------------------------ tests
 def _mean_diff(x, y, axis=-1):
     return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
@@ -43,7 +36,6 @@ def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     >>> sign_flip_test([1.0, 2, 3, 4, 5], [0.0, 1, 2, 3, 4])
     0.0625
     """
-    from scipy.stats import permutation_test
 
     x, y = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if len(x) < 1 or np.all(x == y):
@@ -60,7 +52,6 @@ def unpaired_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
     >>> round(unpaired_test([1.0, 2, 3, 4, 5], [11.0, 12, 13, 14, 15]), 4)  # 2 of C(10, 5) = 252 splits
     0.0079
     """
-    from scipy.stats import permutation_test
 
     x, y = _finite_or_inf(a), _finite_or_inf(b)
     if len(x) < 1 or len(y) < 1:

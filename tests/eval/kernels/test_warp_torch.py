@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from devil_dataset.eval import warp
-from devil_dataset.eval import warp_torch as wt
-from devil_dataset.eval.gt_cache import from_arrays, to_arrays
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.warp import GroundTruthFlow, WarpErrorMetric
+from devil_dataset.eval.kernels import warp
+from devil_dataset.eval.kernels import warp_torch as wt
+from devil_dataset.eval.kernels.warp import GroundTruthFlow
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
 ATOL = 1e-9  # issue 31: the torch path equals the numpy path within 1e-9
 
@@ -141,8 +141,8 @@ def test_metric_on_torch_prepares_and_updates_like_numpy(device):
     ref_flow = numpy_metric.prepare(gt)
     torch_flow = torch_metric.prepare(gt)
     assert ref_flow.device is None and torch_flow.device == device and torch_flow.batch_size == 2
-    for key, arr in to_arrays(ref_flow)[1].items():
-        assert np.array_equal(arr, to_arrays(torch_flow)[1][key])
+    for key, arr in numpy_metric.prepared_to_arrays(ref_flow)[1].items():
+        assert np.array_equal(arr, torch_metric.prepared_to_arrays(torch_flow)[1][key])
     expected = numpy_metric.update(video, ref_flow.for_hole(hole))["warp_error_mask"]
     assert np.isfinite(expected)
     prepared = torch_flow.for_hole(hole)
@@ -150,7 +150,7 @@ def test_metric_on_torch_prepares_and_updates_like_numpy(device):
     _same_points([None if p is None else p[:2] for p in ref_flow.for_hole(hole).points],
                  [None if p is None else p[:2] for p in prepared.points])
     # a prepared hole, no prepared state, the flows alone, and a cached entry all give the same value
-    cached = from_arrays(*to_arrays(prepared))
+    cached = torch_metric.prepared_from_arrays(*torch_metric.prepared_to_arrays(prepared))  # the cache's round trip
     for state in (prepared, None, torch_flow, cached):
         assert torch_metric.update(video, state)["warp_error_mask"] == expected
     assert torch_metric.compute()["warp_error_mask"] == expected

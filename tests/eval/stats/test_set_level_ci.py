@@ -8,11 +8,11 @@ import pickle
 import numpy as np
 import pytest
 
-from devil_dataset.eval.evaluate import evaluate
-from devil_dataset.eval.frechet import frechet_distance
-from devil_dataset.eval.perceptual import FIDMetric
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.uncertainty import JACKKNIFE_GROUPS, video_group
+from devil_dataset.eval.engine.one_pass import evaluate
+from devil_dataset.eval.kernels.frechet import frechet_distance
+from devil_dataset.eval.metrics.perceptual import FIDMetric
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.stats.jackknife import JACKKNIFE_GROUPS, video_group
 
 CI = EvalOptions(set_level_ci=True)
 
@@ -114,7 +114,7 @@ def _i3d(cls, options: EvalOptions, clip_ids):
 
 
 def test_vfid_and_vfid_clips_intervals_merge_like_one_pass():
-    from devil_dataset.eval.i3d_metrics import PVCSMetric, VFIDMetric
+    from devil_dataset.eval.metrics.i3d import PVCSMetric, VFIDMetric
 
     ids = [f"clip{i:02d}" for i in range(16)]
     whole = _i3d(VFIDMetric, CI, ids)
@@ -138,13 +138,13 @@ def test_vfid_and_vfid_clips_intervals_merge_like_one_pass():
 
 def _read_back(doc: dict, path) -> dict:
     """``doc`` as ``devil evaluate`` writes it and a later step reads it."""
-    from devil_dataset.eval.results import read_results, write_results
+    from devil_dataset.eval.engine.results import read_results, write_results
 
     return read_results(write_results(path, doc))
 
 
 def test_results_carry_the_interval_and_its_mean_is_the_slice_value(videos, tmp_path):
-    from devil_dataset.eval.results import build_results, merge_results
+    from devil_dataset.eval.engine.results import build_results, merge_results
 
     def doc(options, metrics):
         ev = evaluate(videos, metrics, progress=False)
@@ -160,7 +160,7 @@ def test_results_carry_the_interval_and_its_mean_is_the_slice_value(videos, tmp_
     _, without = doc(EvalOptions(), {"fid": FIDMetric(EvalOptions(), network=_MeanColourNet())})
     assert "fid" not in without["uncertainty"] and without["summary"]["fid"] == with_ci["summary"]["fid"]
 
-    from devil_dataset.eval.evaluate import build_metrics
+    from devil_dataset.eval.metrics.registry import build_metrics
 
     _, pixel = doc(CI, build_metrics(["psnr"], CI)[0])  # what the benchmark merges: pixel doc + network doc
     merged = merge_results(_read_back(pixel, tmp_path / "p.json"), with_ci)
@@ -170,8 +170,8 @@ def test_results_carry_the_interval_and_its_mean_is_the_slice_value(videos, tmp_
 
 
 def test_table1_shows_the_fid_interval_under_ci(videos, tmp_path):
+    from devil_dataset.eval.engine.results import build_results
     from devil_dataset.eval.report import score_table, table1_markdown, table1_tsv, video_intervals
-    from devil_dataset.eval.results import build_results
 
     docs = []
     for m, blur in (("a", 0), ("b", 1)):

@@ -12,11 +12,11 @@ import torch
 
 from devil_dataset.core.engines import get_engine
 from devil_dataset.core.release_format import write_frame_pngs
-from devil_dataset.eval.evaluate import evaluate_slice
-from devil_dataset.eval.protocol import EvalOptions
-from devil_dataset.eval.results import dumps
+from devil_dataset.eval.engine.evaluate import evaluate_slice
+from devil_dataset.eval.engine.results import dumps
+from devil_dataset.eval.metrics.protocol import EvalOptions
 
-PROBE_DIR = Path(__file__).resolve().parents[1] / "core"
+PROBE_DIR = Path(__file__).resolve().parents[2] / "core"
 METRICS = ["lpips", "fid", "pvcs", "vfid"]
 
 

@@ -1,12 +1,12 @@
-"""SSIM's exact window sums (devil_dataset.eval.ssim_window): exact against integer arithmetic, the same floats for
-any crop and any OpenCV dispatch state, and a map of exactly 1 where the frames agree."""
+"""SSIM's exact window sums (devil_dataset.eval.kernels.ssim_window): exact against integer arithmetic, the same floats
+for any crop and any OpenCV dispatch state, and a map of exactly 1 where the frames agree."""
 from __future__ import annotations
 
 import cv2
 import numpy as np
 import pytest
 
-from devil_dataset.eval import ssim_window as sw
+from devil_dataset.eval.kernels import ssim_window as sw
 
 
 def _exact_means(gt: np.ndarray, test: np.ndarray) -> list[np.ndarray]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from devil_dataset.core.flow import dis_flow
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.warp import WarpErrorMetric, hole_points_for, hole_warps_for, warp_error_pair, warp_error_shared
+from devil_dataset.eval.kernels.warp import hole_points_for, hole_warps_for, warp_error_pair, warp_error_shared
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
 
 def _clip():
@@ -40,7 +41,7 @@ def test_prepared_warp_error_equals_per_pair_reference():
 def test_hole_warp_near_the_hole_equals_the_whole_frame_warp():
     """The windowed hole warp is the whole-frame warp bit for bit: holes at borders, flows leaving the frame,
     large and tiny flows, empty holes, a non-finite flow (whole-frame fallback)."""
-    from devil_dataset.eval.warp import warp_backward, warp_hole_backward
+    from devil_dataset.eval.kernels.warp import warp_backward, warp_hole_backward
 
     rng = np.random.default_rng(5)
     h, w = 40, 56
@@ -62,7 +63,7 @@ def test_hole_warp_near_the_hole_equals_the_whole_frame_warp():
 
 def _occlusion_formula(fw, bw):
     """SPEC section 7's occlusion check written out on whole float64 frames (the release's formula, unoptimised)."""
-    from devil_dataset.eval.warp import OCC_FB_ABS, OCC_FB_REL, OCC_GRAD_ABS, OCC_GRAD_REL, warp_backward
+    from devil_dataset.eval.kernels.warp import OCC_FB_ABS, OCC_FB_REL, OCC_GRAD_ABS, OCC_GRAD_REL, warp_backward
 
     bw_w = warp_backward(bw, fw).astype(np.float64)
     fw64 = fw.astype(np.float64)
@@ -80,7 +81,7 @@ def _occlusion_formula(fw, bw):
 def test_occlusion_mask_whole_and_windowed_equal_the_formula():
     """Whole frames and any window (borders, single rows/columns, 1-pixel frames) give the formula's booleans;
     flows of every scale, and backward flows that nearly cancel the forward one (the threshold's edge)."""
-    from devil_dataset.eval.warp import occlusion_mask
+    from devil_dataset.eval.kernels.warp import occlusion_mask
 
     rng = np.random.default_rng(11)
     checked = 0

@@ -7,19 +7,19 @@ import numpy as np
 import pytest
 
 from devil_dataset.core.errors import WeightsMissingError
-from devil_dataset.eval.evaluate import build_metrics, evaluate
-from devil_dataset.eval.patch_masks import clip_rng
-from devil_dataset.eval.pixel import psnr_frames
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.registry import METRICS
-from devil_dataset.eval.self_consistency import (
+from devil_dataset.eval.engine.one_pass import evaluate
+from devil_dataset.eval.kernels.patch_masks import clip_rng
+from devil_dataset.eval.kernels.pixel import psnr_frames
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.registry import METRICS, build_metrics
+from devil_dataset.eval.metrics.self_consistency import (
     SelfConsistencyMetric,
     make_submetric,
     self_consistency,
     submetric_direction,
 )
 
-from .conftest import panning_scene
+from ..conftest import panning_scene
 
 
 def _video(frames=3, size=(64, 48), seed=0):
@@ -133,7 +133,7 @@ def test_lpips_submetric_without_weights_raises_clearly(monkeypatch, tmp_path):
 def test_lpips_submetric_with_injected_random_network():
     pytest.importorskip("lpips")
     from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
-    from devil_dataset.eval.self_consistency import lpips_submetric
+    from devil_dataset.eval.metrics.self_consistency import lpips_submetric
 
     fn, prov = lpips_submetric(EvalOptions(batch_size=2), network=LPIPSNetwork(backbone_state=random_alexnet_state(0)))
     v = _video(frames=3)

@@ -6,24 +6,21 @@ import pytest
 
 import devil_dataset.core.flow as flow_module
 from devil_dataset.core.errors import WeightsMissingError
-from devil_dataset.eval import fidelity
-from devil_dataset.eval.fidelity import (
-    FFAlphaMetric,
-    FFBetaMetric,
-    UnchangedRegionMetric,
+from devil_dataset.eval.kernels.flow_fidelity import (
     backward_warp,
     ff_alpha,
     ff_alpha_pairs,
     ff_beta,
     ff_beta_frame,
-    flow_function,
     unchanged_region,
     video_flows,
 )
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.registry import METRICS
+from devil_dataset.eval.metrics import fidelity
+from devil_dataset.eval.metrics.fidelity import FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric, flow_function
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.registry import METRICS
 
-from .conftest import panning_scene, textured_canvas
+from ..conftest import panning_scene, textured_canvas
 
 DIS = flow_function("dis")[0]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from devil_dataset.core.errors import UnknownNameError
-from devil_dataset.eval.protocol import EvalOptions
-from devil_dataset.eval.registry import DEVIL_METRICS, PIXEL_METRICS, resolve_metrics, skipped_lines
+from devil_dataset.eval.metrics.protocol import EvalOptions
+from devil_dataset.eval.metrics.registry import DEVIL_METRICS, PIXEL_METRICS, resolve_metrics, skipped_lines
 
 
 def test_resolve_named_metrics_splits_pixel_from_the_others():
@@ -33,7 +33,7 @@ def test_skipped_lines_group_metrics_by_reason():
 
 
 def test_higher_is_better_is_the_registry_direction_of_every_key():
-    from devil_dataset.eval.registry import METRICS, higher_is_better
+    from devil_dataset.eval.metrics.registry import METRICS, higher_is_better
 
     for entry in METRICS.values():
         assert [higher_is_better(k) for k in entry.keys] == list(entry.higher_is_better), entry.name
@@ -43,7 +43,7 @@ def test_higher_is_better_is_the_registry_direction_of_every_key():
 
 
 def test_unknown_metric_suggests_the_closest_names():
-    from devil_dataset.eval.registry import metric_entry
+    from devil_dataset.eval.metrics.registry import metric_entry
 
     with pytest.raises(KeyError, match="unknown metric 'warp_eror'; did you mean 'warp_error'"):
         metric_entry("warp_eror")

@@ -9,14 +9,16 @@ import numpy as np
 import pytest
 
 from devil_dataset.core.errors import DevilError, WeightsMissingError
-from devil_dataset.eval import evaluate as ev_mod
-from devil_dataset.eval import registry
-from devil_dataset.eval.evaluate import build_metrics, evaluate, evaluate_dataset, evaluate_directory
-from devil_dataset.eval.pixel import pcons_psnr_mask, psnr, ssim
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.results import dumps, read_results, write_results
+from devil_dataset.eval.engine import evaluate as ev_mod
+from devil_dataset.eval.engine.evaluate import evaluate_dataset, evaluate_directory
+from devil_dataset.eval.engine.one_pass import evaluate
+from devil_dataset.eval.engine.results import dumps, read_results, write_results
+from devil_dataset.eval.kernels.pixel import pcons_psnr_mask, psnr, ssim
+from devil_dataset.eval.metrics import registry
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.registry import build_metrics
 
-from .conftest import slice_rows
+from ..conftest import slice_rows
 
 PIXEL = ["psnr", "ssim", "pcons"]
 
@@ -66,7 +68,7 @@ def test_default_metrics_skip_missing_weights_explicit_fails(monkeypatch):
     broken = _FakeEntry("broken", "x:y", ("broken",), (True,), (".2f",), False, error=ImportError("no module x"))
     monkeypatch.setitem(registry.METRICS, "fake", entry)
     monkeypatch.setitem(registry.METRICS, "broken", broken)
-    monkeypatch.setattr(ev_mod, "DEVIL_METRICS", ("psnr", "fake", "broken"))
+    monkeypatch.setattr(registry, "DEVIL_METRICS", ("psnr", "fake", "broken"))
     metrics, skipped = build_metrics(None, EvalOptions())
     assert list(metrics) == ["psnr"]
     assert "fake.pth missing" in skipped["fake"] and "no module x" in skipped["broken"]
@@ -198,7 +200,7 @@ def test_skipped_metric_keys_are_null_in_summary(eval_release_dirs, monkeypatch)
     entry = _FakeEntry("fake", "x:y", ("fake_a", "fake_b"), (True, True), (".2f", ".2f"), True,
                        error=WeightsMissingError("fake.pth missing"))
     monkeypatch.setitem(registry.METRICS, "fake", entry)
-    monkeypatch.setattr(ev_mod, "DEVIL_METRICS", ("psnr", "fake"))
+    monkeypatch.setattr(registry, "DEVIL_METRICS", ("psnr", "fake"))
     doc = evaluate_directory(*eval_release_dirs, None, EvalOptions(device="cpu"), progress=False)
     parsed = json.loads(dumps(doc))
     assert parsed["summary"]["fake_a"] is None and parsed["summary"]["fake_b"] is None
@@ -235,7 +237,7 @@ def test_all_devil_metrics_in_one_pass_with_random_networks(eval_make_video):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # random features: singular covariances
         ev = evaluate(videos, metrics, progress=False)
-    from devil_dataset.eval.results import build_results
+    from devil_dataset.eval.engine.results import build_results
 
     doc = json.loads(dumps(build_results(ev, method="m", slice_name="all", inputs={}, options=opts,
                                          metrics=list(metrics), skipped={})))

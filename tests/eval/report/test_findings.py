@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import math
 
-from devil_dataset.eval.findings import Finding, check_findings, findings_markdown, slice_counts, write_findings
+from devil_dataset.eval.report.findings import Finding, check_findings, findings_markdown, slice_counts, write_findings
 
 
 def _table(values: dict[str, tuple[float, float]], attr: str, key: str = "psnr") -> dict:

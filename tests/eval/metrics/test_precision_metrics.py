@@ -10,8 +10,8 @@ from devil_dataset.core.networks.i3d import random_i3d_state
 from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
 from devil_dataset.core.networks.raft import random_raft_state
 from devil_dataset.core.weights import KNOWN_WEIGHTS
-from devil_dataset.eval import gt_cache as gc
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.engine import gt_cache as gc
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ class _RecordingLPIPS:
 
 def test_lpips_metric_builds_its_network_in_the_precision_and_records_it(monkeypatch):
     from devil_dataset.core.networks import lpips as lpips_mod
-    from devil_dataset.eval.perceptual import LPIPSMetric
+    from devil_dataset.eval.metrics.perceptual import LPIPSMetric
 
     monkeypatch.setattr(lpips_mod, "LPIPSNetwork", _RecordingLPIPS)
     assert LPIPSMetric(EvalOptions(precision="bf16")).net.precision == "bf16"
@@ -52,7 +52,7 @@ def test_lpips_metric_builds_its_network_in_the_precision_and_records_it(monkeyp
 
 def test_self_consistency_lpips_submetric_uses_the_precision(planted_weights, tmp_path, monkeypatch):
     from devil_dataset.core.networks import lpips as lpips_mod
-    from devil_dataset.eval.self_consistency import lpips_submetric
+    from devil_dataset.eval.metrics.self_consistency import lpips_submetric
 
     (tmp_path / KNOWN_WEIGHTS["alexnet"].filename).write_bytes(b"")  # present: the fail-fast check passes
     monkeypatch.setattr(lpips_mod, "LPIPSNetwork", _RecordingLPIPS)
@@ -63,7 +63,7 @@ def test_self_consistency_lpips_submetric_uses_the_precision(planted_weights, tm
 
 
 def test_shared_i3d_is_one_object_per_precision(planted_weights):
-    from devil_dataset.eval.i3d_metrics import PVCSMetric, VFIDMetric, video_pass
+    from devil_dataset.eval.metrics.i3d import PVCSMetric, VFIDMetric, video_pass
 
     planted_weights("i3d", random_i3d_state(seed=0))
     f32, bf = EvalOptions(), EvalOptions(precision="bf16")
@@ -84,8 +84,8 @@ def test_shared_i3d_is_one_object_per_precision(planted_weights):
 
 def test_raft_flows_follow_the_precision(planted_weights):
     from devil_dataset.core.flow import flow_estimator
-    from devil_dataset.eval.fidelity import FFBetaMetric
-    from devil_dataset.eval.warp import WarpErrorMetric
+    from devil_dataset.eval.metrics.fidelity import FFBetaMetric
+    from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
     planted_weights("raft", random_raft_state(seed=0))
     f32 = flow_estimator("raft")
@@ -99,22 +99,23 @@ def test_raft_flows_follow_the_precision(planted_weights):
     beta = FFBetaMetric(EvalOptions(flow="raft", precision="tf32"))
     assert (beta.provenance()["precision"], beta.provenance()["precision_effective"]) == ("tf32", "float32")
     assert "precision" not in FFBetaMetric(EvalOptions(flow="dis")).provenance()  # no network, nothing to record
-    warp_ident = gc.prepare_identity("warp_error", warp)
+    warp_ident = gc.prepare_identity(warp)
     assert warp_ident is not None and warp_ident["precision"] == "bf16"
-    other = gc.prepare_identity("warp_error", WarpErrorMetric(EvalOptions(flow="raft")))
+    other = gc.prepare_identity(WarpErrorMetric(EvalOptions(flow="raft")))
     assert other is not None and gc.prepare_key("a" * 64, other) != gc.prepare_key("a" * 64, warp_ident)
 
 
 def test_fid_gt_cache_key_differs_by_precision(monkeypatch):
-    monkeypatch.setattr(gc, "_weights_sha", lambda name: "1" * 64)
+    from devil_dataset.eval.metrics import perceptual
 
-    class FakeFID:  # what prepare_identity reads of a FID metric
-        _injected = False
+    monkeypatch.setattr(perceptual, "weights_info", lambda name: {"sha256": "1" * 64})
 
-        def __init__(self, precision: str) -> None:
-            self.options = EvalOptions(precision=precision)
+    def fid(precision: str) -> perceptual.FIDMetric:  # a FID metric without its network
+        metric = perceptual.FIDMetric.__new__(perceptual.FIDMetric)
+        metric.options, metric._injected = EvalOptions(precision=precision), False
+        return metric
 
-    idents = {p: gc.prepare_identity("fid", FakeFID(p)) for p in ("float32", "tf32", "bf16")}
+    idents = {p: gc.prepare_identity(fid(p)) for p in ("float32", "tf32", "bf16")}
     assert {p: i["precision"] for p, i in idents.items() if i is not None} == {p: p for p in idents}
     keys = {gc.prepare_key("b" * 64, i) for i in idents.values() if i is not None}
     assert len(keys) == 3

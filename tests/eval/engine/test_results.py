@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import math
 
-from devil_dataset.eval.results import ValuesCache, dataset_digest, merge_results
+from devil_dataset.eval.engine.results import ValuesCache, dataset_digest, merge_results
 
 
 def _doc(metrics, summary, videos, prov_metrics, **prov):
@@ -59,8 +59,8 @@ def test_dataset_digest_follows_the_manifest(tmp_path):
 def test_values_cache_is_keyed_on_how_the_values_were_computed(tmp_path):
     """Values stored under one scoring identity (modes, arithmetic, flow backend) are not reused under another:
     a resumed benchmark with --parity corrected, or after SSIM's arithmetic changed, scores again."""
-    from devil_dataset.eval.evaluate import scoring_identity
-    from devil_dataset.eval.protocol import EvalOptions
+    from devil_dataset.eval.metrics.protocol import EvalOptions
+    from devil_dataset.eval.metrics.registry import scoring_identity
 
     release = scoring_identity(["psnr", "ssim"], EvalOptions())
     corrected = scoring_identity(["psnr", "ssim"], EvalOptions(parity="corrected"))

@@ -7,10 +7,7 @@ import numpy as np
 import pytest
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
-from devil_dataset.eval.pixel import (
-    PConsMetric,
-    PSNRMetric,
-    SSIMMetric,
+from devil_dataset.eval.kernels.pixel import (
     clip_psnr_values,
     hole_centroid_topleft,
     mean_of,
@@ -22,7 +19,8 @@ from devil_dataset.eval.pixel import (
     ssim,
     ssim_frames,
 )
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.pixel import PConsMetric, PSNRMetric, SSIMMetric
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 
 
 def _same(a, b) -> None:
@@ -231,7 +229,7 @@ def _holed_pairs(rng, shape, n):
 def test_ssim_and_psnr_on_the_changed_region_are_bit_identical(shape, mode):
     """Scoring only where the composite differs (SSIM's changed rows and columns, PSNR's hole box) gives the very
     floats of the whole-frame computation, for holes anywhere (borders, thin, several pieces, none)."""
-    from devil_dataset.eval.pixel import psnr_frames
+    from devil_dataset.eval.kernels.pixel import psnr_frames
 
     rng = np.random.default_rng(sum(shape))
     for gt, pred, hole in _holed_pairs(rng, shape, 12):
@@ -243,7 +241,7 @@ def test_ssim_and_psnr_on_the_changed_region_are_bit_identical(shape, mode):
 
 def test_psnr_changed_region_falls_back_when_the_sum_could_round():
     """A frame whose squared differences add up past the exact float64 range is summed whole, as before."""
-    from devil_dataset.eval.pixel import _EXACT_SUM_LIMIT, psnr_frames
+    from devil_dataset.eval.kernels.pixel import _EXACT_SUM_LIMIT, psnr_frames
 
     gt = np.zeros((1, 120, 100, 3), np.uint8)
     pred = np.full_like(gt, 255)  # every term is 1.0: the sum is 36000 > 2**13

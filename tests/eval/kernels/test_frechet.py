@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devil_dataset.eval import metrics as M
+from devil_dataset.eval.kernels import frechet as M
 from devil_dataset.eval.metrics import GaussianStats, frechet_distance
 
 
@@ -74,4 +74,4 @@ def test_frechet_of_fewer_than_two_samples_is_nan():
     a, b = GaussianStats(), GaussianStats()
     a.add(np.ones((1, 3)))
     b.add(np.ones((1, 3)))
-    assert np.isnan(M._frechet_of(a, b))
+    assert np.isnan(M.frechet_of(a, b))

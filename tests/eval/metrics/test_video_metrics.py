@@ -8,8 +8,8 @@ import torch
 from devil_dataset.core.errors import WeightsMissingError
 from devil_dataset.core.flow import dis_flow
 from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
-from devil_dataset.eval import frechet, i3d_metrics
 from devil_dataset.eval import metrics as M
+from devil_dataset.eval.kernels import frechet
 from devil_dataset.eval.metrics import (
     FIDMetric,
     LPIPSMetric,
@@ -20,7 +20,8 @@ from devil_dataset.eval.metrics import (
     warp_backward,
     warp_error_pair,
 )
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics import i3d as i3d_metrics
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 
 
 @pytest.fixture(scope="module")

@@ -8,20 +8,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from devil_dataset.eval.evaluate import build_metrics, collect, evaluate
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.results import build_results, merge_results
-from devil_dataset.eval.uncertainty import (
-    BOOTSTRAP_RESAMPLES,
+from devil_dataset.eval.engine.one_pass import collect, evaluate
+from devil_dataset.eval.engine.results import build_results, merge_results
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.registry import build_metrics
+from devil_dataset.eval.stats.intervals import BOOTSTRAP_RESAMPLES, results_uncertainty, video_summary
+from devil_dataset.eval.stats.significance import (
     compare_methods,
     holm,
     indistinguishable_from_best,
     paired_comparison,
-    results_uncertainty,
     sign_flip_test,
     smallest_sign_flip_p,
     unpaired_test,
-    video_summary,
 )
 
 VALUES = [31.2, 28.4, 35.9, 30.1, 33.3, 29.8, 27.5, 36.2]
@@ -159,8 +158,8 @@ def test_results_uncertainty_is_independent_of_video_order():
 def test_grouped_jackknife_frechet_against_direct_leave_one_out():
     from scipy.stats import t
 
-    from devil_dataset.eval.frechet import GaussianStats, frechet_distance
-    from devil_dataset.eval.uncertainty import grouped_jackknife_frechet, video_group
+    from devil_dataset.eval.kernels.frechet import GaussianStats, frechet_distance
+    from devil_dataset.eval.stats.jackknife import grouped_jackknife_frechet, video_group
 
     rng = np.random.default_rng(5)
     feats = {f"clip{i}": (rng.normal(size=(6, 3)), rng.normal(0.3, 1.2, size=(6, 3))) for i in range(40)}
@@ -203,8 +202,8 @@ def test_frechet_distance_cholesky_against_sqrtm_and_the_exact_value(dim, n):
     value from the samples within 1e-8 (sqrtm of a singular product is only accurate to ~sqrt(eps))."""
     import warnings
 
-    from devil_dataset.eval.frechet import frechet_distance
-    from devil_dataset.eval.uncertainty import frechet_distance_cholesky
+    from devil_dataset.eval.kernels.frechet import frechet_distance
+    from devil_dataset.eval.stats.jackknife import frechet_distance_cholesky
 
     rng = np.random.default_rng(dim + n)
     x = rng.normal(size=(n, dim))
@@ -221,8 +220,8 @@ def test_frechet_distance_cholesky_against_sqrtm_and_the_exact_value(dim, n):
 
 
 def test_grouped_jackknife_frechet_takes_group_dicts_and_centres_on_the_given_value():
-    from devil_dataset.eval.frechet import GaussianStats, frechet_of
-    from devil_dataset.eval.uncertainty import grouped_jackknife_frechet, set_level_uncertainty
+    from devil_dataset.eval.kernels.frechet import GaussianStats, frechet_of
+    from devil_dataset.eval.stats.jackknife import grouped_jackknife_frechet, set_level_uncertainty
 
     rng = np.random.default_rng(8)
     gts = {g: GaussianStats() for g in (0, 2, 5)}
@@ -249,8 +248,8 @@ def test_grouped_jackknife_frechet_takes_group_dicts_and_centres_on_the_given_va
 def test_grouped_jackknife_leave_out_is_one_group_at_a_time_and_handles_one_sample_groups():
     """Groups of one video (VFID: one vector per video) have no scatter of their own; the leave-one-group-out
     statistics are still those of the remaining videos."""
-    from devil_dataset.eval.frechet import GaussianStats, frechet_distance
-    from devil_dataset.eval.uncertainty import grouped_jackknife_frechet
+    from devil_dataset.eval.kernels.frechet import GaussianStats, frechet_distance
+    from devil_dataset.eval.stats.jackknife import grouped_jackknife_frechet
 
     rng = np.random.default_rng(9)
     x, y = rng.normal(size=(6, 3)), rng.normal(0.5, 1.0, size=(6, 3))

@@ -13,13 +13,14 @@ from devil_dataset.cli import main
 from devil_dataset.core.engines import get_engine
 from devil_dataset.core.errors import DevilError
 from devil_dataset.core.release_format import write_frame_pngs
-from devil_dataset.eval import gt_cache as gc
-from devil_dataset.eval.clip_scoring import ClipScorer
-from devil_dataset.eval.evaluate import build_metrics, evaluate_dataset, evaluate_slice
-from devil_dataset.eval.gt_cache import GroundTruthCache, cached_prepare_clip, decode_entry, encode_entry
-from devil_dataset.eval.protocol import EvalOptions
+from devil_dataset.eval.engine import gt_cache as gc
+from devil_dataset.eval.engine.clip_scoring import ClipScorer
+from devil_dataset.eval.engine.evaluate import evaluate_dataset, evaluate_slice
+from devil_dataset.eval.engine.gt_cache import GroundTruthCache, cached_prepare_clip, decode_entry, encode_entry
+from devil_dataset.eval.metrics.protocol import EvalOptions
+from devil_dataset.eval.metrics.registry import build_metrics
 
-from .conftest import slice_rows
+from ..conftest import slice_rows
 
 METRICS = ["psnr", "ssim", "pcons", "warp_error"]
 OPTS = EvalOptions(flow="dis")
@@ -103,32 +104,39 @@ def test_entry_checks_magic_digest_and_key():
 
 
 def test_prepared_states_round_trip_and_unknown_types_are_refused():
-    from devil_dataset.eval.warp import GroundTruthFlow
+    """The cache stores what the metric takes apart (``prepared_to_arrays``) and the metric puts it back: the warp
+    error's flow and hole states, and any metric's arrays or lists of arrays; the cache itself knows no state type."""
+    from devil_dataset.eval.kernels.warp import GroundTruthFlow
+    from devil_dataset.eval.metrics.protocol import Metric
+    from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
+    warp = WarpErrorMetric(OPTS)
     rng = np.random.default_rng(0)
     flow = GroundTruthFlow([rng.random((4, 5, 2), np.float32) for _ in range(2)],
                            [rng.random((4, 5, 2), np.float32) for _ in range(2)])
-    kind, arrays = gc.to_arrays(flow)
-    back = gc.from_arrays(kind, decode_entry(encode_entry("c" * 64, kind, arrays, {}), "c" * 64)[1])
+    kind, arrays = warp.prepared_to_arrays(flow)
+    back = warp.prepared_from_arrays(kind, decode_entry(encode_entry("c" * 64, kind, arrays, {}), "c" * 64)[1])
     assert isinstance(back, GroundTruthFlow) and back.device is None
     assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(back.fw + back.bw, flow.fw + flow.bw))
     hole = np.zeros((3, 4, 5), bool)
     hole[0, 1:3, 1:3] = hole[2, 0, 0] = True
     state = flow.for_hole(hole)  # what the warp error needs under one hole: the points and the flow there
-    kind, arrays = gc.to_arrays(state)
-    back_state = gc.from_arrays(kind, decode_entry(encode_entry("d" * 64, kind, arrays, {}), "d" * 64)[1])
+    kind, arrays = warp.prepared_to_arrays(state)
+    back_state = warp.prepared_from_arrays(kind, decode_entry(encode_entry("d" * 64, kind, arrays, {}), "d" * 64)[1])
     assert kind == "HoleFlow" and back_state.hole is None and back_state.fits(hole) and not back_state.fits(~hole)
     assert len(back_state.points) == len(state.points) == 2
     for p, q in zip(state.points, back_state.points):
         assert (p is None) == (q is None)
         if p is not None:
             assert all(np.array_equal(a, b) for a, b in zip(p, q)) and q[2].dtype == np.float32
+    plain = Metric()
     feats = [rng.random((3, 8)), rng.random((1, 8))]
-    assert all(np.array_equal(a, b) for a, b in zip(gc.from_arrays(*gc.to_arrays(feats)), feats))
-    with pytest.raises(DevilError, match="cannot be stored"):
-        gc.to_arrays({"a": 1})
-    with pytest.raises(DevilError, match="unknown entry kind"):
-        gc.from_arrays("os.system", {})
+    assert all(np.array_equal(a, b) for a, b in zip(plain.prepared_from_arrays(*plain.prepared_to_arrays(feats)),
+                                                    feats))
+    with pytest.raises(TypeError, match="cannot be stored"):
+        plain.prepared_to_arrays({"a": 1})
+    with pytest.raises(ValueError, match="unknown prepared state kind"):
+        plain.prepared_from_arrays("os.system", {})  # an entry names a kind; nothing is imported by that name
 
 
 def test_two_writers_write_identical_bytes(eval_samples, tmp_path):
@@ -147,25 +155,25 @@ def test_key_follows_content_options_backend_and_weights(eval_samples, monkeypat
     changed[0, 0, 0, 0] ^= 1
     assert gc.clip_content_hash(changed) != h
     warp = build_metrics(["warp_error"], OPTS)[0]["warp_error"]
-    ident = gc.prepare_identity("warp_error", warp)
+    ident = gc.prepare_identity(warp)
     assert ident is not None and ident["flow_backend"] == "dis"
-    corrected = gc.prepare_identity("warp_error", build_metrics(["warp_error"], EvalOptions(flow="dis",
-                                                                                            parity="corrected"))[0]["warp_error"])
+    corrected = gc.prepare_identity(build_metrics(["warp_error"], EvalOptions(flow="dis",
+                                                                              parity="corrected"))[0]["warp_error"])
     assert corrected is not None and gc.prepare_key(h, corrected) != gc.prepare_key(h, ident)
     injected = build_metrics(["psnr"], OPTS)[0]  # no prepare, never cached
-    assert gc.prepare_identity("psnr", injected["psnr"]) is None
-    from devil_dataset.eval.warp import WarpErrorMetric
+    assert gc.prepare_identity(injected["psnr"]) is None
+    from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
-    assert gc.prepare_identity("warp_error", WarpErrorMetric(OPTS, flow_fn=lambda a, b: np.zeros(a.shape[:2] + (2,),
-                                                                                                   np.float32))) is None
+    assert gc.prepare_identity(WarpErrorMetric(OPTS, flow_fn=lambda a, b: np.zeros(a.shape[:2] + (2,),
+                                                                                  np.float32))) is None
+    from devil_dataset.eval.metrics import perceptual
 
-    class FakeFID:  # a network metric: its weights' hash, device and batch size enter the key
-        options, _injected = OPTS, False
-
-    monkeypatch.setattr(gc, "_weights_sha", lambda name: "1" * 64)
-    one = gc.prepare_identity("fid", FakeFID())
-    monkeypatch.setattr(gc, "_weights_sha", lambda name: "2" * 64)
-    two = gc.prepare_identity("fid", FakeFID())
+    fid = perceptual.FIDMetric.__new__(perceptual.FIDMetric)  # a network metric without its network
+    fid.options, fid._injected = OPTS, False
+    monkeypatch.setattr(perceptual, "weights_info", lambda name: {"sha256": "1" * 64})
+    one = gc.prepare_identity(fid)
+    monkeypatch.setattr(perceptual, "weights_info", lambda name: {"sha256": "2" * 64})
+    two = gc.prepare_identity(fid)
     assert one is not None and two is not None and one["weights"] == {"inception": "1" * 64}
     assert one["batch_size"] == 8 and one["device"] == "cpu" and gc.prepare_key(h, one) != gc.prepare_key(h, two)
 
@@ -289,7 +297,7 @@ def test_clip_scorer_writes_per_hole_entries_that_evaluate_reads(eval_samples, t
 
 
 def test_cli_flags(eval_samples, two_methods, tmp_path, monkeypatch, capsys):
-    import devil_dataset.eval.evaluate as ev_mod
+    import devil_dataset.eval.engine.evaluate as ev_mod
 
     rows = slice_rows(eval_samples)
     monkeypatch.setattr(ev_mod, "_slice_rows", lambda dataset, config, columns=None: iter(rows))

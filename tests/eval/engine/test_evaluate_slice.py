@@ -6,11 +6,11 @@ import pytest
 from devil_dataset.core.engines import get_engine
 from devil_dataset.core.errors import DevilError
 from devil_dataset.core.release_format import write_frame_pngs
-from devil_dataset.eval.evaluate import evaluate_dataset, evaluate_slice
-from devil_dataset.eval.protocol import EvalOptions
-from devil_dataset.eval.results import dumps
+from devil_dataset.eval.engine.evaluate import evaluate_dataset, evaluate_slice
+from devil_dataset.eval.engine.results import dumps
+from devil_dataset.eval.metrics.protocol import EvalOptions
 
-from .conftest import slice_rows
+from ..conftest import slice_rows
 
 METRICS = ["psnr", "ssim", "pcons", "warp_error"]
 

@@ -46,7 +46,8 @@ def user_method(tmp_path_factory):
 @pytest.fixture(scope="module")
 def bench_run(bench_tiny_dataset, user_method, tmp_path_factory):
     """`benchmark` with the user's callable (2 worker processes) on the ten slices, PSNR and SSIM."""
-    from devil_dataset.benchmarking import MethodSpec, benchmark
+    from devil_dataset.inpaint.method_spec import MethodSpec
+    from devil_dataset.pipeline.benchmark import benchmark
 
     calls = user_method / "calls.txt"
     out = tmp_path_factory.mktemp("bench_out")
@@ -59,8 +60,8 @@ def bench_run(bench_tiny_dataset, user_method, tmp_path_factory):
 
 
 def test_method_called_once_per_distinct_unit(bench_run, bench_tiny_dataset):
-    from devil_dataset.benchmarking import TABLE1_SLICES
-    from devil_dataset.eval.inpaint_and_score import plan_units
+    from devil_dataset.pipeline.benchmark import TABLE1_SLICES
+    from devil_dataset.pipeline.plan import plan_units
 
     result, lines, calls = bench_run
     units, order = plan_units(bench_tiny_dataset, TABLE1_SLICES)
@@ -76,8 +77,8 @@ def test_method_called_once_per_distinct_unit(bench_run, bench_tiny_dataset):
 
 def test_same_rows_as_the_demo_for_the_wrapped_baseline(bench_run, bench_tiny_dataset, tmp_path):
     """Table 1 of the callable wrapping Telea equals the demo's Telea rows on every slice."""
-    from devil_dataset.benchmarking import TABLE1_SLICES
     from devil_dataset.demo import run_demo
+    from devil_dataset.pipeline.benchmark import TABLE1_SLICES
 
     result, _, _ = bench_run
     demo = run_demo(tmp_path / "demo", methods=["telea"], metrics=METRICS, dataset=bench_tiny_dataset, jobs=1,
@@ -113,8 +114,9 @@ def test_method_named_everywhere(bench_run):
 
 
 def test_resume_calls_nothing_and_another_spec_is_refused(bench_run, bench_tiny_dataset, user_method, monkeypatch):
-    from devil_dataset.benchmarking import MethodSpec, benchmark
     from devil_dataset.core.errors import DevilError
+    from devil_dataset.inpaint.method_spec import MethodSpec
+    from devil_dataset.pipeline.benchmark import benchmark
 
     result, _, calls = bench_run
     monkeypatch.setenv("BENCH_CALLS", str(calls))
@@ -129,8 +131,9 @@ def test_resume_calls_nothing_and_another_spec_is_refused(bench_run, bench_tiny_
 
 
 def test_bad_methods_are_refused(tmp_path):
-    from devil_dataset.benchmarking import MethodSpec, benchmark, resolve_methods
     from devil_dataset.core.errors import DevilError, UnknownNameError
+    from devil_dataset.inpaint.method_spec import MethodSpec
+    from devil_dataset.pipeline.benchmark import benchmark, resolve_methods
 
     with pytest.raises(UnknownNameError, match="method x: unknown baseline 'teleaa'; did you mean 'telea'\\? valid: "
                        "telea, "):
@@ -147,7 +150,7 @@ def test_bad_methods_are_refused(tmp_path):
 
 def test_package_entry_point_is_the_benchmark():
     """`devil_dataset.benchmark(...)` runs the benchmark whether or not the submodule was imported first."""
-    code = ("import devil_dataset{first}; from devil_dataset.benchmarking import benchmark; "
+    code = ("import devil_dataset{first}; from devil_dataset.pipeline.benchmark import benchmark; "
             "print(devil_dataset.benchmark is benchmark)")
     for first in ("", ", devil_dataset.demo"):
         out = subprocess.run([sys.executable, "-c", code.format(first=first)], capture_output=True, text=True,

@@ -11,10 +11,12 @@ import pytest
 import torch
 
 from devil_dataset.core.errors import DevilError
-from devil_dataset.eval import pixel
-from devil_dataset.eval import pixel_torch as pt
-from devil_dataset.eval.evaluate import build_metrics, evaluate
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.engine.one_pass import evaluate
+from devil_dataset.eval.kernels import pixel
+from devil_dataset.eval.kernels import pixel_torch as pt
+from devil_dataset.eval.metrics.pixel import resolve_pixel_backend
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.registry import build_metrics
 
 ATOL = 1e-9  # issue 31: the torch path equals the numpy path within 1e-9 (dB for PSNR-type values, SSIM units)
 
@@ -112,7 +114,7 @@ def test_ssim_modes_and_small_frames_fail_like_numpy():
 @pytest.mark.parametrize("size", [(40, 40), (37, 53), (9, 300)])
 def test_window_means_are_the_numpy_floats(device, size):
     """SSIM's local means from exact window sums: torch's elementwise additions give OpenCV's box sums' floats."""
-    from devil_dataset.eval import ssim_window
+    from devil_dataset.eval.kernels import ssim_window
 
     rng = np.random.default_rng(1)
     gt = rng.integers(0, 256, (2, *size, 3), dtype=np.uint8)
@@ -166,14 +168,14 @@ def test_results_do_not_depend_on_the_thread_count():
 
 
 def test_resolve_pixel_backend():
-    assert pt.resolve_pixel_backend(EvalOptions()) == ("numpy", "cpu")
-    assert pt.resolve_pixel_backend(EvalOptions(pixel_backend="numpy", device="cuda")) == ("numpy", "cpu")
-    assert pt.resolve_pixel_backend(EvalOptions(pixel_backend="torch")) == ("torch", "cpu")
-    auto = pt.resolve_pixel_backend(EvalOptions(device="auto"))
+    assert resolve_pixel_backend(EvalOptions()) == ("numpy", "cpu")
+    assert resolve_pixel_backend(EvalOptions(pixel_backend="numpy", device="cuda")) == ("numpy", "cpu")
+    assert resolve_pixel_backend(EvalOptions(pixel_backend="torch")) == ("torch", "cpu")
+    auto = resolve_pixel_backend(EvalOptions(device="auto"))
     assert auto == (("torch", "cuda") if torch.cuda.is_available() else ("numpy", "cpu"))
     if not torch.cuda.is_available():
         with pytest.raises(DevilError, match="device 'cuda': no CUDA device"):
-            pt.resolve_pixel_backend(EvalOptions(pixel_backend="auto", device="cuda"))
+            resolve_pixel_backend(EvalOptions(pixel_backend="auto", device="cuda"))
 
 
 def _videos() -> list[VideoSample]:

@@ -7,9 +7,15 @@ import numpy as np
 import pytest
 
 from devil_dataset.core.errors import DevilError
-from devil_dataset.eval.comparisons import COMPARISON_FIELDS, compare_text, power_note, significance, write_comparisons
-from devil_dataset.eval.findings import check_findings
 from devil_dataset.eval.report import score_table, table1_markdown, table1_tsv, write_report
+from devil_dataset.eval.report.comparisons import (
+    COMPARISON_FIELDS,
+    compare_text,
+    power_note,
+    significance,
+    write_comparisons,
+)
+from devil_dataset.eval.report.findings import check_findings
 
 
 def _doc(method, slice_name, values, key="psnr"):

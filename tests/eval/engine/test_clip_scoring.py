@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devil_dataset.eval.clip_scoring import ClipScorer
-from devil_dataset.eval.evaluate import build_metrics, evaluate
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.engine.clip_scoring import ClipScorer
+from devil_dataset.eval.engine.one_pass import evaluate
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.registry import build_metrics
 
-from .conftest import make_video
+from ..conftest import make_video
 
 PIXEL = ["psnr", "ssim", "pcons", "warp_error"]
 OPTIONS = EvalOptions(device="cpu", flow="dis")

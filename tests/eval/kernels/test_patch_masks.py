@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devil_dataset.eval.patch_masks import (
+from devil_dataset.eval.kernels.patch_masks import (
     DEFAULT_K,
     DEFAULT_PATCH_SIZE,
     DEFAULT_RATIO_RANGE,

@@ -8,14 +8,15 @@ import pytest
 
 from devil_dataset.core.errors import DevilError, InvalidInputError
 from devil_dataset.core.release_format import write_frame_pngs
-from devil_dataset.eval.composite import (
+from devil_dataset.eval.engine.inputs import (
     DirectorySource,
     PredictionStore,
     VideoShapeInfo,
     read_video_file,
     validate_clips,
 )
-from devil_dataset.eval.protocol import VideoSample, composite
+from devil_dataset.eval.kernels.composite import composite
+from devil_dataset.eval.metrics.protocol import VideoSample
 
 
 def test_composite_takes_known_pixels_from_gt(eval_make_video):

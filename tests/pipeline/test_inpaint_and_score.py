@@ -1,5 +1,6 @@
-"""devil_dataset/eval/inpaint_and_score.py: units planned from slices, any inpainter run once per (clip, hole),
-predictions written once and linked into every slice, scored from memory, resumed from folders and the cache."""
+"""devil_dataset/pipeline (plan, clip_task, inpaint_and_score): units planned from slices, any inpainter run once per
+(clip, hole), predictions written once and linked into every slice, scored from memory, resumed from folders and the
+cache; every step takes one BenchmarkPlan."""
 from __future__ import annotations
 
 import math
@@ -7,17 +8,21 @@ import math
 import numpy as np
 import pytest
 
-import devil_dataset.data as data
+from devil_dataset.core.engines import Engine
 from devil_dataset.core.errors import DevilError
 from devil_dataset.core.release_format import read_frame_pngs
-from devil_dataset.eval import inpaint_and_score as pipeline
-from devil_dataset.eval.evaluate import build_metrics, evaluate
-from devil_dataset.eval.inpaint_and_score import Unit, clip_work, inpaint_and_score, plan_units, slice_results
-from devil_dataset.eval.protocol import EvalOptions, VideoSample
-from devil_dataset.eval.results import ValuesCache
+from devil_dataset.eval.engine.one_pass import evaluate
+from devil_dataset.eval.engine.results import ValuesCache
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.registry import build_metrics
 from devil_dataset.inpaint.run import PredictionFolder, dataset_run_info, hole_fingerprint
+from devil_dataset.pipeline import clip_task as clip_task_module
+from devil_dataset.pipeline import inpaint_and_score as pipeline
+from devil_dataset.pipeline import plan as plan_module
+from devil_dataset.pipeline.inpaint_and_score import inpaint_and_score, slice_results
+from devil_dataset.pipeline.plan import BenchmarkPlan, Unit, clip_work, plan_units
 
-from .conftest import make_video
+from ..eval.conftest import make_video
 
 OPTIONS = EvalOptions(device="cpu", flow="dis")
 PIXEL = ["psnr", "ssim", "pcons", "warp_error"]
@@ -47,13 +52,22 @@ def slices(monkeypatch):
             if clip_ids is None or clip_id in clip_ids:
                 yield {"clip_id": clip_id, "frames": frames, "hole": hole}
 
-    monkeypatch.setattr(data, "iter_slice", fake_iter_slice)
+    for module in (plan_module, clip_task_module):  # where the pipeline reads slices
+        monkeypatch.setattr(module, "iter_slice", fake_iter_slice)
     return rows
 
 
 def _folders(root, methods, slice_names):
     return {(m, s): PredictionFolder(root / m / s, dataset_run_info(m, "tiny", s))
             for m in methods for s in slice_names}
+
+
+def _plan(root, inpainters, slice_names, metrics=PIXEL, engine=None, network_metrics=(), skipped=None):
+    """The plan of ``inpainters`` on the fake slices, prediction folders under ``root``."""
+    units, order = plan_units("tiny", slice_names)
+    return BenchmarkPlan("tiny", root, dict(inpainters), tuple(slice_names), units, order, list(metrics),
+                         list(network_metrics), dict(skipped or {}), OPTIONS, engine or Engine(),
+                         _folders(root / "pred", list(inpainters), slice_names))
 
 
 def test_plan_units_shares_a_clip_and_hole_between_slices(slices):
@@ -67,12 +81,11 @@ def test_plan_units_shares_a_clip_and_hole_between_slices(slices):
 
 def test_inpaint_and_score_any_inpainter_writes_links_scores_and_resumes(slices, tmp_path):
     names = ["fg_size_low", "fg_size_high"]
-    units, order = plan_units("tiny", names)
-    folders = _folders(tmp_path / "pred", ["grey"], names)
+    plan = _plan(tmp_path, {"grey": grey_fill}, names)
+    units, order, folders = plan.units, plan.order, plan.folders
     cache = ValuesCache(tmp_path / "values", "d", PIXEL)
     lines: list[str] = []
-    run = inpaint_and_score("tiny", units, order, {"grey": grey_fill}, folders, PIXEL, OPTIONS, cache=cache,
-                            progress=False, say=lines.append)
+    run = inpaint_and_score(plan, cache=cache, progress=False, say=lines.append)
     assert len(lines) == 2 and all(" 2 videos x 1 methods inpainted and scored, " in line for line in lines)
     for s in names:
         for clip_id, frames, hole in slices[s]:
@@ -87,14 +100,12 @@ def test_inpaint_and_score_any_inpainter_writes_links_scores_and_resumes(slices,
     assert run.inpaint_cpu["grey"] >= 0 and run.score_cpu["grey"] > 0
 
     # resume: nothing inpainted or scored again, the same values from the cache
-    again = inpaint_and_score("tiny", units, order, {"grey": fails}, _folders(tmp_path / "pred", ["grey"], names),
-                              PIXEL, OPTIONS, cache=cache, progress=False)
+    again = inpaint_and_score(_plan(tmp_path, {"grey": fails}, names), cache=cache, progress=False)
     assert again.values == run.values
 
     # values lost, predictions kept: scored from the PNGs, not inpainted
     cache2 = ValuesCache(tmp_path / "values2", "d", PIXEL)
-    rescored = inpaint_and_score("tiny", units, order, {"grey": fails}, _folders(tmp_path / "pred", ["grey"], names),
-                                 PIXEL, OPTIONS, cache=cache2, progress=False)
+    rescored = inpaint_and_score(_plan(tmp_path, {"grey": fails}, names), cache=cache2, progress=False)
     assert rescored.values == run.values and cache2.load("grey", "b", units[order["fg_size_high"][0]].fingerprint)
 
 
@@ -104,7 +115,6 @@ def test_clips_go_to_the_engine_largest_first_as_picklable_records(slices, tmp_p
     import pickle
 
     names = ["fg_size_low", "fg_size_high"]
-    units, order = plan_units("tiny", names)
     tasks = []
 
     class Recording:  # an engine that runs in this process and keeps the records it got
@@ -113,36 +123,29 @@ def test_clips_go_to_the_engine_largest_first_as_picklable_records(slices, tmp_p
             tasks.extend(records)
             return map(fn, records)
 
-    run = inpaint_and_score("tiny", units, order, {"grey": grey_fill}, _folders(tmp_path, ["grey"], names), PIXEL,
-                            OPTIONS, engine=Recording(), progress=False)
+    run = inpaint_and_score(_plan(tmp_path, {"grey": grey_fill}, names, engine=Recording()), progress=False)
     assert [t.clip_id for t in tasks] == ["b", "a"] and tasks[0].work > tasks[1].work
     assert [len(t.items) for t in tasks] == [2, 1] and tasks[0].slice_name == "fg_size_low"
     assert pickle.loads(pickle.dumps(tasks[0])).items[1].key == tasks[0].items[1].key
-    assert pickle.loads(pickle.dumps(pipeline.clip_task)) is pipeline.clip_task
+    assert pickle.loads(pickle.dumps(clip_task_module.clip_task)) is clip_task_module.clip_task
     assert len(run.values) == 3
 
 
 def test_a_missing_prediction_is_an_error(slices, tmp_path):
-    units, order = plan_units("tiny", ["fg_size_low"])
-    folders = _folders(tmp_path / "pred", ["grey"], ["fg_size_low"])
-
     class Nothing:
         def map_ordered(self, fn, records, **kw):
             return iter(())
 
     with pytest.raises(DevilError, match="no prediction of grey for clip"):
-        inpaint_and_score("tiny", units, order, {"grey": grey_fill}, folders, PIXEL, OPTIONS, engine=Nothing(),
-                          progress=False)
+        inpaint_and_score(_plan(tmp_path, {"grey": grey_fill}, ["fg_size_low"], engine=Nothing()), progress=False)
 
 
 def test_slice_results_rebuild_the_slice_values(slices, tmp_path):
     names = ["fg_size_low", "fg_size_high"]
-    units, order = plan_units("tiny", names)
-    folders = _folders(tmp_path / "pred", ["grey"], names)
-    run = inpaint_and_score("tiny", units, order, {"grey": grey_fill}, folders, ["psnr", "warp_error"], OPTIONS,
-                            progress=False)
-    docs = slice_results("tiny", units, order, run.values, folders, ["grey"], ["psnr", "warp_error"], [],
-                         {"lpips": "no weights"}, OPTIONS, progress=False)
+    plan = _plan(tmp_path, {"grey": grey_fill}, names, metrics=["psnr", "warp_error"], skipped={"lpips": "no weights"})
+    order, folders = plan.order, plan.folders
+    run = inpaint_and_score(plan, progress=False)
+    docs = slice_results(plan, run.values, progress=False)
     doc = docs[("grey", "fg_size_high")]
     psnrs = [run.values[(k, "grey")]["psnr"] for k in order["fg_size_high"]]
     assert doc["num_videos"] == 2 and doc["num_frames"] == 9 and list(doc["videos"]) == ["b", "a"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devil_dataset.eval.frechet import GaussianStats, frechet_of
-from devil_dataset.eval.perceptual import FIDMetric
-from devil_dataset.eval.pixel import PConsMetric, PSNRMetric, SSIMMetric
-from devil_dataset.eval.protocol import EvalOptions, VideoSample, merge_state
-from devil_dataset.eval.warp import WarpErrorMetric
+from devil_dataset.eval.kernels.frechet import GaussianStats, frechet_of
+from devil_dataset.eval.metrics.perceptual import FIDMetric
+from devil_dataset.eval.metrics.pixel import PConsMetric, PSNRMetric, SSIMMetric
+from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample, merge_state
+from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
 
 class _MeanColourNet:
@@ -119,7 +119,7 @@ def _tiny_videos(n):
 
 
 def test_one_i3d_metric_yields_pvcs_vfid_and_clips_and_merges(protocol_i3d):
-    from devil_dataset.eval.i3d_metrics import I3DMetric, PVCSMetric, VFIDMetric
+    from devil_dataset.eval.metrics.i3d import I3DMetric, PVCSMetric, VFIDMetric
 
     opts = EvalOptions(batch_size=8)
     videos = _tiny_videos(4)
@@ -154,7 +154,7 @@ def test_vfid_of_merged_halves_equals_one_pass(protocol_i3d):
     """
     import warnings
 
-    from devil_dataset.eval.i3d_metrics import VFIDMetric
+    from devil_dataset.eval.metrics.i3d import VFIDMetric
 
     opts = EvalOptions(batch_size=8)
     videos = _tiny_videos(4)
@@ -205,9 +205,9 @@ def test_eval_options_refuse_unknown_parity_and_modes(kwargs, needle):
 
 def test_eval_parity_table_names_the_metrics_modes():
     from devil_dataset.core.parity import PARITIES, mode_choices
-    from devil_dataset.eval.i3d_metrics import PVCS_MODES
-    from devil_dataset.eval.pixel import SSIM_DATA_RANGE
-    from devil_dataset.eval.protocol import EVAL_PARITY_MODES
+    from devil_dataset.eval.kernels.pixel import SSIM_DATA_RANGE
+    from devil_dataset.eval.metrics.i3d import PVCS_MODES
+    from devil_dataset.eval.metrics.protocol import EVAL_PARITY_MODES
 
     assert tuple(EVAL_PARITY_MODES) == PARITIES
     assert mode_choices(EVAL_PARITY_MODES, "ssim_mode") == tuple(SSIM_DATA_RANGE)
