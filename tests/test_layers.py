@@ -1,9 +1,11 @@
-"""The package's layers, checked from its source: no import cycle between units, nothing imports a layer above it.
+"""The package's layers, checked from its source: no import circle between files, nothing imports a layer above it,
+imports at the head of the file, and functions that do one step.
 
-Every ``import`` and ``from ... import`` of every module is read with :mod:`ast`, those inside functions included
-(a lazy import is still a dependency). A *unit* is a subpackage (``core``, ``builder``, ...) or a top-level module
-(``demo``); the package's ``__init__`` is the unit ``devil_dataset``. :data:`ALLOWED` is the one table of which unit
-may import which; ``README.md`` ("Architecture") and ``../shared/ARCHITECTURE.md`` draw the same picture.
+Every ``import`` and ``from ... import`` of every module is read with :mod:`ast`, those inside functions and under
+``TYPE_CHECKING`` included (a lazy import is still a dependency). A *unit* is a subpackage (``core``, ``builder``, ...)
+or a top-level module (``demo``); the package's ``__init__`` is the unit ``devil_dataset``. :data:`ALLOWED` is the one
+table of which unit may import which, :data:`EVAL_FLOORS` the same inside ``eval``; ``README.md`` ("Architecture")
+and ``../shared/ARCHITECTURE.md`` draw the same picture.
 """
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ ROOT_UNIT = "devil_dataset"
 #   sources, data, inpaint                 stages over core only
 #   builder                                may use the release's source list (sources)
 #   eval                                   may read slices (data) and call an inpainter it is given (inpaint)
-#   benchmark                              the pipeline: inpaint + evaluate + report any methods
+#   pipeline                               `devil benchmark`: inpaint + evaluate + report any methods
 #   demo, cli, the package's __init__      orchestration and the public facade
+#   moved_modules                          the table of module paths that moved (names only, no imports)
 ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset(),
     "sources": frozenset({"core"}),
@@ -30,11 +33,35 @@ ALLOWED: dict[str, frozenset[str]] = {
     "inpaint": frozenset({"core"}),
     "builder": frozenset({"core", "sources"}),
     "eval": frozenset({"core", "data", "inpaint"}),
-    "benchmarking": frozenset({"core", "data", "inpaint", "eval"}),
-    "demo": frozenset({"core", "builder", "data", "inpaint", "eval", "benchmarking"}),
-    "cli": frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "benchmarking"}),
-    ROOT_UNIT: frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "benchmarking"}),
+    "pipeline": frozenset({"core", "data", "inpaint", "eval"}),
+    "demo": frozenset({"core", "builder", "data", "inpaint", "eval", "pipeline"}),
+    "cli": frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "pipeline"}),
+    "moved_modules": frozenset(),
+    ROOT_UNIT: frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "pipeline",
+                          "moved_modules"}),
 }
+
+# eval's floors: sub-package -> the sub-packages it may import (besides itself). ``eval/functional.py`` and the
+# package's ``__init__`` (the public API) are above them all.
+#   kernels   stateless numpy and torch math          stats    intervals, significance, the jackknife
+#   metrics   metric classes and the registry         engine   one pass, inputs, gt cache, results
+#   report    tables, figures, comparisons, findings, HTML
+EVAL_FLOORS: dict[str, frozenset[str]] = {
+    "kernels": frozenset(),
+    "stats": frozenset({"kernels"}),
+    "metrics": frozenset({"kernels", "stats"}),
+    "engine": frozenset({"kernels", "stats", "metrics"}),
+    "report": frozenset({"kernels", "stats", "metrics", "engine"}),
+}
+EVAL_TOP = frozenset({"__init__", "functional"})  # eval/__init__.py, eval/functional.py: may import every floor
+
+# Imports that may stay inside a function: heavy optional dependencies (seconds to import, or an extra that may be
+# absent), and modules of the package whose head imports one of them (deferring those buys the same).
+HEAVY_DEPENDENCIES = frozenset({"torch", "torchvision", "lpips", "pytorch_fid", "matplotlib", "jinja2", "av", "ray",
+                                "decord", "scenedetect", "yt_dlp", "skvideo", "selenium", "datasets", "pyarrow",
+                                "huggingface_hub"})
+# Issue 37: no function of the package is longer than this (lines, signature and docstring included).
+MAX_FUNCTION_LINES = 100
 
 
 def module_name(path: Path) -> str:
@@ -50,26 +77,29 @@ def unit_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else ROOT_UNIT
 
 
+def import_targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    """The dotted names an import statement of ``module`` names, relative imports resolved (``from pkg import x`` names
+    ``pkg`` and ``pkg.x``: x may be a submodule)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    package = module if is_package else module.rpartition(".")[0]
+    if node.level:
+        base = package.split(".")
+        base = base[: len(base) - (node.level - 1)]
+        mod = ".".join(base + ([node.module] if node.module else []))
+    else:
+        mod = node.module or ""
+    return [mod] + [f"{mod}.{a.name}" for a in node.names]
+
+
 def imported_modules(source: str, module: str, is_package: bool, modules: set[str]) -> list[tuple[int, str]]:
     """(line, module of the package) for every import in ``source`` (the text of ``module``), relative imports
     resolved, imports inside functions included; ``modules`` are the package's modules."""
-    package = module if is_package else module.rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            # `from pkg import submodule` depends on the submodule
-            targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
-        else:
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
-        for target in targets:
+        for target in import_targets(node, module, is_package):
             if target.split(".")[0] != PACKAGE.name:
                 continue
             while target and target not in modules:  # `from m import function` -> m
@@ -77,6 +107,66 @@ def imported_modules(source: str, module: str, is_package: bool, modules: set[st
             if target:
                 found.append((node.lineno, target))
     return found
+
+
+@functools.lru_cache(maxsize=1)
+def package_modules() -> dict[str, Path]:
+    """Module name -> file of every module of the package."""
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@functools.lru_cache(maxsize=1)
+def file_graph() -> tuple[dict[str, set[str]], dict[tuple[str, str], list[str]]]:
+    """(module -> imported modules of the package, (module, module) -> the import sites), every import counted."""
+    modules = package_modules()
+    edges: dict[str, set[str]] = {}
+    sites: dict[tuple[str, str], list[str]] = {}
+    for name, path in modules.items():
+        edges.setdefault(name, set())
+        for line, target in imported_modules(path.read_text(encoding="utf-8"), name, path.name == "__init__.py",
+                                             set(modules)):
+            if target != name:
+                edges[name].add(target)
+                sites.setdefault((name, target), []).append(f"{path.relative_to(PACKAGE.parent)}:{line}")
+    return edges, sites
+
+
+def head_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements at the head of a file: top level, or in a top-level ``try`` (not in functions)."""
+    out: list[ast.Import | ast.ImportFrom] = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.append(node)
+        elif isinstance(node, ast.Try):
+            out += [n for n in node.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def heavy_modules() -> frozenset[str]:
+    """The package's modules whose head imports a heavy dependency, directly or through another such module."""
+    modules = package_modules()
+    direct: dict[str, set[str]] = {}
+    heavy: set[str] = set()
+    for name, path in modules.items():
+        direct[name] = set()
+        for node in head_imports(path):
+            for target in import_targets(node, name, path.name == "__init__.py"):
+                if target.split(".")[0] in HEAVY_DEPENDENCIES:
+                    heavy.add(name)
+                elif target.split(".")[0] == PACKAGE.name:
+                    while target and target not in modules:
+                        target = target.rpartition(".")[0]
+                    if target and target != name:
+                        direct[name].add(target)
+    changed = True
+    while changed:
+        changed = False
+        for name, targets in direct.items():
+            if name not in heavy and targets & heavy:
+                heavy.add(name)
+                changed = True
+    return frozenset(heavy)
 
 
 @functools.lru_cache(maxsize=1)
@@ -155,6 +245,88 @@ def test_unit_imports_only_layers_below_it(unit):
 
 def test_the_table_itself_has_no_cycle():
     assert cycles({u: set(v) for u, v in ALLOWED.items()}) == []
+
+
+def test_no_import_circle_between_files():
+    """Issue 37: no two files of the package import each other, directly or around a circle, counting imports made
+    inside functions (which only hide a circle)."""
+    edges, sites = file_graph()
+    found = cycles(edges)
+    detail = [s for comp in found for a in comp for b in comp if (a, b) in sites for s in sites[(a, b)]]
+    assert not found, f"import circles between files {found}:\n" + "\n".join(detail)
+
+
+def eval_floor(module: str) -> str | None:
+    """The floor of an eval module (``kernels``, ``stats``, ...), ``__init__``/``functional`` above them, or None."""
+    parts = module.split(".")
+    if parts[:2] != [PACKAGE.name, "eval"]:
+        return None
+    return "__init__" if len(parts) == 2 else parts[2]
+
+
+def test_eval_floors_import_only_floors_below():
+    edges, sites = file_graph()
+    assert {eval_floor(m) for m in edges if eval_floor(m)} == set(EVAL_FLOORS) | EVAL_TOP, \
+        "a new part of eval: add it to EVAL_FLOORS (and README's architecture section)"
+    bad = []
+    for module, targets in edges.items():
+        floor = eval_floor(module)
+        if floor is None or floor in EVAL_TOP:
+            continue
+        for target in targets:
+            other = eval_floor(target)
+            if other is not None and other != floor and other not in EVAL_FLOORS[floor]:
+                bad += sites[(module, target)]
+    assert not bad, "eval modules importing a floor above or beside them:\n" + "\n".join(bad)
+
+
+def test_imports_are_at_the_head_of_the_file_unless_heavy():
+    """An import inside a function is allowed only for a heavy optional dependency, or a module of the package whose
+    head imports one (deferring it keeps ``devil --help`` and pixel-only evaluation from importing torch)."""
+    heavy = heavy_modules()
+    modules = package_modules()
+    bad = []
+    for name, path in modules.items():
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                targets = import_targets(node, name, path.name == "__init__.py")
+                submodules = [t for t in targets[1:] if t in modules] if isinstance(node, ast.ImportFrom) else []
+                for target in submodules or targets[:1] if isinstance(node, ast.ImportFrom) else targets:
+                    root = target.split(".")[0]
+                    while root == PACKAGE.name and target and target not in modules:
+                        target = target.rpartition(".")[0]
+                    if root in HEAVY_DEPENDENCIES or target in heavy or (root == PACKAGE.name and not target):
+                        continue
+                    bad.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {target} inside {fn.name}")
+                    break
+    assert not bad, "imports that belong at the head of the file:\n" + "\n".join(bad)
+
+
+def test_no_function_is_longer_than_100_lines():
+    long = [f"{p.relative_to(PACKAGE.parent)}:{fn.lineno} {fn.name} ({fn.end_lineno - fn.lineno + 1} lines)"
+            for p in package_modules().values() for fn in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.end_lineno is not None
+            and fn.end_lineno - fn.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, "functions to split into steps:\n" + "\n".join(long)
+
+
+def test_moved_module_paths_still_import():
+    """Public imports users wrote before issue 37 keep working: every old path of devil_dataset/moved_modules.py
+    imports as the module at its new path."""
+    import importlib
+
+    from devil_dataset.moved_modules import MOVED
+
+    for old, new in MOVED.items():
+        assert importlib.import_module(old) is importlib.import_module(new), old
+    from devil_dataset.benchmarking import MethodSpec, benchmark  # noqa: F401  (documented in docs/inpainting.md)
+    from devil_dataset.eval.evaluate import build_metrics, evaluate_dataset, evaluate_directory  # noqa: F401
+    from devil_dataset.eval.protocol import EvalOptions, VideoSample  # noqa: F401
+    from devil_dataset.eval.results import write_results  # noqa: F401
 
 
 def test_the_checker_sees_imports_inside_functions_and_relative_ones():

@@ -1,4 +1,4 @@
-"""Tests of devil_dataset/benchmarking.py (issue 30): a user's callable benchmarked on every slice of a tiny built
+"""Tests of devil_dataset/pipeline/benchmark.py (issue 30): a user's callable benchmarked on every slice of a tiny built
 dataset in one call gives the demo's rows for the baseline it wraps, is called once per distinct (clip, hole) unit,
 is named correctly everywhere, and resumes without calling it again. The CLI: tests/cli/test_cli_benchmark.py."""
 from __future__ import annotations

@@ -11,7 +11,7 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
       "summary": {"psnr": 36.62, "ssim": 0.9807, "vfid_clips": 0.0622, ...},   # slice-level values
       "videos": {"<clip id>": {"psnr": 35.1, ...}, ...},                        # per-video values
       "uncertainty": {"psnr": {"n": 150, "mean": 36.62, "se": 0.41, "ci": [35.8, 37.4], "level": 0.95,
-                               "method": "bootstrap BCa, ..."}, ...,    # per-video keys, eval/uncertainty.py
+                               "method": "bootstrap BCa, ..."}, ...,    # per-video keys, eval/stats/
                       "fid": {"n": 150, "mean": 12.3, ..., "groups": 10,
                               "method": "jackknife over 10 groups of videos ..."}},  # with --set-level-ci
       "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)

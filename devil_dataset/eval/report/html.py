@@ -31,7 +31,7 @@ from ...core.errors import DevilError
 from ...data import iter_slice
 from ..engine.inputs import DirectorySource, PredictionStore
 from ..metrics.registry import higher_is_better
-from ..stats.intervals import DEFAULT_LEVEL, video_intervals
+from ..stats.intervals import DEFAULT_LEVEL, Intervals, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best, smallest_sign_flip_p
 from .plots import write_plots
 from .tables import (
@@ -210,6 +210,176 @@ def _write_slice_clips(task: _SliceClips) -> list[dict]:
     return groups
 
 
+@dataclass(frozen=True)
+class _ReportData:
+    """What the page is made of, gathered once from the results documents (:func:`_gather`)."""
+
+    docs: list[Mapping]
+    table: Table
+    methods: list[str]
+    slices: list[str]
+    keys: list[str]  # the computed keys shown, in order
+    asked: Sequence[str] | None  # the keys asked for (the relative-improvement table applies them itself)
+    intervals: Intervals  # per (method, slice) and key: mean, standard error and interval over videos
+    comparisons: Sequence[Mapping] | None  # the paired comparisons, or None (only the best is marked)
+    by: dict[tuple[str, str], Mapping]  # (method, slice) -> its results document
+
+
+def _gather(docs: Iterable[Mapping], keys: Sequence[str] | None, comparisons: Sequence[Mapping] | None
+            ) -> _ReportData:
+    """The report's data from the results documents; refuses none."""
+    docs = list(docs)
+    if not docs:
+        raise DevilError("no results to report")
+    table: Table = score_table(docs)
+    return _ReportData(
+        docs=docs, table=table, methods=_methods(table), slices=_slices(table), keys=_keys(table, keys), asked=keys,
+        intervals=video_intervals(docs), comparisons=comparisons,
+        by={(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs})
+
+
+def _table1_cell(data: _ReportData, cell: tuple[str, str, str], best: str | None, tied: set[str]) -> dict:
+    """One Table 1 cell ``(method, slice, key)``: text, standard error, interval tooltip and marks."""
+    m, s, k = cell
+    v = data.table.get((m, s), {}).get(k)
+    num = None if v is None or math.isnan(v) else v
+    iv = data.intervals.get((m, s), {}).get(k) or {}
+    se, ci = iv.get("se"), iv.get("ci") or [None, None]
+    ok = num is not None and isinstance(se, (int, float)) and math.isfinite(se)
+    tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {iv.get('n')} videos, "
+           f"{round(100 * iv.get('level', 0.95))}% interval [{fmt(k, ci[0])}, {fmt(k, ci[1])}] "
+           f"({iv.get('method')})") if ok else ""
+    return {"text": fmt(k, v), "se": f"±{fmt(k, se)}" if ok else "", "tip": tip, "value": num,
+            "best": best == m, "tied": num is not None and m in tied}
+
+
+def _table1(data: _ReportData) -> tuple[list[dict], float | None]:
+    """Table 1: one row per slice, methods side by side per metric (mean, standard error over videos and
+    interval); with the first interval level found (None without intervals)."""
+    rows = []
+    level = None
+    for s in data.slices:
+        cells = []
+        for k in data.keys:
+            best = _best(data.table, s, k, data.methods)
+            tied = set() if best is None or data.comparisons is None else indistinguishable_from_best(
+                data.comparisons, s, k, best)
+            for m in data.methods:
+                level = level or (data.intervals.get((m, s), {}).get(k) or {}).get("level")
+                cells.append(_table1_cell(data, (m, s, k), best, tied))
+        rows.append({"slice": s, "cells": cells})
+    return rows, level
+
+
+def _power_note(comparisons: Sequence[Mapping] | None) -> str:
+    """The note that no paired difference can be significant with so few videos (issue 28), or ``""``."""
+    n_paired = max((int(r.get("n") or 0) for r in comparisons or ()), default=0)
+    if not n_paired or smallest_sign_flip_p(n_paired) < SIGNIFICANCE_ALPHA:
+        return ""
+    return (f"With at most {n_paired} videos per slice the smallest p a paired sign-flip test can give is "
+            f"2/2^{n_paired} = {smallest_sign_flip_p(n_paired):.4g}, not below {SIGNIFICANCE_ALPHA}: no "
+            "difference between two methods can be called significant here; more videos are needed.")
+
+
+def _write_plot_files(data: _ReportData, out: Path, plots: bool, plots_from: Sequence[str | Path] | None
+                      ) -> list[str]:
+    """The plots in ``out/plots`` (copied from ``plots_from`` or drawn); their paths relative to ``out``."""
+    if not plots:
+        return []
+    if plots_from is None:
+        return [p.relative_to(out).as_posix() for p in write_plots(data.table, out / "plots", data.keys,
+                                                                    data.intervals)]
+    plot_files: list[str] = []
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    for src in (Path(p) for p in plots_from if str(p).endswith(".png")):
+        target = out / "plots" / src.name
+        with atomic_path(target) as tmp:
+            shutil.copyfile(src, tmp)
+        plot_files.append(target.relative_to(out).as_posix())
+    return plot_files
+
+
+def _clip_metric(clip_metric: str | None, keys: Sequence[str]) -> str | None:
+    """The key that ranks clips: ``clip_metric``, else ``psnr`` if shown, else the first key (None: no keys)."""
+    return clip_metric or ("psnr" if "psnr" in keys else (keys[0] if keys else None))
+
+
+def _chosen_clips(data: _ReportData, slice_name: str, metric: str, per_end: int) -> dict[str, list[str]]:
+    """Clip id -> why it is shown (``worst for <method>``, ``best for <method>``): the union over methods."""
+    chosen: dict[str, list[str]] = {}
+    for m in data.methods:
+        d = data.by.get((m, slice_name))
+        if d is None:
+            continue
+        worst_clips, best_clips = pick_clips(d.get("videos") or {}, metric, per_end)
+        for c in worst_clips:
+            chosen.setdefault(c, []).append(f"worst for {m}")
+        for c in best_clips:
+            chosen.setdefault(c, []).append(f"best for {m}")
+    return chosen
+
+
+def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path) -> list[_SliceClips]:
+    """One clip-encoding task per slice with clips to show."""
+    tasks = []
+    for s in data.slices:
+        chosen = _chosen_clips(data, s, metric, per_end)
+        if not chosen:
+            continue
+        present = [m for m in data.methods if (m, s) in data.by]
+        per_method = {m: (data.by[(m, s)]["provenance"]["inputs"]["predictions"], (data.by[(m, s)].get("videos") or {}))
+                      for m in present}
+        tasks.append(_SliceClips(s, chosen, data.by[(present[0], s)]["provenance"]["inputs"], per_method, metric,
+                                 str(out)))
+    return tasks
+
+
+def _write_clip_sections(tasks: Sequence[_SliceClips], engine: Engine) -> list[dict]:
+    """Encode the tasks' clips (one slice per engine task); one section of player groups per slice."""
+    return [{"slice": s, "groups": groups}
+            for s, groups in zip((t.slice for t in tasks), engine.map_ordered(_write_slice_clips, tasks))]
+
+
+def _provenance(docs: Sequence[Mapping]) -> dict[str, dict]:
+    """Per ``method / slice``: package version, options, flow backend, weights and metric modes."""
+    prov = {}
+    for d in docs:
+        p = d.get("provenance") or {}
+        prov[f"{d.get('method')} / {d.get('slice')}"] = {
+            "package_version": p.get("package_version"), "options": p.get("options"),
+            "flow_backend": p.get("flow_backend"), "weights": p.get("weights"),
+            "metric modes": {n: {k: v for k, v in (mp or {}).items() if k in ("mode", "modes", "version")}
+                             for n, mp in (p.get("metrics") or {}).items()}}
+    return prov
+
+
+@dataclass(frozen=True)
+class _Media:
+    """What the page links: the plots' relative paths, the clip sections and the metric that chose the clips."""
+
+    plots: list[str]
+    sections: list[dict]
+    metric: str | None
+
+
+def _render_page(data: _ReportData, media: _Media) -> str:
+    """``index.html``'s text (the Jinja2 template ``templates/report.html.j2``)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    t1_rows, level = _table1(data)
+    ri_header, ri_rows = _ri_rows(data.table, data.asked)
+    env = Environment(loader=PackageLoader("devil_dataset.eval.report", "templates"), autoescape=select_autoescape())
+    return env.get_template("report.html.j2").render(
+        methods=data.methods, t1_header=[{"title": title(k), "key": k, "methods": data.methods} for k in data.keys],
+        t1_rows=t1_rows, ri_header=ri_header, ri_rows=ri_rows,
+        ri_caption=RELATIVE_IMPROVEMENT_CAPTION, skipped=skipped_line(skipped_metrics(data.docs)),
+        compared=data.comparisons is not None, power_note=_power_note(data.comparisons),
+        level=round(100 * (level or DEFAULT_LEVEL)), alpha=SIGNIFICANCE_ALPHA,
+        plots=media.plots, sections=media.sections, metric=media.metric,
+        metric_title=KEY_TITLES.get(media.metric or "", media.metric), fps=CLIP_FPS,
+        provenance=json.dumps(_provenance(data.docs), indent=1, sort_keys=True, default=str), escape=html.escape)
+
+
 def write_html_report(
     docs: Iterable[Mapping],
     out_dir: str | Path,
@@ -238,100 +408,12 @@ def write_html_report(
     Example:
         >>> write_html_report([read_results(p) for p in paths], "report-html", engine=get_engine())  # doctest: +SKIP
     """
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
-    docs = list(docs)
-    if not docs:
-        raise DevilError("no results to report")
-    table: Table = score_table(docs)
+    data = _gather(docs, keys, comparisons)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    methods, slices, ks = _methods(table), _slices(table), _keys(table, keys)
-    by = {(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs}
-
-    # Table 1: one row per slice, methods side by side per metric; mean, standard error over videos and interval.
-    intervals = video_intervals(docs)
-    t1_rows = []
-    level = None
-    for s in slices:
-        cells = []
-        for k in ks:
-            best = _best(table, s, k, methods)
-            tied = set() if best is None or comparisons is None else indistinguishable_from_best(
-                comparisons, s, k, best)
-            for m in methods:
-                v = table.get((m, s), {}).get(k)
-                num = None if v is None or math.isnan(v) else v
-                iv = intervals.get((m, s), {}).get(k) or {}
-                se, ci = iv.get("se"), iv.get("ci") or [None, None]
-                ok = num is not None and isinstance(se, (int, float)) and math.isfinite(se)
-                level = level or iv.get("level")
-                tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {iv.get('n')} videos, "
-                       f"{round(100 * iv.get('level', 0.95))}% interval [{fmt(k, ci[0])}, {fmt(k, ci[1])}] "
-                       f"({iv.get('method')})") if ok else ""
-                cells.append({"text": fmt(k, v), "se": f"±{fmt(k, se)}" if ok else "", "tip": tip, "value": num,
-                              "best": best == m, "tied": num is not None and m in tied})
-        t1_rows.append({"slice": s, "cells": cells})
-    skipped = skipped_line(skipped_metrics(docs))
-    n_paired = max((int(r.get("n") or 0) for r in comparisons or ()), default=0)
-    power_note = ""
-    if n_paired and smallest_sign_flip_p(n_paired) >= SIGNIFICANCE_ALPHA:  # say it rather than hide it (issue 28)
-        power_note = (f"With at most {n_paired} videos per slice the smallest p a paired sign-flip test can give is "
-                      f"2/2^{n_paired} = {smallest_sign_flip_p(n_paired):.4g}, not below {SIGNIFICANCE_ALPHA}: no "
-                      "difference between two methods can be called significant here; more videos are needed.")
-    t1_header = [{"title": title(k), "key": k, "methods": methods} for k in ks]
-    ri_header, ri_rows = _ri_rows(table, keys)
-
-    plot_files: list[str] = []
-    if plots and plots_from is not None:
-        (out / "plots").mkdir(parents=True, exist_ok=True)
-        for src in (Path(p) for p in plots_from if str(p).endswith(".png")):
-            target = out / "plots" / src.name
-            with atomic_path(target) as tmp:
-                shutil.copyfile(src, tmp)
-            plot_files.append(target.relative_to(out).as_posix())
-    elif plots:
-        plot_files = [p.relative_to(out).as_posix() for p in write_plots(table, out / "plots", ks, intervals)]
-
+    plot_files = _write_plot_files(data, out, plots, plots_from)
     # Clips: per slice, union of each method's worst/best; one player group per clip.
-    metric = clip_metric or ("psnr" if "psnr" in ks else (ks[0] if ks else None))
-    sections = []
-    if clips and metric is not None:
-        tasks = []
-        for s in slices:
-            chosen: dict[str, list[str]] = {}
-            for m in methods:
-                d = by.get((m, s))
-                if d is None:
-                    continue
-                worst_clips, best_clips = pick_clips(d.get("videos") or {}, metric, per_end)
-                for c in worst_clips:
-                    chosen.setdefault(c, []).append(f"worst for {m}")
-                for c in best_clips:
-                    chosen.setdefault(c, []).append(f"best for {m}")
-            if not chosen:
-                continue
-            first = next(by[(m, s)] for m in methods if (m, s) in by)
-            per_method = {m: (by[(m, s)]["provenance"]["inputs"]["predictions"],
-                              (by[(m, s)].get("videos") or {})) for m in methods if (m, s) in by}
-            tasks.append(_SliceClips(s, chosen, first["provenance"]["inputs"], per_method, metric, str(out)))
-        for s, groups in zip((t.slice for t in tasks), engine.map_ordered(_write_slice_clips, tasks)):
-            sections.append({"slice": s, "groups": groups})
-
-    prov = {}
-    for d in docs:
-        p = d.get("provenance") or {}
-        prov[f"{d.get('method')} / {d.get('slice')}"] = {
-            "package_version": p.get("package_version"), "options": p.get("options"),
-            "flow_backend": p.get("flow_backend"), "weights": p.get("weights"),
-            "metric modes": {n: {k: v for k, v in (mp or {}).items() if k in ("mode", "modes", "version")}
-                             for n, mp in (p.get("metrics") or {}).items()}}
-    env = Environment(loader=PackageLoader("devil_dataset.eval.report", "templates"), autoescape=select_autoescape())
-    page = env.get_template("report.html.j2").render(
-        methods=methods, t1_header=t1_header, t1_rows=t1_rows, ri_header=ri_header, ri_rows=ri_rows,
-        ri_caption=RELATIVE_IMPROVEMENT_CAPTION, skipped=skipped, compared=comparisons is not None,
-        power_note=power_note,
-        level=round(100 * (level or DEFAULT_LEVEL)), alpha=SIGNIFICANCE_ALPHA,
-        plots=plot_files, sections=sections, metric=metric, metric_title=KEY_TITLES.get(metric or "", metric),
-        fps=CLIP_FPS, provenance=json.dumps(prov, indent=1, sort_keys=True, default=str), escape=html.escape)
-    return atomic_write_text(out / "index.html", page)
+    metric = _clip_metric(clip_metric, data.keys)
+    sections = _write_clip_sections(_clip_tasks(data, metric, per_end, out), engine) \
+        if clips and metric is not None else []
+    return atomic_write_text(out / "index.html", _render_page(data, _Media(plot_files, sections, metric)))

@@ -1,4 +1,4 @@
-"""devil_dataset/eval/clip_scoring.py: a clip's predictions scored from memory, ground-truth work shared, with the
+"""devil_dataset/eval/engine/clip_scoring.py: a clip's predictions scored from memory, ground-truth work shared, with the
 values of the one-pass evaluation."""
 from __future__ import annotations
 

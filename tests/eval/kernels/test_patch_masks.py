@@ -1,4 +1,4 @@
-"""Algorithm-2 patch masks of the re-inpainting self-consistency metric (devil_dataset/eval/patch_masks.py)."""
+"""Algorithm-2 patch masks of the re-inpainting self-consistency metric (devil_dataset/eval/kernels/patch_masks.py)."""
 from __future__ import annotations
 
 import numpy as np

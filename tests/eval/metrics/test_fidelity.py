@@ -1,4 +1,4 @@
-"""EditBoard fidelity metrics adapted to inpainting (devil_dataset/eval/fidelity.py): analytic cases."""
+"""EditBoard fidelity metrics adapted to inpainting (devil_dataset/eval/metrics/fidelity.py): analytic cases."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""eval/comparisons.py and Table 1's significance marks: comparisons.json, --compare text, the legend."""
+"""eval/report/comparisons.py and Table 1's significance marks: comparisons.json, --compare text, the legend."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""devil_dataset/eval/findings.py: the paper's three robust slice trends checked on a results table."""
+"""devil_dataset/eval/report/findings.py: the paper's three robust slice trends checked on a results table."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""eval/uncertainty.py: intervals and tests against scipy on fixed data, Holm by hand, merge = one pass."""
+"""eval/stats/: intervals and tests against scipy on fixed data, Holm by hand, merge = one pass."""
 from __future__ import annotations
 
 import itertools
