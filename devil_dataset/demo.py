@@ -70,7 +70,7 @@ def dataset_complete(directory: str | os.PathLike, slices: Sequence[str]) -> boo
     return all(any((d / writer.DATA_DIR / s).glob("test-*.parquet")) for s in slices)
 
 
-def run_demo(
+def run_demo(  # noqa: PLR0913  (public API: keyword-only options)
     out_dir: str | os.PathLike,
     *,
     methods: Sequence[str] = DEFAULT_METHODS,

@@ -306,6 +306,16 @@ def test_imports_are_at_the_head_of_the_file_unless_heavy():
     assert not bad, "imports that belong at the head of the file:\n" + "\n".join(bad)
 
 
+def test_ruff_allow_list_matches_the_heavy_modules():
+    """ruff's PLC0415 (imports at the head) exempts what TID253's ``banned-module-level-imports`` lists: that list in
+    pyproject.toml must be exactly the heavy dependencies and the package's modules computed heavy from the code."""
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml with the standard library")
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["ruff"]["lint"]["flake8-tidy-imports"]["banned-module-level-imports"])
+    assert {"PLC0415", "TID253"} <= set(config["tool"]["ruff"]["lint"]["select"])
+    assert listed == set(HEAVY_DEPENDENCIES) | set(heavy_modules())
+
+
 def test_no_function_is_longer_than_100_lines():
     long = [f"{p.relative_to(PACKAGE.parent)}:{fn.lineno} {fn.name} ({fn.end_lineno - fn.lineno + 1} lines)"
             for p in package_modules().values() for fn in ast.walk(ast.parse(p.read_text(encoding="utf-8")))

@@ -30,7 +30,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from ..core import video_io
 from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
-from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector
+from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector, ShotCuts
 
 # SPEC section 1: consecutive non-overlapping chunks of 90 frames; a final chunk shorter than 45 frames is dropped.
 CLIP_FRAMES = 90
@@ -304,17 +304,64 @@ def curate(
         [('src-00000', 0, 90)]
     """
     out = Path(out_dir)
+    _prepare_out_dir(out)
+    if max_foreground is not None and foreground_detector is None:
+        raise DevilError("max_foreground needs a foreground_detector")
+
+    resolved_backend = curation_backend(backend)
+    settings = _manifest_settings(
+        cut_threshold=cut_threshold, backend=resolved_backend, foreground_detector=foreground_detector,
+        max_foreground=max_foreground, min_size=min_size, landscape_only=landscape_only,
+    )
+    # the fields that change a source's clips (not the accept/reject filter): a mismatch recomputes the source
+    fingerprint = json.dumps({k: v for k, v in settings.items() if k not in {"min_size", "landscape_only"}},
+                             sort_keys=True)
+    job = _CurationJob(
+        out=out, fingerprint=fingerprint, min_size=min_size, landscape_only=landscape_only,
+        foreground_detector=foreground_detector, max_foreground=max_foreground, backend=resolved_backend,
+        cut_threshold=cut_threshold, progress=progress,
+    )
+
+    states = _load_states(out)
+    ledger = _CurationLedger(
+        states=states, taken={st["prefix"]: sha for sha, st in states.items() if "prefix" in st},
+        seen={}, result=CurationReport(out_dir=out),
+    )
+    records: list[dict] = [settings]
+    source_list = expand_sources(sources)
+    with progress_bar(total=len(source_list), desc="curate: sources", unit="video", enabled=progress) as bar:
+        for src in source_list:
+            ledger.result.sources.append(os.fspath(src))
+            bar.set_postfix_str(src.name[-40:])
+            records += [r.to_json() for r in _curate_source(src, job, ledger)]
+            bar.update(1)
+
+    text = "".join(json.dumps(r, sort_keys=False) + "\n" for r in records)
+    atomic_write_text(out / MANIFEST_NAME, text)
+    return ledger.result
+
+
+def _prepare_out_dir(out: Path) -> None:
+    """The curation folder with its ``clips/`` and ``.state/`` folders, temporaries of an interrupted run removed."""
     if out.exists() and not out.is_dir():
         raise DevilError(f"{out}: exists and is not a directory")
     (out / CLIPS_DIRNAME).mkdir(parents=True, exist_ok=True)
     (out / STATE_DIRNAME).mkdir(parents=True, exist_ok=True)
     for d in (out, out / CLIPS_DIRNAME, out / STATE_DIRNAME):
         remove_stale_temporaries(d)
-    if max_foreground is not None and foreground_detector is None:
-        raise DevilError("max_foreground needs a foreground_detector")
 
-    resolved_backend = curation_backend(backend)
-    settings = {
+
+def _manifest_settings(
+    *,
+    cut_threshold: float,
+    backend: str,
+    foreground_detector: ForegroundDetector | None,
+    max_foreground: float | None,
+    min_size: tuple[int, int],
+    landscape_only: bool,
+) -> dict:
+    """The manifest's ``"settings"`` line (``backend``: the resolved decoder)."""
+    return {
         "kind": "settings",
         "format": MANIFEST_FORMAT,
         "clip_frames": CLIP_FRAMES,
@@ -322,7 +369,7 @@ def curate(
         "cut_detector": "pyscenedetect.ContentDetector",
         "cut_threshold": float(cut_threshold),
         "min_shot_frames": MIN_SHOT_FRAMES,
-        "decoder": resolved_backend,
+        "decoder": backend,
         "encoder": {
             "codec": video_io.ENCODER_CODEC,
             "crf": video_io.ENCODER_CRF,
@@ -334,33 +381,6 @@ def curate(
         "min_size": list(min_size),
         "landscape_only": bool(landscape_only),
     }
-    # the fields that change a source's clips (not the accept/reject filter): a mismatch recomputes the source
-    fingerprint = json.dumps({k: v for k, v in settings.items() if k not in {"min_size", "landscape_only"}},
-                             sort_keys=True)
-
-    states = _load_states(out)
-    taken: dict[str, str] = {st["prefix"]: sha for sha, st in states.items() if "prefix" in st}
-    result = CurationReport(out_dir=out)
-    records: list[dict] = [settings]
-    seen: dict[str, str] = {}
-
-    source_list = expand_sources(sources)
-    with progress_bar(total=len(source_list), desc="curate: sources", unit="video", enabled=progress) as bar:
-        for src in source_list:
-            result.sources.append(os.fspath(src))
-            bar.set_postfix_str(src.name[-40:])
-            outcome = _curate_source(
-                src, out, states, taken, seen, fingerprint,
-                min_size=min_size, landscape_only=landscape_only,
-                foreground_detector=foreground_detector, max_foreground=max_foreground,
-                backend=resolved_backend, cut_threshold=cut_threshold, progress=progress, result=result,
-            )
-            records += [r.to_json() for r in outcome]
-            bar.update(1)
-
-    text = "".join(json.dumps(r, sort_keys=False) + "\n" for r in records)
-    atomic_write_text(out / MANIFEST_NAME, text)
-    return result
 
 
 def _load_states(out: Path) -> dict[str, dict]:
@@ -387,191 +407,345 @@ def _verified(out: Path, rec: ClipRecord) -> bool:
         return False
 
 
-def _curate_source(
-    src: Path,
-    out: Path,
-    states: dict[str, dict],
-    taken: dict[str, str],
-    seen: dict[str, str],
-    fingerprint: str,
-    *,
-    min_size: tuple[int, int],
-    landscape_only: bool,
-    foreground_detector: ForegroundDetector | None,
-    max_foreground: float | None,
-    backend: str,
-    cut_threshold: float,
-    progress: bool,
-    result: CurationReport,
-) -> list:
-    source = os.fspath(src)
+@dataclass(frozen=True)
+class _CurationJob:
+    """The settings one :func:`curate` call applies to every source (``backend``: the resolved decoder;
+    ``fingerprint``: the settings that change a source's clips, as JSON)."""
 
-    def skip(reason: str, sha: str | None = None) -> list:
-        rec = SkippedSource(source=source, source_sha256=sha, reason=reason)
-        result.skipped.append(rec)
-        return [rec]
+    out: Path
+    fingerprint: str
+    min_size: tuple[int, int]
+    landscape_only: bool
+    foreground_detector: ForegroundDetector | None
+    max_foreground: float | None
+    backend: str
+    cut_threshold: float
+    progress: bool
 
-    if not src.exists():
-        return skip("no such file")
-    if not src.is_file():
-        return skip("not a regular file")
+
+@dataclass(frozen=True)
+class _CurationLedger:
+    """What the sources of one :func:`curate` call share (the containers themselves are filled): the states of
+    earlier runs by sha256, the clip-id prefixes given (prefix -> sha256), the sources seen (sha256 -> path as
+    given) and the report."""
+
+    states: dict[str, dict]
+    taken: dict[str, str]
+    seen: dict[str, str]
+    result: CurationReport
+
+
+@dataclass(frozen=True)
+class _SourceContext:
+    """One accepted source: its path as given, sha256, probed metadata, clip-id prefix and earlier state (if any)."""
+
+    path: Path
+    source: str
+    sha: str
+    info: video_io.VideoInfo
+    prefix: str
+    state: dict | None
+    job: _CurationJob
+    ledger: _CurationLedger
+
+    @property
+    def fps(self) -> Fraction:
+        """The clips' frame rate: the source's average, 25 when the container does not say."""
+        return self.info.fps if self.info.fps > 0 else Fraction(25)
+
+    @property
+    def same_settings(self) -> bool:
+        """Whether the earlier state was made with this run's settings and prefix."""
+        state = self.state
+        return bool(state and state.get("fingerprint") == self.job.fingerprint and state.get("prefix") == self.prefix)
+
+
+@dataclass(frozen=True)
+class _CutPass:
+    """The first decode of a source: its frame count, shot cuts, and the frames when they fit the decode cache."""
+
+    num_frames: int
+    cuts: ShotCuts
+    cache: list[np.ndarray] | None
+
+
+class _Skip(Exception):
+    """A source that gives no clip: the reason recorded in the manifest, and its sha256 once known."""
+
+    def __init__(self, reason: str, sha: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.sha = sha
+
+
+def _curate_source(src: Path, job: _CurationJob, ledger: _CurationLedger) -> list:
+    """The manifest records of one source: its clips and dropped chunks in frame order, or one skipped record."""
     try:
-        sha = file_sha256(src)
-    except OSError as exc:
-        return skip(f"unreadable ({exc.strerror or exc})")
-    if sha in seen:
-        return skip(f"duplicate of {seen[sha]} (same sha256)", sha)
-    seen[sha] = source
+        ctx = _accept_source(src, job, ledger)
+        reused = _reuse_complete_state(ctx)
+        if reused is not None:
+            return reused
+        cut_pass = _detect_cuts(ctx)
+        plan = _plan_source_clips(ctx, cut_pass)
+        clips, dropped = _cut_clips(ctx, cut_pass, plan)
+    except _Skip as skip:
+        rec = SkippedSource(source=os.fspath(src), source_sha256=skip.sha, reason=skip.reason)
+        ledger.result.skipped.append(rec)
+        return [rec]
+    ledger.result.clips += clips
+    ledger.result.dropped += dropped
+    return _in_frame_order(clips, dropped)
 
+
+def _source_sha256(src: Path) -> str:
+    """The sha256 of a source file (:class:`_Skip` when it is missing, not a file or unreadable)."""
+    if not src.exists():
+        raise _Skip("no such file")
+    if not src.is_file():
+        raise _Skip("not a regular file")
+    try:
+        return file_sha256(src)
+    except OSError as exc:
+        raise _Skip(f"unreadable ({exc.strerror or exc})") from None
+
+
+def _probe_accepted(src: Path, sha: str, job: _CurationJob) -> video_io.VideoInfo:
+    """The source's metadata when it passes the rotation and resolution/orientation filter (else :class:`_Skip`)."""
     try:
         info = video_io.probe_video(src)
     except DevilError as exc:
-        return skip(_reason(exc, src), sha)
+        raise _Skip(_reason(exc, src), sha) from None
     if info.rotation:
-        return skip(f"rotated by {info.rotation} degrees in its display matrix (not supported: re-encode upright)",
+        raise _Skip(f"rotated by {info.rotation} degrees in its display matrix (not supported: re-encode upright)",
                     sha)
-    size_reason = _size_reason(info.width, info.height, min_size, landscape_only)
+    size_reason = _size_reason(info.width, info.height, job.min_size, job.landscape_only)
     if size_reason:
-        return skip(size_reason, sha)
+        raise _Skip(size_reason, sha)
+    return info
 
-    # the clip-id prefix: kept from an earlier run, else the stem, else stem + hash when the stem is taken
-    state = states.get(sha)
+
+def _clip_prefix(src: Path, sha: str, state: dict | None, taken: dict[str, str]) -> str:
+    """The clip-id prefix: kept from an earlier run, else the stem, else stem + hash when the stem is taken."""
     prefix = state["prefix"] if state and "prefix" in state else None
     if prefix is None:
         prefix = safe_stem(src)
         if taken.get(prefix, sha) != sha:
             prefix = f"{prefix}_{sha[:8]}"
     taken[prefix] = sha
+    return prefix
 
-    # resume: a complete state with the same settings and verified clip files needs no decoding at all
-    if state and state.get("fingerprint") == fingerprint and state.get("complete") and state.get("prefix") == prefix \
-            and (state.get("clips") or state.get("dropped")):  # a state without any clip is re-examined for its reason
-        clips: list[ClipRecord] = [ClipRecord.from_json(c) for c in state["clips"]]
-        if all(_verified(out, c) for c in clips):
-            dropped: list[DroppedClip] = [
-                DroppedClip(**{k: v for k, v in d.items() if k != "kind"}) for d in state.get("dropped", [])
-            ]
-            clips = [with_source(c, source) for c in clips]
-            dropped = [with_source(d, source) for d in dropped]
-            result.clips += clips
-            result.dropped += dropped
-            result.reused += len(clips)
-            return _in_frame_order(clips, dropped)
 
-    fps = info.fps if info.fps > 0 else Fraction(25)
-    # pass 1: shot cuts (streaming). Frames are also kept while they fit DECODE_CACHE_BYTES, so short sources are
-    # decoded once; longer ones are decoded a second time for cutting (same decoder, same frames).
-    frame_bytes = info.width * info.height * 3
-    cache: list[np.ndarray] | None = []
+def _accept_source(src: Path, job: _CurationJob, ledger: _CurationLedger) -> _SourceContext:
+    """Hash, de-duplicate, probe and filter a source and give it its clip-id prefix (:class:`_Skip` if rejected)."""
+    source = os.fspath(src)
+    sha = _source_sha256(src)
+    if sha in ledger.seen:
+        raise _Skip(f"duplicate of {ledger.seen[sha]} (same sha256)", sha)
+    ledger.seen[sha] = source
+    info = _probe_accepted(src, sha, job)
+    state = ledger.states.get(sha)
+    prefix = _clip_prefix(src, sha, state, ledger.taken)
+    return _SourceContext(path=src, source=source, sha=sha, info=info, prefix=prefix, state=state, job=job,
+                          ledger=ledger)
+
+
+def _reuse_complete_state(ctx: _SourceContext) -> list | None:
+    """The source's records from a complete earlier state with the same settings and verified clip files (no
+    decoding at all); None when the source must be examined again."""
+    state = ctx.state
+    # a state without any clip is re-examined for its reason
+    if not (ctx.same_settings and state and state.get("complete") and (state.get("clips") or state.get("dropped"))):
+        return None
+    clips: list[ClipRecord] = [ClipRecord.from_json(c) for c in state["clips"]]
+    if not all(_verified(ctx.job.out, c) for c in clips):
+        return None
+    dropped: list[DroppedClip] = [
+        DroppedClip(**{k: v for k, v in d.items() if k != "kind"}) for d in state.get("dropped", [])
+    ]
+    clips = [with_source(c, ctx.source) for c in clips]
+    dropped = [with_source(d, ctx.source) for d in dropped]
+    result = ctx.ledger.result
+    result.clips += clips
+    result.dropped += dropped
+    result.reused += len(clips)
+    return _in_frame_order(clips, dropped)
+
+
+def _detect_cuts(ctx: _SourceContext) -> _CutPass:
+    """Pass 1: decode the source (streaming) to detect shot cuts, keeping the frames while they fit
+    :data:`DECODE_CACHE_BYTES` (short sources are decoded once; longer ones again for cutting, same decoder)."""
     try:
-        detector = CutDetector(fps=fps, threshold=cut_threshold)
-        n = 0
-        with progress_bar(total=info.frame_count or None, desc=f"cuts {src.name[-24:]}", unit="frame",
-                          leave=False, enabled=progress) as fbar:
-            for frame in video_io.iter_frames(src, backend=backend):
-                if frame.shape[:2] != (info.height, info.width):
-                    return skip(f"frame {n} has size {frame.shape[1]}x{frame.shape[0]}, expected "
-                                f"{info.width}x{info.height}", sha)
-                detector.push(frame)
-                n += 1
-                if cache is not None:
-                    if n * frame_bytes <= DECODE_CACHE_BYTES:
-                        cache.append(frame)
-                    else:
-                        cache = None
-                fbar.update(1)
+        detector = CutDetector(fps=ctx.fps, threshold=ctx.job.cut_threshold)
+        n, cache, mismatch = _scan_frames(ctx, detector)
+        if mismatch is not None:
+            raise _Skip(mismatch, ctx.sha)
         cuts = detector.finish()
     except DevilError as exc:
-        return skip("corrupt: " + _reason(exc, src), sha)
+        raise _Skip("corrupt: " + _reason(exc, ctx.path), ctx.sha) from None
     if n == 0:
-        return skip("corrupt: no frames could be decoded", sha)
-    if info.frame_count and n < info.frame_count:
-        return skip(f"truncated: decoded {n} of the {info.frame_count} frames the container declares", sha)
+        raise _Skip("corrupt: no frames could be decoded", ctx.sha)
+    if ctx.info.frame_count and n < ctx.info.frame_count:
+        raise _Skip(f"truncated: decoded {n} of the {ctx.info.frame_count} frames the container declares", ctx.sha)
+    return _CutPass(num_frames=n, cuts=cuts, cache=cache)
 
-    plan = plan_clips(cuts.shots())
-    if not plan:  # issue 16 item 12: a source without clips is recorded with its reason, never dropped silently
-        if n == 1 and info.codec in STILL_IMAGE_CODECS:
-            return skip(f"no clip: 1 frame: a still image ({info.codec}), not a video", sha)
-        return skip(f"no clip: {n} frame{'s' if n != 1 else ''}, no shot of at least {MIN_CLIP_FRAMES} frames "
-                    f"without a cut (SPEC section 1)", sha)
-    old = {}
-    if state and state.get("fingerprint") == fingerprint and state.get("prefix") == prefix:
-        old = {c["clip_id"]: ClipRecord.from_json(c) for c in state.get("clips", [])}
+
+def _scan_frames(ctx: _SourceContext, detector: CutDetector) -> tuple[int, list[np.ndarray] | None, str | None]:
+    """Push every decoded frame to ``detector``: (frames decoded, the cached frames or None, the reason when a
+    frame's size differs from the container's, else None)."""
+    info = ctx.info
+    frame_bytes = info.width * info.height * 3
+    cache: list[np.ndarray] | None = []
+    n = 0
+    with progress_bar(total=info.frame_count or None, desc=f"cuts {ctx.path.name[-24:]}", unit="frame",
+                      leave=False, enabled=ctx.job.progress) as fbar:
+        for frame in video_io.iter_frames(ctx.path, backend=ctx.job.backend):
+            if frame.shape[:2] != (info.height, info.width):
+                return n, cache, (f"frame {n} has size {frame.shape[1]}x{frame.shape[0]}, expected "
+                                  f"{info.width}x{info.height}")
+            detector.push(frame)
+            n += 1
+            if cache is not None:
+                if n * frame_bytes <= DECODE_CACHE_BYTES:
+                    cache.append(frame)
+                else:
+                    cache = None
+            fbar.update(1)
+    return n, cache, None
+
+
+def _plan_source_clips(ctx: _SourceContext, cut_pass: _CutPass) -> list[tuple[int, int, int]]:
+    """The source's chunks (:func:`plan_clips`); a source without any is skipped with its reason."""
+    plan = plan_clips(cut_pass.cuts.shots())
+    if plan:
+        return plan
+    # issue 16 item 12: a source without clips is recorded with its reason, never dropped silently
+    n = cut_pass.num_frames
+    if n == 1 and ctx.info.codec in STILL_IMAGE_CODECS:
+        raise _Skip(f"no clip: 1 frame: a still image ({ctx.info.codec}), not a video", ctx.sha)
+    raise _Skip(f"no clip: {n} frame{'s' if n != 1 else ''}, no shot of at least {MIN_CLIP_FRAMES} frames "
+                f"without a cut (SPEC section 1)", ctx.sha)
+
+
+def _start_state(ctx: _SourceContext, cut_pass: _CutPass) -> dict:
+    """A new, incomplete state of the source, saved (its clips are recorded as they are written)."""
     state = {
-        "source_sha256": sha,
-        "prefix": prefix,
-        "fingerprint": fingerprint,
-        "num_frames": n,
-        "cuts": list(cuts.cuts),
+        "source_sha256": ctx.sha,
+        "prefix": ctx.prefix,
+        "fingerprint": ctx.job.fingerprint,
+        "num_frames": cut_pass.num_frames,
+        "cuts": list(cut_pass.cuts.cuts),
         "complete": False,
         "clips": [],
         "dropped": [],
     }
-    _save_state(out, state)
+    _save_state(ctx.job.out, state)
+    return state
 
-    clips, dropped = [], []
-    # pass 2: cut, score, encode
-    frames_iter = iter(cache) if cache is not None else video_io.iter_frames(src, backend=backend)
+
+class _FrameCursor:
+    """A source's frames read once, in order: the index of the next frame, chunks taken from it."""
+
+    def __init__(self, frames: Iterator[np.ndarray]):
+        self.frames = frames
+        self.pos = 0
+
+    def skip_to(self, end: int) -> None:
+        """Advance to frame ``end`` without keeping the frames (the iterator still has to advance)."""
+        for _ in range(end - self.pos):
+            next(self.frames)
+        self.pos = end
+
+    def chunk(self, start: int, end: int, info: video_io.VideoInfo) -> np.ndarray:
+        """Frames ``[start, end)`` as uint8 ``[T, H, W, 3]`` (earlier frames not yet read are passed over)."""
+        chunk = np.empty((end - start, info.height, info.width, 3), np.uint8)
+        while self.pos < end:
+            frame = next(self.frames)
+            if self.pos >= start:
+                chunk[self.pos - start] = frame
+            self.pos += 1
+        return chunk
+
+
+def _cut_clips(ctx: _SourceContext, cut_pass: _CutPass,
+               plan: list[tuple[int, int, int]]) -> tuple[list[ClipRecord], list[DroppedClip]]:
+    """Pass 2: cut, score and encode every planned chunk (a clip of the earlier run with the same frames is kept);
+    the state is saved after each chunk, and marked complete at the end."""
+    old: dict[str, ClipRecord] = {}
+    if ctx.same_settings:
+        old = {c["clip_id"]: ClipRecord.from_json(c) for c in (ctx.state or {}).get("clips", [])}
+    state = _start_state(ctx, cut_pass)
+    clips: list[ClipRecord] = []
+    dropped: list[DroppedClip] = []
+    frames_iter: Iterator[np.ndarray] = (
+        iter(cut_pass.cache) if cut_pass.cache is not None else video_io.iter_frames(ctx.path, backend=ctx.job.backend)
+    )
     try:
-        pos = 0
-        with progress_bar(total=len(plan), desc=f"clips {src.name[-24:]}", unit="clip", leave=False,
-                          enabled=progress) as cbar:
+        cursor = _FrameCursor(frames_iter)
+        with progress_bar(total=len(plan), desc=f"clips {ctx.path.name[-24:]}", unit="clip", leave=False,
+                          enabled=ctx.job.progress) as cbar:
             for index, (shot_index, start, end) in enumerate(plan):
-                cid = clip_id(prefix, index)
-                rel = f"{CLIPS_DIRNAME}/{cid}{CLIP_SUFFIX}"
-                previous = old.get(cid)
-                if (  # reusable
-                    previous is not None and previous.first_frame == start and previous.frame_count == end - start
-                    and _verified(out, previous)
-                ):
-                    # skip decoding-to-array work we do not need; the iterator still has to advance
-                    for _ in range(end - pos):
-                        next(frames_iter)
-                    pos = end
-                    rec = with_source(previous, source)
-                    clips.append(rec)
-                    result.reused += 1
+                cid = clip_id(ctx.prefix, index)
+                previous = _reusable_clip(ctx, old.get(cid), start, end)
+                if previous is not None:
+                    cursor.skip_to(end)  # skip decoding-to-array work we do not need
+                    clips.append(with_source(previous, ctx.source))
+                    ctx.ledger.result.reused += 1
                 else:
-                    chunk = np.empty((end - start, info.height, info.width, 3), np.uint8)
-                    while pos < end:
-                        frame = next(frames_iter)
-                        if pos >= start:
-                            chunk[pos - start] = frame
-                        pos += 1
-                    fg = None
-                    if foreground_detector is not None:
-                        fg = float(foreground_detector(chunk))
-                    if fg is not None and max_foreground is not None and fg > max_foreground:
-                        dropped.append(DroppedClip(cid, source, sha, start, end - start, fg,
-                                                   f"foreground fraction {fg:.4f} > {max_foreground}"))
+                    chunk = cursor.chunk(start, end, ctx.info)
+                    rec = _new_clip(ctx, chunk, cid, (shot_index, start, end), cut_pass.cuts)
+                    if isinstance(rec, DroppedClip):
+                        dropped.append(rec)
                     else:
-                        video_io.write_video(out / rel, chunk, fps=fps)
-                        rec = ClipRecord(
-                            clip_id=cid, path=rel, source=source, source_sha256=sha, shot_index=shot_index,
-                            first_frame=start, frame_count=end - start, fps=float(fps),
-                            fps_fraction=f"{fps.numerator}/{fps.denominator}", width=info.width,
-                            height=info.height, cut_score=round(cuts.max_score(start, end), 6),
-                            sha256=file_sha256(out / rel), foreground_fraction=fg,
-                        )
                         clips.append(rec)
-                        result.written += 1
+                        ctx.ledger.result.written += 1
                 state["clips"] = [c.to_json() for c in clips]
                 state["dropped"] = [d.to_json() for d in dropped]
-                _save_state(out, state)
+                _save_state(ctx.job.out, state)
                 cbar.update(1)
     except (DevilError, StopIteration) as exc:
-        msg = _reason(exc, src) if isinstance(exc, DevilError) else "fewer frames on the second decode"
-        return skip("corrupt: " + msg, sha)
+        msg = _reason(exc, ctx.path) if isinstance(exc, DevilError) else "fewer frames on the second decode"
+        raise _Skip("corrupt: " + msg, ctx.sha) from None
     finally:
-        if hasattr(frames_iter, "close"):
-            frames_iter.close()
-        cache = None
-
+        close = getattr(frames_iter, "close", None)
+        if close is not None:
+            close()
     state["complete"] = True
-    _save_state(out, state)
-    result.clips += clips
-    result.dropped += dropped
-    return _in_frame_order(clips, dropped)
+    _save_state(ctx.job.out, state)
+    return clips, dropped
+
+
+def _reusable_clip(ctx: _SourceContext, previous: ClipRecord | None, start: int, end: int) -> ClipRecord | None:
+    """The earlier run's clip of this chunk when it has the same frames and its file is intact, else None."""
+    if (
+        previous is not None and previous.first_frame == start and previous.frame_count == end - start
+        and _verified(ctx.job.out, previous)
+    ):
+        return previous
+    return None
+
+
+def _new_clip(ctx: _SourceContext, chunk: np.ndarray, cid: str, planned: tuple[int, int, int],
+              cuts: ShotCuts) -> ClipRecord | DroppedClip:
+    """Score the chunk ``planned = (shot index, start, end)`` with the foreground detector; a chunk over
+    ``max_foreground`` is dropped, any other is encoded as clip ``cid``."""
+    job = ctx.job
+    shot_index, start, end = planned
+    fg = None
+    if job.foreground_detector is not None:
+        fg = float(job.foreground_detector(chunk))
+    if fg is not None and job.max_foreground is not None and fg > job.max_foreground:
+        return DroppedClip(cid, ctx.source, ctx.sha, start, end - start, fg,
+                           f"foreground fraction {fg:.4f} > {job.max_foreground}")
+    rel = f"{CLIPS_DIRNAME}/{cid}{CLIP_SUFFIX}"
+    fps = ctx.fps
+    video_io.write_video(job.out / rel, chunk, fps=fps)
+    return ClipRecord(
+        clip_id=cid, path=rel, source=ctx.source, source_sha256=ctx.sha, shot_index=shot_index,
+        first_frame=start, frame_count=end - start, fps=float(fps),
+        fps_fraction=f"{fps.numerator}/{fps.denominator}", width=ctx.info.width,
+        height=ctx.info.height, cut_score=round(cuts.max_score(start, end), 6),
+        sha256=file_sha256(job.out / rel), foreground_fraction=fg,
+    )
 
 
 def with_source(rec: _Record, source: str) -> _Record:

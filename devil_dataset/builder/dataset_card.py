@@ -228,6 +228,12 @@ def card_problems(card_text: str, dataset_dir: str | os.PathLike | None = None) 
     except Exception as exc:  # huggingface_hub raises ValueError for malformed YAML
         return [f"metadata does not parse: {exc}"]
     meta = card.data.to_dict()
+    return (_license_problems(meta, dataset_dir) + _task_id_problems(meta) + _config_problems(meta, dataset_dir)
+            + _paper_problems(card.text))
+
+
+def _license_problems(meta: Mapping[str, Any], dataset_dir: str | os.PathLike | None) -> list[str]:
+    """The licence is a Hub id; ``other`` also needs a valid ``license_name`` and an existing ``license_link``."""
     problems = []
     lic = meta.get("license")
     if lic not in HUB_LICENSE_IDS:
@@ -241,11 +247,20 @@ def card_problems(card_text: str, dataset_dir: str | os.PathLike | None = None) 
             problems.append("license: other needs license_link")
         elif dataset_dir is not None and "://" not in str(link) and not (Path(dataset_dir) / str(link)).is_file():
             problems.append(f"license_link {link!r} does not exist in {dataset_dir}")
+    return problems
+
+
+def _task_id_problems(meta: Mapping[str, Any]) -> list[str]:
+    """Every task id exists under one of the card's task categories."""
     categories = meta.get("task_categories") or []
     allowed = set().union(*(KNOWN_TASK_IDS.get(c, set()) for c in categories)) if categories else set()
-    for task_id in meta.get("task_ids") or []:
-        if task_id not in allowed:
-            problems.append(f"task_id {task_id!r} does not exist under task_categories {categories}")
+    return [f"task_id {task_id!r} does not exist under task_categories {categories}"
+            for task_id in meta.get("task_ids") or [] if task_id not in allowed]
+
+
+def _config_problems(meta: Mapping[str, Any], dataset_dir: str | os.PathLike | None) -> list[str]:
+    """The ``configs:`` block exists, has at most one default, and (with ``dataset_dir``) its data files exist."""
+    problems = []
     configs = meta.get("configs") or []
     if not configs:
         problems.append("no configs: block")
@@ -256,12 +271,17 @@ def card_problems(card_text: str, dataset_dir: str | os.PathLike | None = None) 
         for c in configs:
             for files in c.get("data_files") or []:
                 paths = files["path"] if isinstance(files["path"], list) else [files["path"]]
-                for path in paths:
-                    if not list(root.glob(path)):
-                        problems.append(f"config {c.get('config_name')!r}: no file matches {path!r}")
-    if f"arxiv.org/abs/{ARXIV_ID}" not in card.text:
+                problems += [f"config {c.get('config_name')!r}: no file matches {path!r}"
+                             for path in paths if not list(root.glob(path))]
+    return problems
+
+
+def _paper_problems(text: str) -> list[str]:
+    """The card body links the paper on arXiv and cites it under the one citation key."""
+    problems = []
+    if f"arxiv.org/abs/{ARXIV_ID}" not in text:
         problems.append(f"no link to the paper (https://arxiv.org/abs/{ARXIV_ID})")
-    keys = set(re.findall(r"@\w+\{([^,\s]+),", card.text))
+    keys = set(re.findall(r"@\w+\{([^,\s]+),", text))
     if keys != {CITATION_KEY}:
         problems.append(f"citation keys {sorted(keys)}; expected only {CITATION_KEY!r}")
     return problems

@@ -26,7 +26,7 @@ import tarfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from PIL import Image
@@ -198,6 +198,37 @@ def import_release(
         raise DevilError(f"unknown frame format {frame_format!r}; valid: {', '.join(FRAME_FORMATS)}")
     if not archives:
         raise DevilError("no archives given")
+    splits = _open_splits(archives)
+    out, work = writer.prepare_output_dir(out_dir)
+    video_labels = _video_labels(splits)
+    result = ImportResult(out)
+    plan = _plan_configs(splits, result)
+    _write_import_plan(out, work, splits, plan, frame_format)
+
+    bar = None
+    if progress:
+        bar = progress_bar(total=sum(len(p) for p in plan.values()), desc="importing", unit="clip")
+    configs = {}
+    for name, pairs in plan.items():
+        spec = SLICES[name]
+        varc, marc = splits[("flickr", spec.videos)], splits[("fvi", spec.masks)]
+
+        def row(i: int, pairs=pairs, varc=varc, marc=marc, spec=spec) -> dict:
+            return _import_row(pairs[i], varc, marc, spec.masks, video_labels, frame_format, bar)
+
+        writer.write_config(out, name, len(pairs), row, on_shard=on_shard)
+        result.config_rows[name] = len(pairs)
+        configs[name] = {"rows": len(pairs), "description": f"{spec.videos} x {spec.masks}"}
+    if bar is not None:
+        bar.close()
+    for arc in splits.values():
+        arc.close()
+    result.config_bytes = _finish_import(out, splits, result.notes, configs, frame_format, license)
+    return result
+
+
+def _open_splits(archives: Sequence[str | os.PathLike]) -> dict[tuple[str, str], SplitArchive]:
+    """Index each archive as ``(family, subset) -> SplitArchive``; a missing file or a repeated split is an error."""
     splits: dict[tuple[str, str], SplitArchive] = {}
     for path in archives:
         if not Path(path).is_file():
@@ -206,17 +237,26 @@ def import_release(
         if (arc.family, arc.subset) in splits:
             raise DevilError(f"{path}: split {arc.family}-{arc.subset} given twice")
         splits[(arc.family, arc.subset)] = arc
-    out, work = writer.prepare_output_dir(out_dir)
+    return splits
 
-    # Labels the release's video splits imply (a video in flickr-cm-h has high camera motion, ...).
+
+def _video_labels(splits: Mapping[tuple[str, str], SplitArchive]) -> dict[str, dict[str, str]]:
+    """Labels the release's video splits imply (a video in flickr-cm-h has high camera motion, ...)."""
     video_labels: dict[str, dict[str, str]] = {}
     for (family, subset), arc in splits.items():
         if family == "flickr" and subset != "all":
             attr = {"cm": "camera_motion_label", "bsm": "bg_scene_motion_label"}[subset.split("-")[0]]
             for v in arc.names():
                 video_labels.setdefault(v, {})[attr] = "low" if subset.endswith("-l") else "high"
+    return video_labels
 
-    result = ImportResult(out)
+
+def _plan_configs(splits: Mapping[tuple[str, str], SplitArchive], result: ImportResult) -> dict[str, list[list]]:
+    """Config -> ``[video folder, mask folder, release_index]`` rows for every config whose two archives are given.
+
+    Configs lacking an archive go to ``result.missing``, pairing notes to ``result.notes``; no config at all is an
+    error.
+    """
     plan: dict[str, list[list]] = {}
     for name, spec in SLICES.items():
         need = [f"flickr-{spec.videos}", f"fvi-{spec.masks}"]
@@ -233,7 +273,12 @@ def import_release(
     if not plan:
         raise DevilError("no config can be imported: each needs a flickr-<videos> and an fvi-<masks> archive "
                          f"({'; '.join(f'{k}: {v}' for k, v in result.missing.items())})")
+    return plan
 
+
+def _write_import_plan(out: Path, work: Path, splits: Mapping[tuple[str, str], SplitArchive],
+                       plan: Mapping[str, list[list]], frame_format: str) -> None:
+    """Record the plan in the work folder; a different earlier plan's shards are removed first."""
     plan_doc = {"version": __version__, "frame_format": frame_format, "plan": plan,
                 "archives": {f"{a.family}-{a.subset}": [a.path.name, a.path.stat().st_size] for a in splits.values()}}
     plan_text = json.dumps(plan_doc, indent=1, sort_keys=True) + "\n"
@@ -242,67 +287,67 @@ def import_release(
         shutil.rmtree(out / writer.DATA_DIR, ignore_errors=True)
         atomic_write_text(plan_path, plan_text)
 
-    bar = None
-    if progress:
 
-        bar = progress_bar(total=sum(len(p) for p in plan.values()), desc="importing", unit="clip")
-    configs = {}
-    for name, pairs in plan.items():
-        spec = SLICES[name]
-        varc, marc = splits[("flickr", spec.videos)], splits[("fvi", spec.masks)]
+def _read_clip(varc: SplitArchive, marc: SplitArchive, video: str, mask_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(frames, hole) of one row: the video's frames and its mask fitted to their length; sizes must agree."""
+    frames = varc.read_frames(video)
+    hole = mask_frames_for_clip(marc.read_hole(mask_name), len(frames), False)
+    if hole.shape[1:] != frames.shape[1:3]:
+        raise DevilError(f"{marc.path}: {mask_name}: mask size {hole.shape[2]}x{hole.shape[1]} differs from "
+                         f"video {video} ({frames.shape[2]}x{frames.shape[1]})")
+    return frames, hole
 
-        def row(i: int, pairs=pairs, varc=varc, marc=marc, spec=spec) -> dict:
-            video, mask_name, release_index = pairs[i]
-            frames = varc.read_frames(video)
-            hole = mask_frames_for_clip(marc.read_hole(mask_name), len(frames), False)
-            if hole.shape[1:] != frames.shape[1:3]:
-                raise DevilError(f"{marc.path}: {mask_name}: mask size {hole.shape[2]}x{hole.shape[1]} differs from "
-                                 f"video {video} ({frames.shape[2]}x{frames.shape[1]})")
-            preset, index = _mask_identity(mask_name)
-            labels = preset_labels(preset) if preset else {
-                "fg_displacement_label": "", "fg_motion_label": "", "fg_size_label": "",
-                **_fg_labels_from_subset(spec.masks),
-            }
-            src = _CLIP_INDEX_RE.match(video)
-            stats = mask_stats(hole, size=(frames.shape[2], frames.shape[1]))
-            vl = video_labels.get(video, {})
-            if bar is not None:
-                bar.update(1)
-            return {
-                "clip_id": video, "mask_id": mask_name,
-                "frames": encode_frames(frames, frame_format), "hole": encode_hole(hole),
-                "num_frames": len(frames), "height": frames.shape[1], "width": frames.shape[2], "fps": math.nan,
-                "preset": preset, "mask_index": index,
-                "mask_seed": mask_seed(index) if 0 <= index < 1000 else -1, "reversed": False,
-                "source": src.group(1) if src else video, "source_first_frame": -1,
-                "attribution": f"DEVIL release archive {varc.path.name} (Flickr video; see its original licence)",
-                "license": "",
-                "camera_motion_score": math.nan, "camera_motion_label": vl.get("camera_motion_label", ""),
-                "bg_scene_motion_score": math.nan, "bg_scene_motion_label": vl.get("bg_scene_motion_label", ""),
-                **labels,
-                "mask_mean_area": stats.mean_area, "mask_centroid_speed": stats.centroid_speed,
-                "mask_pose_motion": stats.pose_motion, "mask_union_coverage": stats.union_coverage,
-                "release_index": release_index,
-            }
 
-        writer.write_config(out, name, len(pairs), row, on_shard=on_shard)
-        result.config_rows[name] = len(pairs)
-        configs[name] = {"rows": len(pairs), "description": f"{spec.videos} x {spec.masks}"}
+def _mask_labels(preset: str, mask_subset: str) -> dict[str, str]:
+    """The foreground labels of a row: its preset's, else those its mask split implies (others empty)."""
+    return preset_labels(preset) if preset else {
+        "fg_displacement_label": "", "fg_motion_label": "", "fg_size_label": "",
+        **_fg_labels_from_subset(mask_subset),
+    }
+
+
+def _import_row(pair: Sequence, varc: SplitArchive, marc: SplitArchive, mask_subset: str,
+                video_labels: Mapping[str, Mapping[str, str]], frame_format: str, bar: Any) -> dict:
+    """One dataset row from a planned ``[video folder, mask folder, release_index]`` pair (``bar`` advanced by one)."""
+    video, mask_name, release_index = pair
+    frames, hole = _read_clip(varc, marc, video, mask_name)
+    preset, index = _mask_identity(mask_name)
+    labels = _mask_labels(preset, mask_subset)
+    src = _CLIP_INDEX_RE.match(video)
+    stats = mask_stats(hole, size=(frames.shape[2], frames.shape[1]))
+    vl = video_labels.get(video, {})
     if bar is not None:
-        bar.close()
-    for arc in splits.values():
-        arc.close()
+        bar.update(1)
+    return {
+        "clip_id": video, "mask_id": mask_name,
+        "frames": encode_frames(frames, frame_format), "hole": encode_hole(hole),
+        "num_frames": len(frames), "height": frames.shape[1], "width": frames.shape[2], "fps": math.nan,
+        "preset": preset, "mask_index": index,
+        "mask_seed": mask_seed(index) if 0 <= index < 1000 else -1, "reversed": False,
+        "source": src.group(1) if src else video, "source_first_frame": -1,
+        "attribution": f"DEVIL release archive {varc.path.name} (Flickr video; see its original licence)",
+        "license": "",
+        "camera_motion_score": math.nan, "camera_motion_label": vl.get("camera_motion_label", ""),
+        "bg_scene_motion_score": math.nan, "bg_scene_motion_label": vl.get("bg_scene_motion_label", ""),
+        **labels,
+        "mask_mean_area": stats.mean_area, "mask_centroid_speed": stats.centroid_speed,
+        "mask_pose_motion": stats.pose_motion, "mask_union_coverage": stats.union_coverage,
+        "release_index": release_index,
+    }
 
+
+def _finish_import(out: Path, splits: Mapping[tuple[str, str], SplitArchive], pairing_notes: Sequence[str],
+                   configs: Mapping[str, Mapping], frame_format: str, license: str) -> dict[str, int]:
+    """Write the card, licence, info and manifest of the imported configs; returns each config's bytes."""
     notes = ["### Import", "", f"Imported by devil-dataset {__version__} from the original release's split archives: "
              + ", ".join(sorted(a.path.name for a in splits.values())) + ". Row i pairs video folder i with mask "
              "folder i as the release's evaluation does (`release_index` = i); masks are stored as shipped (already "
              "cropped and time-reversed by the release), so `reversed` is False and unknown values are -1/NaN/empty."]
-    notes += [f"- {n}" for n in result.notes]
+    notes += [f"- {n}" for n in pairing_notes]
     info = {"format": "devil-dataset/1", "builder": f"devil-dataset {__version__} import-release",
             "frame_format": frame_format, "archives": sorted(a.path.name for a in splits.values())}
-    result.config_bytes = writer.finish_repository(
+    return writer.finish_repository(
         out, configs=configs, license=license, pretty_name="DEVIL release slices (imported)",
         build_notes="\n".join(notes), attributions=["Videos: Flickr users credited in the DEVIL release "
                                                      "(clip ids are `<user>-<video>-<clip index>`)."], info=info,
     )
-    return result

@@ -33,7 +33,7 @@ import shutil
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import numpy as np
 from PIL import Image
@@ -61,7 +61,7 @@ from .curate import (
     plan_chunks,
     with_source,
 )
-from .shot_cuts import CUT_THRESHOLD, CutDetector
+from .shot_cuts import CUT_THRESHOLD, CutDetector, ShotCuts
 
 if TYPE_CHECKING:  # pragma: no cover
     from .build import BuildResult
@@ -205,62 +205,121 @@ def curate_release_sources(
     return report
 
 
-def _cut_source(path: Path, prefix: str, info, out: Path, report: ReleaseCurationReport, cut_threshold: float,
-                bar) -> None:
+def _cut_source(path: Path, prefix: str, info: video_io.VideoInfo, out: Path, report: ReleaseCurationReport,
+                cut_threshold: float, bar: Any) -> None:
+    """Cut one source into its clips (or reuse those of a finished earlier run) and record them in ``report``."""
     sha = file_sha256(path)
     state_path = out / STATE_DIRNAME / f"{sha}.json"
-    state = None
-    if state_path.is_file():
-        try:
-            state = json.loads(state_path.read_text(encoding="utf-8"))
-        except ValueError:
-            state = None
-    if state and state.get("complete") and state.get("prefix") == prefix:
-        clips = [ClipRecord.from_json(c) for c in state["clips"]]
-        if all((out / c.path).is_dir() and len(list((out / c.path).glob("*.jpg"))) == c.frame_count for c in clips):
-            report.clips += [with_source(c, str(path)) for c in clips]
-            report.reused += len(clips)
-            report.suspicious += [(c.clip_id, c.cut_score) for c in clips if c.cut_score >= cut_threshold]
-            bar.update(info.frame_count)
-            return
+    state = _read_state(state_path)
+    if _reuse_finished_source(state, prefix, path, out, report, cut_threshold):
+        bar.update(info.frame_count)
+        return
     fps = info.fps if info.fps > 0 else Fraction(25)
     detector = CutDetector(fps=fps, threshold=cut_threshold)
     clip_root = out / CLIPS_DIRNAME
-    current, tmp, n = None, None, 0
+    try:
+        n = _decode_into_clips(path, prefix, info, clip_root, detector, bar)
+    except DevilError as exc:
+        report.skipped.append(SkippedSource(str(path), sha, f"corrupt: {exc}"))
+        return
+    if n == 0:
+        report.skipped.append(SkippedSource(str(path), sha, "corrupt: no frames could be decoded"))
+        return
+    clips = _clip_records(out, prefix, path, sha, info, fps, n, detector.finish())
+    _remove_stale_clips(clip_root, prefix, clips)
+    report.clips += clips
+    report.written += len(clips)
+    report.suspicious += _suspicious_cuts(clips, cut_threshold)
+    atomic_write_text(state_path, json.dumps({"source_sha256": sha, "prefix": prefix, "complete": True,
+                                              "num_frames": n, "clips": [c.to_json() for c in clips]}, indent=1) + "\n")
+
+
+def _read_state(state_path: Path) -> dict | None:
+    """The saved progress of a source (``.state/<sha256>.json``), or None when absent or unreadable."""
+    if state_path.is_file():
+        try:
+            return json.loads(state_path.read_text(encoding="utf-8"))
+        except ValueError:
+            return None
+    return None
+
+
+def _reuse_finished_source(state: dict | None, prefix: str, path: Path, out: Path, report: ReleaseCurationReport,
+                           cut_threshold: float) -> bool:
+    """Record the clips of a source an earlier run finished, when all its clip folders are still complete.
+
+    Returns whether it did (False: the source must be cut again).
+    """
+    if not (state and state.get("complete") and state.get("prefix") == prefix):
+        return False
+    clips = [ClipRecord.from_json(c) for c in state["clips"]]
+    if not all((out / c.path).is_dir() and len(list((out / c.path).glob("*.jpg"))) == c.frame_count for c in clips):
+        return False
+    report.clips += [with_source(c, str(path)) for c in clips]
+    report.reused += len(clips)
+    report.suspicious += _suspicious_cuts(clips, cut_threshold)
+    return True
+
+
+def _suspicious_cuts(clips: list[ClipRecord], cut_threshold: float) -> list[tuple[str, float]]:
+    """``(clip id, cut score)`` of the clips whose cut score is at or above the threshold."""
+    return [(c.clip_id, c.cut_score) for c in clips if c.cut_score >= cut_threshold]
+
+
+def _decode_into_clips(path: Path, prefix: str, info: video_io.VideoInfo, clip_root: Path, detector: CutDetector,
+                       bar: Any) -> int:
+    """Decode every frame of ``path`` into JPEG clip folders (folders already complete are kept); returns the frames.
+
+    Each clip is written to a temporary folder renamed into place when complete; a last clip shorter than
+    ``MIN_CLIP_FRAMES`` is dropped. On a decoding error the unfinished folder is removed and the error raised.
+    """
+    current: int | None = None
+    tmp: Path | None = None
+    n = 0
     try:
         for index, k, frame in iter_release_frames(path):
             if frame.shape[:2] != (info.height, info.width):
                 raise DevilError(f"{path}: frame {n} is {frame.shape[1]}x{frame.shape[0]}")
             detector.push(frame)
             if index != current:
-                if tmp is not None:
-                    _finish_clip(tmp, clip_root / f"{prefix}-{current:05d}")
+                tmp = _next_clip_folder(tmp, current, index, clip_root, prefix)
                 current = index
-                final = clip_root / f"{prefix}-{index:05d}"
-                tmp = None
-                if not final.is_dir():
-                    tmp = clip_root / f".tmp-{prefix}-{index:05d}"
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    tmp.mkdir()
             if tmp is not None:
                 _save_jpeg(frame, tmp / f"{k:05d}.jpg")
             n += 1
             bar.update(1)
-    except DevilError as exc:
+    except DevilError:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-        report.skipped.append(SkippedSource(str(path), sha, f"corrupt: {exc}"))
-        return
+        raise
     if tmp is not None:
         assert current is not None  # set with tmp
         if n - current * CLIP_FRAMES >= MIN_CLIP_FRAMES:
             _finish_clip(tmp, clip_root / f"{prefix}-{current:05d}")
         else:
             shutil.rmtree(tmp)
-    if n == 0:
-        report.skipped.append(SkippedSource(str(path), sha, "corrupt: no frames could be decoded"))
-        return
-    cuts = detector.finish()
+    return n
+
+
+def _next_clip_folder(tmp: Path | None, current: int | None, index: int, clip_root: Path, prefix: str) -> Path | None:
+    """Move the clip being written (``tmp``, clip ``current``) into place and start clip ``index``.
+
+    Returns the new clip's empty temporary folder, or None when its folder is already complete.
+    """
+    if tmp is not None:
+        _finish_clip(tmp, clip_root / f"{prefix}-{current:05d}")
+    final = clip_root / f"{prefix}-{index:05d}"
+    if final.is_dir():
+        return None
+    tmp = clip_root / f".tmp-{prefix}-{index:05d}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    return tmp
+
+
+def _clip_records(out: Path, prefix: str, path: Path, sha: str, info: video_io.VideoInfo, fps: Fraction, n: int,
+                  cuts: ShotCuts) -> list[ClipRecord]:
+    """The records of the clips of a source of ``n`` decoded frames; a clip folder with other frames is an error."""
     clips = []
     for index, (start, end) in enumerate(plan_chunks(0, n)):
         rel = f"{CLIPS_DIRNAME}/{prefix}-{index:05d}"
@@ -275,15 +334,14 @@ def _cut_source(path: Path, prefix: str, info, out: Path, report: ReleaseCuratio
             width=info.width, height=info.height, cut_score=round(cuts.max_score(start, end), 6),
             sha256=_dir_sha256(d),
         ))
-    # a tail chunk folder of an earlier, longer decode must not survive
+    return clips
+
+
+def _remove_stale_clips(clip_root: Path, prefix: str, clips: list[ClipRecord]) -> None:
+    """Remove the source's clip folders not among ``clips`` (a tail chunk of an earlier, longer decode)."""
     for stale in clip_root.glob(f"{prefix}-*"):
         if stale.name not in {c.clip_id for c in clips}:
             shutil.rmtree(stale, ignore_errors=True)
-    report.clips += clips
-    report.written += len(clips)
-    report.suspicious += [(c.clip_id, c.cut_score) for c in clips if c.cut_score >= cut_threshold]
-    atomic_write_text(state_path, json.dumps({"source_sha256": sha, "prefix": prefix, "complete": True,
-                                              "num_frames": n, "clips": [c.to_json() for c in clips]}, indent=1) + "\n")
 
 
 def _finish_clip(tmp: Path, final: Path) -> None:

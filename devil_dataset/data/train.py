@@ -16,7 +16,7 @@ from multiprocessing.context import get_spawning_popen
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset  # noqa: TID253
 
 from ..core.cover_crop import cover_crop_mask
 from ..core.dataset_schema import decode_frames
@@ -85,7 +85,7 @@ class InpaintingTrainDataset(Dataset):
     created with the dataset), so ``persistent_workers=True`` gives the same items as fresh workers.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  (public API: the dataset's keyword options)
         self,
         dataset_dir: str | os.PathLike,
         config: str = "all",

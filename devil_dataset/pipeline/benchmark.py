@@ -268,7 +268,7 @@ def _say_summary(say: Callable[[str], None], result: BenchmarkResult, html_index
         f"{result.out_dir / 'table1.md'}")
 
 
-def benchmark(
+def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     dataset: str | os.PathLike,
     methods: Mapping[str, Method],
     out_dir: str | os.PathLike,

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence, cast
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+import torch  # noqa: TID253
+import torch.nn.functional as F  # noqa: TID253
+from torch import nn  # noqa: TID253
 
 from ..weights import load_state_dict
-from .precision import check_precision, network_precision, precision_view
+from .precision import check_precision, network_precision, precision_view  # noqa: TID253
 
 # Endpoint order of the network (Carreira & Zisserman 2017; names as in the release checkpoint).
 ENDPOINTS: tuple[str, ...] = (

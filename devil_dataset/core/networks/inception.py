@@ -17,12 +17,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import nn
+import torch  # noqa: TID253
+import torch.nn.functional as F  # noqa: TID253
+from torch import nn  # noqa: TID253
 
 from ..weights import load_state_dict
-from .precision import check_precision, network_precision, sample_batches
+from .precision import check_precision, network_precision, sample_batches  # noqa: TID253
 
 # SPEC section 7: frames are bilinearly resized to the Inception input size.
 FID_INPUT_SIZE = 299

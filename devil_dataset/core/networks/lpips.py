@@ -20,10 +20,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import torch
+import torch  # noqa: TID253
 
 from ..weights import load_state_dict
-from .precision import check_precision, network_precision, sample_batches
+from .precision import check_precision, network_precision, sample_batches  # noqa: TID253
 
 # LPIPS v0.1 on AlexNet (SPEC section 7).
 LPIPS_NET = "alex"

@@ -45,7 +45,7 @@ import copy
 import threading
 from typing import Any, Iterator, TypeVar
 
-import torch
+import torch  # noqa: TID253
 
 from ..cpu_pins import torch_pins_in_force
 from . import NETWORK_CPU_TOLERANCE, PRECISIONS, check_precision

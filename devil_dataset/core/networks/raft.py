@@ -14,11 +14,11 @@ torchvision's RAFT accepts) and the flow is cropped back. ``precision`` (float32
 from __future__ import annotations
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+import torch  # noqa: TID253
+import torch.nn.functional as F  # noqa: TID253
 
 from ..weights import cached_network, load_state_dict
-from .precision import check_precision, network_precision, precision_view, sample_batches
+from .precision import check_precision, network_precision, precision_view, sample_batches  # noqa: TID253
 
 # torchvision's default number of refinement iterations for raft_large.
 RAFT_ITERATIONS = 12

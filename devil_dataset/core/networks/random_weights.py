@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-import torch
-from torch import nn
+import torch  # noqa: TID253
+from torch import nn  # noqa: TID253
 
 
 def seeded_random_state(build: Callable[[], nn.Module], seed: int = 0) -> dict[str, torch.Tensor]:

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -34,9 +34,10 @@ from .results import build_results
 
 
 def _finish(
-    ev: Evaluation, metrics, skipped, options: EvalOptions, method: str, slice_name: str | None, inputs: dict,
+    ev: Evaluation, metrics, skipped, options: EvalOptions, *, method: str, slice_name: str | None, inputs: dict,
     report: bool = True,
 ) -> dict:
+    """The results document of ``ev``; the skipped metrics are reported on stderr when ``report``."""
     for name, reason in (skipped.items() if report else ()):
         print(f"devil evaluate: skipped metric {name}: {reason}", file=sys.stderr)
     return build_results(ev, method=method, slice_name=slice_name, inputs=inputs, options=options,
@@ -51,6 +52,24 @@ def _prepare(metric_names: Sequence[str] | None, options: EvalOptions) -> tuple[
     if not metrics:
         raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     return options, metrics, skipped
+
+
+@dataclass(frozen=True)
+class _SliceEval:
+    """What one slice evaluation carries to its steps, and (picklable) to an engine's workers: the slice, the
+    predictions folder of each method, the metrics (the names built, the same in every worker) and their options
+    (device resolved), the engine, the ground-truth cache, whether to show progress and the methods without an
+    inpaint manifest (``watch``: their clips that differ from the ground truth outside the hole are reported)."""
+
+    dataset: str
+    config: str
+    predictions: Mapping[str, str | Path]  # method -> predictions folder
+    metric_names: Sequence[str]
+    options: EvalOptions
+    engine: Engine = Engine()
+    gt_cache: GroundTruthCache | None = None
+    progress: bool = False
+    watch: tuple[str, ...] = ()
 
 
 def evaluate_directory(
@@ -74,7 +93,8 @@ def evaluate_directory(
     ev = evaluate(source, metrics, total=len(source), progress=progress)
     inputs = {"mode": "directory", "gt_dir": str(gt_dir), "predictions": str(pred_dir),
               "prediction_layout": source.predictions.layout}
-    return _finish(ev, metrics, skipped, options, method or Path(pred_dir).resolve().name, slice_name, inputs)
+    return _finish(ev, metrics, skipped, options, method=method or Path(pred_dir).resolve().name,
+                   slice_name=slice_name, inputs=inputs)
 
 
 def _slice_rows(dataset: str, config: str, columns: Sequence[str] | None = None):
@@ -177,27 +197,26 @@ def _warn_outside(outside: Mapping[str, list[str]], predictions: Mapping[str, st
                   "slice? (the folder has no .devil-inpaint.json to check)", file=sys.stderr)
 
 
-def _chunk_task(dataset: str, config: str, ids: list[str], rows: list | None, pred_paths: dict[str, str],
-                metric_names: Sequence[str] | None, options: EvalOptions, gt_cache: GroundTruthCache | None = None,
-                watch: Sequence[str] = ()):
-    """One part of a parallel evaluation: score the clips ``ids`` (read here) and send back per-video rows,
-    metric states, frames, the ground-truth cache's counts (the worker opens the cache folder it was sent) and, for
-    the methods in ``watch`` (no inpaint manifest), the clips whose prediction differs outside the slice's hole."""
+def _chunk_task(run: _SliceEval, ids: list[str], rows: list | None):
+    """One part of a parallel evaluation: score the clips ``ids`` (read here, or taken from ``rows``) and send back
+    per-video rows, metric states, frames, the ground-truth cache's counts (the worker opens the cache folder it was
+    sent) and, for the methods in ``run.watch`` (no inpaint manifest), the clips whose prediction differs outside the
+    slice's hole."""
 
     wanted = set(ids)
-    source = rows if rows is not None else _slice_rows(dataset, config, ("clip_id", "frames", "hole"))
+    source = rows if rows is not None else _slice_rows(run.dataset, run.config, ("clip_id", "frames", "hole"))
     mine = (r for r in source if _row_fields_id(r) in wanted)
-    stores = {m: PredictionStore(p) for m, p in pred_paths.items()}
-    metrics = {m: build_metrics(metric_names, options)[0] for m in stores}
+    stores = {m: PredictionStore(p) for m, p in run.predictions.items()}
+    metrics = {m: build_metrics(run.metric_names, run.options)[0] for m in stores}
     for per_method in metrics.values():
         for name, metric in per_method.items():
             if not hasattr(metric, "state_dict"):
                 raise DevilError(f"metric {name}: its state cannot be merged, score it in one process (jobs 1)")
-    outside: dict[str, list[str]] = {m: [] for m in watch}
-    per_video, frames, metrics = _score_rows(mine, stores, metric_names, options, metrics, gt_cache=gt_cache,
-                                             outside=outside)
+    outside: dict[str, list[str]] = {m: [] for m in run.watch}
+    per_video, frames, metrics = _score_rows(mine, stores, run.metric_names, run.options, metrics,
+                                             gt_cache=run.gt_cache, outside=outside)
     states = {m: {n: x.state_dict() for n, x in ms.items()} for m, ms in metrics.items()}
-    return per_video, states, frames, (gt_cache.stats if gt_cache is not None else None), outside
+    return per_video, states, frames, (run.gt_cache.stats if run.gt_cache is not None else None), outside
 
 
 def _chunk_task_of(task: tuple):
@@ -255,7 +274,27 @@ def evaluate_slice(
     """
 
     cache = open_gt_cache(gt_cache)
+    predictions = _named_predictions(predictions)
+    stores = _dataset_stores(predictions)
+    rows = list(rows) if rows is not None and engine.parallel else rows
+    shape_columns = ("clip_id", "num_frames", "height", "width")
+    gt_info = _gt_info(dataset, config, _slice_iter(dataset, config, rows, shape_columns))
+    _validate_predictions(stores, predictions, gt_info)
+    # predictions made for another slice (the foreground slices share clip ids with other masks): refused when the
+    # folder's inpaint manifest records other masks; without a manifest, flagged while scoring (on every engine)
+    watch = _manifest_checks(stores, predictions, config,
+                             lambda: _slice_iter(dataset, config, rows, ("clip_id", "hole")))
+    options, first, skipped = _prepare(metric_names, options or EvalOptions())
+    run = _SliceEval(dataset, config, predictions, list(first), options, engine=engine, gt_cache=cache,
+                     progress=progress, watch=tuple(watch))
+    metrics = {m: (first if i == 0 else build_metrics(run.metric_names, options)[0]) for i, m in enumerate(stores)}
+    evs = _score_slice(run, stores, metrics, rows, list(gt_info))
+    return _documents(run, evs, stores, metrics, skipped)
 
+
+def _named_predictions(predictions: Mapping[str, str | Path] | Sequence[str | Path]) -> Mapping[str, str | Path]:
+    """Method name -> predictions folder: a mapping as given, a list named by :func:`prediction_method_name`
+    (two folders of one name refused); refuses none."""
     if not isinstance(predictions, Mapping):
         paths = [Path(p) for p in predictions]
         names = [prediction_method_name(p) for p in paths]
@@ -266,80 +305,109 @@ def evaluate_slice(
         predictions = dict(zip(names, paths))
     if not predictions:
         raise DevilError("predictions: no method to score")
+    return predictions
+
+
+def _dataset_stores(predictions: Mapping[str, str | Path]) -> dict[str, PredictionStore]:
+    """Each method's predictions store; refuses the single-file layout (dataset mode needs one per clip id)."""
     stores = {m: PredictionStore(p) for m, p in predictions.items()}
     for m, store in stores.items():
         if store.layout == "single":
             raise DevilError(f"{predictions[m]}: dataset mode needs one folder or video file per clip id")
-    rows = list(rows) if rows is not None and engine.parallel else rows
+    return stores
 
-    def row_iter(columns=None):
-        return iter(rows) if rows is not None else iter(_slice_rows(dataset, config, columns))
 
+def _slice_iter(dataset: str, config: str, rows: Iterable | None, columns: Sequence[str] | None = None):
+    """The slice's rows: ``rows`` when given (re-iterated), else the loader's ``columns`` (:func:`_slice_rows`)."""
+    return iter(rows) if rows is not None else iter(_slice_rows(dataset, config, columns))
+
+
+def _gt_info(dataset: str, config: str, rows: Iterable) -> dict[str, VideoShapeInfo]:
+    """Clip id -> ground-truth shape of the slice's rows; refuses a clip twice and an empty slice."""
     gt_info: dict[str, VideoShapeInfo] = {}
-    for row in row_iter(("clip_id", "num_frames", "height", "width")):
+    for row in rows:
         info = _row_info(row)
         if info.clip_id in gt_info:
             raise DevilError(f"{dataset}: clip {info.clip_id} appears twice in slice {config}")
         gt_info[info.clip_id] = info
     if not gt_info:
         raise DevilError(f"{dataset}: slice {config} has no videos")
+    return gt_info
+
+
+def _validate_predictions(stores: Mapping[str, PredictionStore], predictions: Mapping[str, str | Path],
+                          gt_info: Mapping[str, VideoShapeInfo]) -> None:
+    """Check every method's predictions of every clip against the ground truth (one error lists every offender)."""
     for m, store in stores.items():
         pred_info: dict[str, VideoShapeInfo | None] = {}
-        for c, g in gt_info.items():  # every clip is checked; one error lists every offender
+        for c, g in gt_info.items():
             try:
                 pred_info[c] = store.info(c)
             except DevilError as exc:
                 pred_info[c] = VideoShapeInfo(c, g.num_frames, g.size, problems=(str(exc),))
         validate_clips(gt_info, pred_info, str(predictions[m]))
-    # predictions made for another slice (the foreground slices share clip ids with other masks): refused when the
-    # folder's inpaint manifest records other masks; without a manifest, flagged while scoring (on every engine)
-    watch = _manifest_checks(stores, predictions, config, lambda: row_iter(("clip_id", "hole")))
-    outside: dict[str, list[str]] = {m: [] for m in watch}
-    options, first, skipped = _prepare(metric_names, options or EvalOptions())
-    names = list(first)
-    metrics = {m: (first if i == 0 else build_metrics(names, options)[0]) for i, m in enumerate(stores)}
-    if not engine.parallel or len(gt_info) < 2:
-        per_video, frames, _ = _score_rows(row_iter(("clip_id", "frames", "hole")), stores, names, options, metrics,
-                                           total=len(gt_info), progress=progress, gt_cache=cache, outside=outside)
+
+
+def _score_slice(run: _SliceEval, stores: Mapping[str, PredictionStore],
+                 metrics: Mapping[str, Mapping[str, VideoMetric]], rows: Iterable | None,
+                 ids: list[str]) -> dict[str, Evaluation]:
+    """Score every method on the slice's clips ``ids``: in this process, or in parts on a parallel engine (two
+    clips or more); then warn of the predictions that differ from the ground truth outside the hole."""
+    outside: dict[str, list[str]] = {m: [] for m in run.watch}
+    if not run.engine.parallel or len(ids) < 2:
+        per_video, frames, _ = _score_rows(_slice_iter(run.dataset, run.config, rows, ("clip_id", "frames", "hole")),
+                                           stores, run.metric_names, run.options, metrics, total=len(ids),
+                                           progress=run.progress, gt_cache=run.gt_cache, outside=outside)
         evs = {m: collect(metrics[m], per_video[m], frames) for m in stores}
-        _warn_outside(outside, predictions, config, len(gt_info))
     else:
-        evs = _score_parallel(dataset, config, list(gt_info), rows, predictions, names, options, metrics, engine,
-                              cache, outside)
-        _warn_outside(outside, predictions, config, len(gt_info))
+        evs = _score_parallel(run, ids, rows, metrics, outside)
+    _warn_outside(outside, run.predictions, run.config, len(ids))
+    return evs
+
+
+def _documents(run: _SliceEval, evs: Mapping[str, Evaluation], stores: Mapping[str, PredictionStore],
+               metrics: Mapping[str, Mapping[str, VideoMetric]], skipped: dict) -> dict[str, dict]:
+    """Method -> results document (dataset mode); the skipped metrics are reported once."""
     docs: dict[str, dict] = {}
     for m, ev in evs.items():
-        inputs = {"mode": "dataset", "dataset": str(dataset), "config": config, "predictions": str(predictions[m]),
-                  "prediction_layout": stores[m].layout}
-        docs[m] = _finish(ev, metrics[m], skipped, options, m, config, inputs, report=not docs)
+        inputs = {"mode": "dataset", "dataset": str(run.dataset), "config": run.config,
+                  "predictions": str(run.predictions[m]), "prediction_layout": stores[m].layout}
+        docs[m] = _finish(ev, metrics[m], skipped, run.options, method=m, slice_name=run.config, inputs=inputs,
+                          report=not docs)
     return docs
 
 
-def _score_parallel(dataset, config, ids, rows, predictions, names, options, metrics,
-                    engine: Engine, gt_cache: GroundTruthCache | None = None,
+def _score_parallel(run: _SliceEval, ids: list[str], rows: Iterable | None,
+                    metrics: Mapping[str, Mapping[str, VideoMetric]],
                     outside: dict[str, list[str]] | None = None) -> dict[str, Evaluation]:
-    """Contiguous parts of ``ids``, one task of ``engine`` each; states merged and per-video rows joined in slice
+    """Contiguous parts of ``ids``, one task of ``run.engine`` each; states merged and per-video rows joined in slice
     order; ``outside`` (method -> [] for the methods to watch) receives the parts' outside-hole clips in order."""
-    gpu = options.device != "cpu"
-    parts = [list(p) for p in np.array_split(np.array(ids, dtype=object), min(engine.workers(gpu=gpu), len(ids)))
+    gpu = run.options.device != "cpu"
+    parts = [list(p) for p in np.array_split(np.array(ids, dtype=object), min(run.engine.workers(gpu=gpu), len(ids)))
              if len(p)]
     by_id: dict[str, Any] | None = None
     if rows is not None:
         by_id = {}
         for r in rows:
             by_id.setdefault(_row_fields_id(r), r)
-    paths = {m: str(p) for m, p in predictions.items()}
-    watch = tuple(outside or ())
-    tasks = [(dataset, config, part, [by_id[c] for c in part] if by_id is not None else None, paths, names, options,
-              gt_cache, watch) for part in parts]
+    # what a worker needs: the folders as paths, the methods to watch
+    job = replace(run, predictions={m: str(p) for m, p in run.predictions.items()}, watch=tuple(outside or ()))
+    tasks = [(job, part, [by_id[c] for c in part] if by_id is not None else None) for part in parts]
     # every part in flight at once; networks load once per part
-    results = list(engine.map_ordered(_chunk_task_of, tasks, window=len(tasks), num_gpus=engine.task_gpus(gpu=gpu)))
+    results = list(run.engine.map_ordered(_chunk_task_of, tasks, window=len(tasks),
+                                          num_gpus=run.engine.task_gpus(gpu=gpu)))
     for *_, cache_stats, part_outside in results:
-        if gt_cache is not None and cache_stats is not None:
-            gt_cache.stats.add(cache_stats)
+        if run.gt_cache is not None and cache_stats is not None:
+            run.gt_cache.stats.add(cache_stats)
         for m, clip_ids in part_outside.items():
             if outside is not None:
                 outside[m].extend(clip_ids)
+    return _merge_parts(metrics, results)
+
+
+def _merge_parts(metrics: Mapping[str, Mapping[str, Any]], results: Sequence[tuple]) -> dict[str, Evaluation]:
+    """Each method's evaluation from the parts' results (in slice order): per-video rows joined, frames added,
+    metric states merged into ``metrics``."""
     out = {}
     for m, per_method in metrics.items():
         per_video: dict[str, dict[str, float]] = {}

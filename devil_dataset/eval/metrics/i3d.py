@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import numpy as np
-import torch
+import torch  # noqa: TID253
 
 from ...core.errors import UnknownNameError
-from ...core.networks.precision import network_threads, sample_batches
+from ...core.networks.precision import network_threads, sample_batches  # noqa: TID253
 from ...core.weights import cached_network, weights_provenance
 from ..kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ..metrics.protocol import EvalOptions, Metric, VideoSample

@@ -74,6 +74,65 @@ def _present(table: Table, methods: Sequence[str], slices: Sequence[str], keys: 
                                    for m in methods for s in slices)]
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """What every finding is checked on: the table, its methods, the per-frame and temporal baselines among them,
+    the relative improvements per (attribute, method), the videos per slice and the per-video values (or None)."""
+
+    table: Table
+    methods: list[str]
+    per_frame: str | None
+    temporal: list[str]
+    ri: Mapping[tuple[str, str], Mapping[str, float]]
+    counts: Mapping[str, int]
+    videos: Mapping[tuple[str, str], Mapping[str, Mapping]] | None
+
+    def quoted(self, *slices: str) -> str:
+        """``<slice>: <n> videos`` of the slices with a count, comma-separated."""
+        return ", ".join(f"{s}: {self.counts[s]} videos" for s in slices if s in self.counts)
+
+
+def _fg_size(c: _Checked) -> Finding:
+    """Finding 1: ``fg_size_high`` is harder than ``fg_size_low`` on every reconstruction metric, every method."""
+    table, lo, hi = c.table, "fg_size_low", "fg_size_high"
+    ms = [m for m in c.methods if (m, lo) in table and (m, hi) in table]
+    keys = _present(table, ms, (lo, hi), RECONSTRUCTION_KEYS)
+    claim = ("fg_size_high is harder than fg_size_low on every reconstruction metric ("
+             + ", ".join(keys or RECONSTRUCTION_KEYS[:2]) + ")")
+    if not ms or not keys:
+        return Finding("fg_size", claim, None, {}, "needs fg_size_low and fg_size_high results")
+    nums = {m: {k: {"low": table[(m, lo)][k], "high": table[(m, hi)][k]} for k in keys} for m in ms}
+    fails = [f"{m} {k}" for m in ms for k in keys if not _better(k, table[(m, lo)][k], table[(m, hi)][k])]
+    parts = [f"{m}: " + ", ".join(f"{k} {table[(m, lo)][k]:.4g} -> {table[(m, hi)][k]:.4g}" for k in keys)
+             for m in ms]
+    expl = "; ".join(parts) + f" ({c.quoted(lo, hi)})"
+    if fails:
+        expl += ". Not harder for: " + ", ".join(fails)
+    return _significance(Finding("fg_size", claim, not fails, nums, expl), c.videos,
+                         [(m, None, k) for m in ms for k in keys], lo, hi)
+
+
+def _moves_more(c: _Checked, attr: str, claim: str, winners: list[str], what: str) -> Finding:
+    """Findings 2 and 3: the relative improvement low -> high of ``attr`` is larger for every one of ``winners``
+    than for the per-frame method, on every reconstruction metric (``what``: the winners, for the explanation)."""
+    lo_s, hi_s = f"{attr}_low", f"{attr}_high"
+    per_frame = c.per_frame
+    if per_frame is None or not winners:
+        return Finding(attr, claim, None, {}, "needs a per-frame method (telea or navier-stokes) and " + what)
+    ms = [per_frame] + winners
+    if not all((m, s) in c.table for m in ms for s in (lo_s, hi_s)):
+        return Finding(attr, claim, None, {}, f"needs {lo_s} and {hi_s} results")
+    keys = _present(c.table, ms, (lo_s, hi_s), RECONSTRUCTION_KEYS)
+    nums = {m: {k: c.ri.get((attr, m), {}).get(k, float("nan")) for k in keys} for m in ms}
+    fails = [f"{w} {k}" for w in winners for k in keys if not nums[w][k] > nums[per_frame][k]]
+    parts = [f"{m}: " + ", ".join(f"{k} {100 * nums[m][k]:+.2f}%" for k in keys) for m in ms]
+    expl = "relative improvement low -> high: " + "; ".join(parts) + f" ({c.quoted(lo_s, hi_s)})"
+    if fails:
+        expl += ". Not larger than " + per_frame + " for: " + ", ".join(fails)
+    return _significance(Finding(attr, claim, not fails, {"relative_improvement": nums}, expl), c.videos,
+                         [(w, per_frame, k) for w in winners for k in keys], lo_s, hi_s)
+
+
 def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None,
                    docs: Iterable[Mapping] | None = None) -> list[Finding]:
     """Check the paper's three robust trends on a results table ``{(method, slice): {key: value}}``.
@@ -101,58 +160,17 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None,
     methods = list(dict.fromkeys(m for m, _ in table))
     per_frame = next((m for m in PER_FRAME_METHODS if m in methods), None)
     temporal = [m for m in methods if m in TEMPORAL_METHODS]
-    ri = relative_improvement({k: dict(v) for k, v in table.items()})
-
-    def n(*slices):
-        return ", ".join(f"{s}: {counts[s]} videos" for s in slices if s in counts)
-
-    findings = []
-    # (1) fg_size
-    lo, hi = "fg_size_low", "fg_size_high"
-    ms = [m for m in methods if (m, lo) in table and (m, hi) in table]
-    keys = _present(table, ms, (lo, hi), RECONSTRUCTION_KEYS)
-    claim = ("fg_size_high is harder than fg_size_low on every reconstruction metric ("
-             + ", ".join(keys or RECONSTRUCTION_KEYS[:2]) + ")")
-    if not ms or not keys:
-        findings.append(Finding("fg_size", claim, None, {}, "needs fg_size_low and fg_size_high results"))
-    else:
-        nums = {m: {k: {"low": table[(m, lo)][k], "high": table[(m, hi)][k]} for k in keys} for m in ms}
-        fails = [f"{m} {k}" for m in ms for k in keys if not _better(k, table[(m, lo)][k], table[(m, hi)][k])]
-        parts = [f"{m}: " + ", ".join(f"{k} {table[(m, lo)][k]:.4g} -> {table[(m, hi)][k]:.4g}" for k in keys)
-                 for m in ms]
-        expl = "; ".join(parts) + f" ({n(lo, hi)})"
-        if fails:
-            expl += ". Not harder for: " + ", ".join(fails)
-        findings.append(_significance(Finding("fg_size", claim, not fails, nums, expl), videos,
-                                      [(m, None, k) for m in ms for k in keys], lo, hi))
-
-    def compare(attr: str, key: str, claim: str, winners: list[str], what: str) -> Finding:
-        lo_s, hi_s = f"{attr}_low", f"{attr}_high"
-        if per_frame is None or not winners:
-            return Finding(key, claim, None, {}, "needs a per-frame method (telea or navier-stokes) and "
-                           + what)
-        ms = [per_frame] + winners
-        if not all((m, s) in table for m in ms for s in (lo_s, hi_s)):
-            return Finding(key, claim, None, {}, f"needs {lo_s} and {hi_s} results")
-        keys = _present(table, ms, (lo_s, hi_s), RECONSTRUCTION_KEYS)
-        nums = {m: {k: ri.get((attr, m), {}).get(k, float("nan")) for k in keys} for m in ms}
-        fails = [f"{w} {k}" for w in winners for k in keys if not nums[w][k] > nums[per_frame][k]]
-        parts = [f"{m}: " + ", ".join(f"{k} {100 * nums[m][k]:+.2f}%" for k in keys) for m in ms]
-        expl = "relative improvement low -> high: " + "; ".join(parts) + f" ({n(lo_s, hi_s)})"
-        if fails:
-            expl += ". Not larger than " + per_frame + " for: " + ", ".join(fails)
-        return _significance(Finding(key, claim, not fails, {"relative_improvement": nums}, expl), videos,
-                             [(w, per_frame, k) for w in winners for k in keys], lo_s, hi_s)
-
-    findings.append(compare(
-        "fg_displacement", "fg_displacement",
-        f"higher FG displacement helps the temporal methods ({', '.join(temporal) or 'none'}) more than the "
-        f"per-frame one ({per_frame or 'none'})", temporal, "a temporal method"))
-    findings.append(compare(
-        "camera_motion", "camera_motion",
-        f"camera motion hurts aligned-copy less than the per-frame method ({per_frame or 'none'})",
-        [m for m in methods if m == "aligned-copy"], "aligned-copy"))
-    return findings
+    c = _Checked(table=table, counts=counts, videos=videos, methods=methods, per_frame=per_frame, temporal=temporal,
+                 ri=relative_improvement({k: dict(v) for k, v in table.items()}))
+    return [
+        _fg_size(c),
+        _moves_more(c, "fg_displacement",
+                    f"higher FG displacement helps the temporal methods ({', '.join(temporal) or 'none'}) more than "
+                    f"the per-frame one ({per_frame or 'none'})", temporal, "a temporal method"),
+        _moves_more(c, "camera_motion",
+                    f"camera motion hurts aligned-copy less than the per-frame method ({per_frame or 'none'})",
+                    [m for m in methods if m == "aligned-copy"], "aligned-copy"),
+    ]
 
 
 FINDINGS_TEST = ("two-sided unpaired permutation test over videos (low vs high slice; scipy.stats.permutation_test, "

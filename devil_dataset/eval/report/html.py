@@ -20,7 +20,7 @@ import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -353,6 +353,19 @@ def _provenance(docs: Sequence[Mapping]) -> dict[str, dict]:
     return prov
 
 
+def _table_parts(data: _ReportData) -> dict[str, Any]:
+    """The template's table parts: Table 1 (header, rows, interval level, significance marks and power note), the
+    relative improvements and the line of what was not computed."""
+    t1_rows, level = _table1(data)
+    ri_header, ri_rows = _ri_rows(data.table, data.asked)
+    return {"methods": data.methods, "t1_header": [{"title": title(k), "key": k, "methods": data.methods}
+                                                   for k in data.keys],
+            "t1_rows": t1_rows, "ri_header": ri_header, "ri_rows": ri_rows, "ri_caption": RELATIVE_IMPROVEMENT_CAPTION,
+            "skipped": skipped_line(skipped_metrics(data.docs)), "compared": data.comparisons is not None,
+            "power_note": _power_note(data.comparisons), "level": round(100 * (level or DEFAULT_LEVEL)),
+            "alpha": SIGNIFICANCE_ALPHA}
+
+
 @dataclass(frozen=True)
 class _Media:
     """What the page links: the plots' relative paths, the clip sections and the metric that chose the clips."""
@@ -362,22 +375,21 @@ class _Media:
     metric: str | None
 
 
-def _render_page(data: _ReportData, media: _Media) -> str:
-    """``index.html``'s text (the Jinja2 template ``templates/report.html.j2``)."""
+def _page_template():
+    """The Jinja2 template of ``index.html`` (``templates/report.html.j2``), autoescaped."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    t1_rows, level = _table1(data)
-    ri_header, ri_rows = _ri_rows(data.table, data.asked)
     env = Environment(loader=PackageLoader("devil_dataset.eval.report", "templates"), autoescape=select_autoescape())
-    return env.get_template("report.html.j2").render(
-        methods=data.methods, t1_header=[{"title": title(k), "key": k, "methods": data.methods} for k in data.keys],
-        t1_rows=t1_rows, ri_header=ri_header, ri_rows=ri_rows,
-        ri_caption=RELATIVE_IMPROVEMENT_CAPTION, skipped=skipped_line(skipped_metrics(data.docs)),
-        compared=data.comparisons is not None, power_note=_power_note(data.comparisons),
-        level=round(100 * (level or DEFAULT_LEVEL)), alpha=SIGNIFICANCE_ALPHA,
-        plots=media.plots, sections=media.sections, metric=media.metric,
-        metric_title=KEY_TITLES.get(media.metric or "", media.metric), fps=CLIP_FPS,
-        provenance=json.dumps(_provenance(data.docs), indent=1, sort_keys=True, default=str), escape=html.escape)
+    return env.get_template("report.html.j2")
+
+
+def _render_page(template, tables: Mapping[str, Any], media: _Media, docs: Sequence[Mapping]) -> str:
+    """``index.html``'s text: ``template`` (:func:`_page_template`) filled with the tables, media and provenance."""
+    prov = json.dumps(_provenance(docs), indent=1, sort_keys=True, default=str)
+    return template.render(
+        **tables, plots=media.plots, sections=media.sections, metric=media.metric,
+        metric_title=KEY_TITLES.get(media.metric or "", media.metric), fps=CLIP_FPS, provenance=prov,
+        escape=html.escape)
 
 
 def write_html_report(
@@ -408,12 +420,15 @@ def write_html_report(
     Example:
         >>> write_html_report([read_results(p) for p in paths], "report-html", engine=get_engine())  # doctest: +SKIP
     """
+    template = _page_template()
     data = _gather(docs, keys, comparisons)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    tables = _table_parts(data)
     plot_files = _write_plot_files(data, out, plots, plots_from)
     # Clips: per slice, union of each method's worst/best; one player group per clip.
     metric = _clip_metric(clip_metric, data.keys)
     sections = _write_clip_sections(_clip_tasks(data, metric, per_end, out), engine) \
         if clips and metric is not None else []
-    return atomic_write_text(out / "index.html", _render_page(data, _Media(plot_files, sections, metric)))
+    page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+    return atomic_write_text(out / "index.html", page)

@@ -1,5 +1,5 @@
-"""devil_dataset/eval/engine/clip_scoring.py: a clip's predictions scored from memory, ground-truth work shared, with the
-values of the one-pass evaluation."""
+"""devil_dataset/eval/engine/clip_scoring.py: a clip's predictions scored from memory, ground-truth work shared,
+with the values of the one-pass evaluation."""
 from __future__ import annotations
 
 import numpy as np

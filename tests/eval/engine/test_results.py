@@ -1,4 +1,5 @@
-"""devil_dataset/eval/engine/results.py: merging two results documents, the per-video values cache, the dataset digest."""
+"""devil_dataset/eval/engine/results.py: merging two results documents, the per-video values cache,
+the dataset digest."""
 from __future__ import annotations
 
 import json

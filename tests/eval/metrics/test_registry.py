@@ -1,4 +1,5 @@
-"""devil_dataset/eval/metrics/registry.py: metric resolution of a run (pixel / network / skipped) and its skipped lines."""
+"""devil_dataset/eval/metrics/registry.py: metric resolution of a run (pixel / network / skipped) and its skipped
+lines."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
-"""Re-inpainting self-consistency (devil_dataset/eval/metrics/self_consistency.py): analytic cases and reproducibility."""
+"""Re-inpainting self-consistency (devil_dataset/eval/metrics/self_consistency.py): analytic cases and
+reproducibility."""
 from __future__ import annotations
 
 import math
