@@ -251,6 +251,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    dataset_mode = _dataset_mode(args)
+    several = dataset_mode and len(args.predictions) > 1
+    _check_method_name(args, dataset_mode, several)
+    _check_out(args, several)
+    options = _eval_options(args)
+    metrics = _metric_list(args.metrics)
+    if dataset_mode:
+        docs = _evaluate_dataset_mode(args, metrics, options, several)
+    else:
+        docs = _evaluate_directory_mode(args, metrics, options)
+    _write_and_print(args, docs, several)
+    return 0
+
+
+def _dataset_mode(args: argparse.Namespace) -> bool:
+    """True in dataset mode, False in directory mode; a mix of the two, or a mode given in part, is refused."""
+
     dataset_mode = any(v is not None for v in (args.dataset, args.config, args.predictions))
     dir_mode = any(v is not None for v in (args.gt_dir, args.pred_dir))
     if dataset_mode == dir_mode:
@@ -261,46 +278,75 @@ def _run(args: argparse.Namespace) -> int:
         raise DevilError("directory mode needs --gt-dir and --pred-dir")
     if dir_mode and (args.engine != "local" or args.ray_address is not None):
         raise DevilError("--engine/--ray-address work in dataset mode (--dataset/--config/--predictions)")
-    several = dataset_mode and len(args.predictions) > 1
+    return dataset_mode
+
+
+def _check_method_name(args: argparse.Namespace, dataset_mode: bool, several: bool) -> None:
+    """Refuse ``--method-name`` where it names several methods, or a method ``NAME=PATH`` names already."""
+
     if several and args.method_name is not None:
         raise DevilError("--method-name names one method; with several --predictions name each as NAME=PATH")
     if dataset_mode and not several and args.method_name is not None and args.predictions[0][0] is not None:
         raise DevilError("--method-name and --predictions NAME=PATH both name the method; give one")
+
+
+def _check_out(args: argparse.Namespace, several: bool) -> None:
+    """Refuse an ``--out`` that could not be written (a file where several methods need a folder), before
+    anything is scored."""
+
     if several and args.out is not None and args.out.exists() and not args.out.is_dir():
         raise DevilError(f"{args.out}: is a file; with several --predictions --out takes a folder")
     if args.out is not None:  # refused before anything is scored
         check_output_file(args.out / "results.json" if several else args.out)
 
+
+def _eval_options(args: argparse.Namespace) -> EvalOptions:
+    """The metrics' options from the flags (the second inpainter and the precision checked first)."""
+
     if args.second_inpainter not in INPAINTERS:
         raise unknown_name("inpainter", args.second_inpainter, sorted(INPAINTERS), prefix="--second-inpainter: ")
     check_precision(args.precision, prefix="--precision: ", kind="precision")
-    options = EvalOptions(device=args.device, batch_size=args.batch_size, parity=args.parity,
-                          pixel_backend=args.pixel_backend,
-                          ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow, precision=args.precision,
-                          seed=args.seed, second_inpainter=args.second_inpainter,
-                          self_consistency_submetric=args.self_consistency_submetric,
-                          self_consistency_k=args.self_consistency_k, set_level_ci=args.set_level_ci)
-    metrics = _metric_list(args.metrics)
+    return EvalOptions(device=args.device, batch_size=args.batch_size, parity=args.parity,
+                       pixel_backend=args.pixel_backend,
+                       ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow, precision=args.precision,
+                       seed=args.seed, second_inpainter=args.second_inpainter,
+                       self_consistency_submetric=args.self_consistency_submetric,
+                       self_consistency_k=args.self_consistency_k, set_level_ci=args.set_level_ci)
 
-    if dataset_mode:
 
-        engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
-        gt_cache = _gt_cache_of(args)
-        if several:
-            docs = evaluate_slice(args.dataset, args.config, _prediction_mapping(args.predictions), metrics,
-                                  options, progress=not args.no_progress, engine=engine, gt_cache=gt_cache)
-        else:
-            doc = evaluate_dataset(args.dataset, args.config, args.predictions[0][1], metrics, options,
-                                   method=args.method_name or args.predictions[0][0],
-                                   progress=not args.no_progress, engine=engine,
-                                   gt_cache=gt_cache)
-            docs = {doc["method"]: doc}
-        if gt_cache is not None:
-            print(f"devil evaluate: {gt_cache.summary()}", file=sys.stderr)
+def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, options: EvalOptions,
+                           several: bool) -> dict[str, dict]:
+    """Method -> results document of the slice's predictions (one method, or several in one pass)."""
+
+    engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
+    gt_cache = _gt_cache_of(args)
+    if several:
+        docs = evaluate_slice(args.dataset, args.config, _prediction_mapping(args.predictions), metrics,
+                              options, progress=not args.no_progress, engine=engine, gt_cache=gt_cache)
     else:
-        doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
-                                 slice_name=args.slice_name, progress=not args.no_progress)
+        doc = evaluate_dataset(args.dataset, args.config, args.predictions[0][1], metrics, options,
+                               method=args.method_name or args.predictions[0][0],
+                               progress=not args.no_progress, engine=engine,
+                               gt_cache=gt_cache)
         docs = {doc["method"]: doc}
+    if gt_cache is not None:
+        print(f"devil evaluate: {gt_cache.summary()}", file=sys.stderr)
+    return docs
+
+
+def _evaluate_directory_mode(args: argparse.Namespace, metrics: list[str] | None,
+                             options: EvalOptions) -> dict[str, dict]:
+    """Method -> results document of the release-layout folders (one method)."""
+
+    doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
+                             slice_name=args.slice_name, progress=not args.no_progress)
+    return {doc["method"]: doc}
+
+
+def _write_and_print(args: argparse.Namespace, docs: dict[str, dict], several: bool) -> None:
+    """Each method's results: written to ``--out`` (a file, or ``<method>.json`` in the folder), then printed as
+    JSON or as a summary."""
+
     for method, doc in docs.items():
         if args.out is not None:
             path = args.out / f"{method}.json" if several else args.out
@@ -310,4 +356,3 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write(dumps(doc))
         else:
             _print_summary(doc)
-    return 0

@@ -6,21 +6,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from pathlib import Path
 
 from ..builder.bg_label_page import LabelSession, make_server
 from ..builder.build_options import BUILD_PARITY_MODES
 from ..builder.camera_motion import camera_motion_score
-from ..builder.labels import label_by_rank, label_by_threshold, load_labels_file, read_bg_labels_csv, save_labels_file
+from ..builder.labelling import (
+    CAMERA_MOTION_SCORES_FORMAT,
+    SCENE_MOTION_SCORES_FORMAT,
+    import_bg_labels,
+    json_score,
+    read_scores_file,
+    score_clips,
+    scores_text_lines,
+    unscored_paths,
+    write_scores_file,
+)
+from ..builder.labels import label_by_rank, label_by_threshold
 from ..builder.scene_motion import resolve_flow, scene_motion_score
 from ..core.alignment import resolve_detector
-from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
 from ..core.parity import resolve_modes
-from ..core.progress import progress_bar
-from ..core.video_io import load_clip
 from ._args import EXAMPLE_FORMATTER, add_parity_argument, existing_path, resolution
 
 CAMERA_EPILOG = """\
@@ -144,31 +150,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run_rank)
 
 
-def json_score(score: float | None) -> float | str | None:
-    """A score as strict JSON: the float, "inf" for +inf, null for None/NaN.
-
-    >>> json_score(0.25), json_score(float("inf")), json_score(float("nan"))
-    (0.25, 'inf', None)
-    """
-    if score is None or math.isnan(score):
-        return None
-    return "inf" if math.isinf(score) else float(score)
-
-
-def _score_paths(paths: list[str], score_fn, desc: str, progress: bool) -> tuple[dict[str, float | None], list[str]]:
-    scores: dict[str, float | None] = {}
-    errors: list[str] = []
-    # a bar in a terminal, log lines otherwise (tqdm alone printed nothing for minutes into a file)
-    for path in progress_bar(paths, desc=desc, unit="clip", enabled=progress):
-        try:
-            frames = load_clip(path)
-            scores[path] = score_fn(frames)
-        except (DevilError, ValueError) as exc:
-            scores[path] = None
-            errors.append(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}")
-    return scores, errors
-
-
 def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: list[str], record: dict) -> int:
     for err in errors:
         print(f"devil: error: {err}", file=sys.stderr)
@@ -176,12 +157,10 @@ def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: l
     if args.json:
         print(json.dumps(mapping, indent=2))
     else:
-        width = max(len(p) for p in mapping)
-        for p, s in mapping.items():
-            print(f"{p:{width}s}  {'-' if s is None else (s if isinstance(s, str) else f'{s:.6f}')}")
+        for line in scores_text_lines(mapping):
+            print(line)
     if args.out:
-
-        atomic_write_text(args.out, json.dumps({**record, "scores": mapping}, indent=2) + "\n")
+        write_scores_file(args.out, record, mapping)
     return 2 if errors else 0
 
 
@@ -192,10 +171,10 @@ def run_camera_motion(args: argparse.Namespace) -> int:
         raise DevilError(f"--detector: {exc}") from None
     print(f"devil: camera motion with detector {detector} at {args.scoring_size[0]}x{args.scoring_size[1]}",
           file=sys.stderr)
-    scores, errors = _score_paths(
+    scores, errors = score_clips(
         args.paths, lambda f: camera_motion_score(f, detector=detector, scoring_size=args.scoring_size),
-        "camera motion", not args.no_progress)
-    record = {"format": "devil-camera-motion-scores/1", "detector": detector,
+        desc="camera motion", progress=not args.no_progress)
+    record = {"format": CAMERA_MOTION_SCORES_FORMAT, "detector": detector,
               "scoring_size": list(args.scoring_size)}
     return _report(args, scores, errors, record)
 
@@ -214,55 +193,22 @@ def run_scene_motion(args: argparse.Namespace) -> int:
         raise DevilError(str(exc)) from None
     mode = _mode_of(args, "scene_mode")
     print(f"devil: scene motion, mode {mode}, flow {args.flow}, detector {detector}", file=sys.stderr)
-    scores, errors = _score_paths(
+    scores, errors = score_clips(
         args.paths, lambda f: scene_motion_score(f, mode=mode, flow=args.flow, detector=detector,
-                                     scoring_size=args.scoring_size),
-        "scene motion", not args.no_progress)
-    for p, s in scores.items():
-        if s is not None and math.isnan(s):
-            print(f"devil: note: {p}: no low-camera-motion segment of >= 12 frames, no score", file=sys.stderr)
-    record = {"format": "devil-scene-motion-scores/1", "mode": mode, "flow": args.flow, "detector": detector,
+                                                 scoring_size=args.scoring_size),
+        desc="scene motion", progress=not args.no_progress)
+    for p in unscored_paths(scores):
+        print(f"devil: note: {p}: no low-camera-motion segment of >= 12 frames, no score", file=sys.stderr)
+    record = {"format": SCENE_MOTION_SCORES_FORMAT, "mode": mode, "flow": args.flow, "detector": detector,
               "scoring_size": list(args.scoring_size)}
     return _report(args, scores, errors, record)
 
 
 def run_import_bg_labels(args: argparse.Namespace) -> int:
-    rows = read_bg_labels_csv(args.csv)
-    existing = load_labels_file(args.labels_file)
-    changed = sum(1 for cid, lab in rows.items() if existing.get(cid) != lab)
-    merged = {**existing, **rows}
-    save_labels_file(args.labels_file, merged)
-    counts = {lab: sum(1 for v in merged.values() if v == lab) for lab in ("low", "high")}
-    print(f"{args.labels_file}: {len(rows)} rows read from {args.csv}, {changed} new or changed; "
-          f"{len(merged)} labelled clips ({counts['low']} low, {counts['high']} high)")
+    result = import_bg_labels(args.csv, args.labels_file)
+    print(f"{args.labels_file}: {len(result.rows)} rows read from {args.csv}, {result.changed} new or changed; "
+          f"{len(result.labels)} labelled clips ({result.count('low')} low, {result.count('high')} high)")
     return 0
-
-
-def _read_scores(path: Path) -> dict[str, float | None]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DevilError(f"{path}: not a JSON scores file ({exc})") from None
-    if isinstance(doc, dict) and isinstance(doc.get("scores"), dict):
-        doc = doc["scores"]
-    if not isinstance(doc, dict):
-        raise DevilError(f"{path}: expected a JSON object {{path: score}}")
-    out: dict[str, float | None] = {}
-    for key, value in doc.items():
-        if value is None:
-            score = None
-        elif value == "inf":
-            score = math.inf
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            score = float(value)
-        else:
-            raise DevilError(f"{path}: score of {key!r} must be a number, \"inf\" or null, got {value!r}")
-        clip_id = Path(key).name
-        clip_id = clip_id[: -len(Path(clip_id).suffix)] if Path(clip_id).suffix else clip_id
-        if clip_id in out:
-            raise DevilError(f"{path}: two entries give the clip id {clip_id!r}")
-        out[clip_id] = score
-    return out
 
 
 def run_bg_scene_motion(args: argparse.Namespace) -> int:
@@ -282,7 +228,7 @@ def run_bg_scene_motion(args: argparse.Namespace) -> int:
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    scores = _read_scores(args.scores)
+    scores = read_scores_file(args.scores)
     try:
         if args.threshold:
             result = label_by_threshold(scores, *args.threshold)

@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from dataclasses import asdict
 from pathlib import Path
 
-from ..core.atomic import remove_stale_temporaries
 from ..core.errors import DevilError, unknown_name
-from ..core.mask_stats import MaskStats, mask_stats, summarize
-from ..core.mask_store import read_stored, store_mask, stored_mask
-from ..core.masks import PRESETS, SEED_TABLE_SIZE, mask_seed
-from ..core.progress import progress_bar
+from ..core.mask_batch import MaskSource, mask_stats_document, render_masks
+from ..core.mask_tables import presets_text, stats_text
+from ..core.masks import PRESETS, SEED_TABLE_SIZE
 from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
 
 RENDER_EPILOG = """\
@@ -118,133 +115,30 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
     return [(p, i) for p in presets for i in range(args.index, args.index + args.count)]
 
 
-def _progress(total: int, disable: bool, desc: str):
-    return progress_bar(total=total, unit="mask", desc=desc, enabled=not disable)
-
-
 def run_render(args: argparse.Namespace) -> int:
     jobs = _jobs(args)
     out: Path = args.out
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DevilError(f"{out}: cannot create the output folder ({exc})") from None
-    remove_stale_temporaries(out)
-    written = 0
-    with _progress(len(jobs), args.no_progress or len(jobs) == 1, "render") as bar:
-        for preset, index in jobs:
-            if args.fmt == "release-png":
-                remove_stale_temporaries(out / f"devil_{preset}")
-            try:
-                _, new = store_mask(out, preset, index, fmt=args.fmt, reverse=args.reverse, size=args.resolution,
-                                    num_frames=args.num_frames)
-            except (NotADirectoryError, FileExistsError, PermissionError) as exc:
-                raise DevilError(f"{out}: cannot write mask {preset}/{index:05d} ({exc})") from None
-            written += new
-            bar.update(1)
+    written = render_masks(out, jobs, fmt=args.fmt, reverse=args.reverse, size=args.resolution,
+                           num_frames=args.num_frames, progress=not args.no_progress)
     w, h = args.resolution
     print(f"{written} masks written, {len(jobs) - written} already present ({w}x{h}, {args.fmt}) in {out}")
     return 0
 
 
-def _clean(value):
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
 def run_stats(args: argparse.Namespace) -> int:
-    records: list[dict] = []
-    by_preset: dict[str, list[MaskStats]] = {}
+    masks: list[MaskSource]
     if args.stored:
         if args.preset is not None:
             raise DevilError("--stored: give either --stored or --preset, not both")
-        items = [("stored", path) for path in args.stored]
+        masks = list(args.stored)
     else:
         if args.preset is None:
             raise DevilError("--preset: required (or --stored PATH ...)")
-        items = [("render", job) for job in _jobs(args)]
-    with _progress(len(items), args.no_progress or len(items) == 1, "stats") as bar:
-        for kind, item in items:
-            if kind == "stored":
-                hole, meta = read_stored(item)
-                record = {"path": str(item), "preset": meta.get("preset"), "index": meta.get("index"),
-                          "seed": meta.get("seed"), "reversed": meta.get("reversed")}
-            else:
-                preset, index = item
-                hole = stored_mask(preset, index, num_frames=args.num_frames)
-
-                record = {"preset": preset, "index": index, "seed": mask_seed(index), "reversed": False}
-            stats = mask_stats(hole)
-            record["stats"] = stats.to_dict()
-            records.append(record)
-            by_preset.setdefault(record["preset"] or "unknown", []).append(stats)
-            bar.update(1)
-    doc: dict = {"summary": {p: summarize(s) for p, s in sorted(by_preset.items())}}
-    if not args.summary_only:
-        doc["masks"] = records
-    print(json.dumps(_clean(doc), indent=1) if args.json else stats_text(_clean(doc)))
+        masks = list(_jobs(args))
+    doc = mask_stats_document(masks, num_frames=args.num_frames, summary_only=args.summary_only,
+                              progress=not args.no_progress)
+    print(json.dumps(doc, indent=1) if args.json else stats_text(doc))
     return 0
-
-
-def _table(header: list[str], rows: list[list[str]], keys: int = 1) -> str:
-    """The first ``keys`` columns left-aligned, the others (numbers) right-aligned, two spaces apart."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) if i < keys else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-             for r in [header, *rows]]
-    return "\n".join(lines)
-
-
-def _number(value: object) -> str:
-    return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def stats_text(doc: dict) -> str:
-    """``devil masks stats`` as readable tables: per mask (unless summary only), then per preset and statistic
-    the median and quartiles.
-
-    >>> print(stats_text({"summary": {"p": {"mean_area": {"median": 0.03, "q25": 0.02, "q75": 0.04, "n": 2}}}}))
-    summary (median and quartiles over the masks of each preset)
-    preset  statistic  median   q25   q75  n
-    p       mean_area    0.03  0.02  0.04  2
-    """
-    parts = []
-    masks = doc.get("masks")
-    if masks:
-        names = list(masks[0]["stats"])
-        rows = [[str(m.get("path") or m.get("preset")), _number(m.get("index")), _number(m.get("seed")),
-                 *(_number(m["stats"].get(n)) for n in names)] for m in masks]
-        parts.append("masks\n" + _table(["mask", "index", "seed", *names], rows))
-    rows = [[preset, stat, _number(q.get("median")), _number(q.get("q25")), _number(q.get("q75")), _number(q.get("n"))]
-            for preset, stats in doc["summary"].items() for stat, q in stats.items()]
-    parts.append("summary (median and quartiles over the masks of each preset)\n"
-                 + _table(["preset", "statistic", "median", "q25", "q75", "n"], rows, keys=2))
-    return "\n\n".join(parts)
-
-
-def presets_text(presets: dict) -> str:
-    """The preset table as text, one row per preset (ranges as ``lo-hi``; SPEC section 5).
-
-    >>> from devil_dataset.core.masks import PRESETS
-    >>> print(presets_text(PRESETS).splitlines()[1])  # doctest: +NORMALIZE_WHITESPACE
-    fgs-h_fgm-h_fgd-h  7-13  50-70  0-60  150-300  0.8  1.5  300  9-15  300, 0.75  1-3
-    """
-
-    def cell(field: str, value: object) -> str:  # ranges lo-hi; the centroid pull is (distance, weight)
-        if value is None:
-            return "none"
-        if isinstance(value, (tuple, list)):
-            return ", ".join(_number(v) for v in value) if field == "centroid" else "-".join(map(_number, value))
-        return _number(value)
-
-    records = {name: asdict(p) for name, p in presets.items()}
-    fields = [f for f in next(iter(records.values())) if f != "name"]
-    rows = [[name, *(cell(f, records[name][f]) for f in fields)] for name in records]
-    return _table(["preset", *fields], rows)
 
 
 def run_presets(args: argparse.Namespace) -> int:

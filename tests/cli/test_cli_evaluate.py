@@ -106,6 +106,29 @@ def test_evaluate_argument_errors(argv, needle, capsys):
     assert needle in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv,needle", [
+    (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--engine", "ray"], "--engine/--ray-address work in dataset mode"),
+    (["--dataset", "d", "--config", "c", "--predictions", "{pred}", "{gt}", "--method-name", "m"],
+     "--method-name names one method"),
+    (["--dataset", "d", "--config", "c", "--predictions", "a={pred}", "--method-name", "m"],
+     "--method-name and --predictions NAME=PATH both name the method"),
+    (["--dataset", "d", "--config", "c", "--predictions", "{pred}", "{gt}", "--out", "{file}"],
+     "file: exists and is not a directory"),  # the results folder's lock, taken first
+    (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--out", "{gt}"], "is a directory; --out takes a file name"),
+    (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--second-inpainter", "nope"], "--second-inpainter: unknown"),
+    (["--dataset", "d", "--config", "c", "--predictions", "{pred}", "--no-gt-cache", "--gt-cache", "{gt}"],
+     "--no-gt-cache: cannot be combined"),
+])
+def test_evaluate_refuses_bad_flag_combinations_before_scoring(argv, needle, tmp_path, capsys):
+    gt, pred = _write_clips(tmp_path, n=1)
+    (tmp_path / "file").write_text("x")
+    paths = {"gt": gt, "pred": pred, "file": tmp_path / "file"}
+    assert main(["evaluate", *(a.format(**paths) for a in argv), "--no-progress"]) == 2
+    out = capsys.readouterr()
+    assert needle in out.err and out.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "gt", "method_x"]  # nothing written
+
+
 def test_unknown_metric_exit_2(tmp_path, capsys):
     gt, pred = _write_clips(tmp_path, n=1)
     assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "nope", "--no-progress"]) == 2

@@ -30,7 +30,7 @@ import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,6 +43,15 @@ _pools_lock = threading.Lock()
 _pools_pid = os.getpid()  # the process whose children the pools' workers are (a forked child starts its own)
 _busy = False  # in a worker: a record is being computed (Ctrl-C interrupts it; an idle worker ignores Ctrl-C)
 _context: tuple | None = None  # in a worker: the caller's context it adopted last (see _caller_context)
+# Ctrl-C starts no new record: each parallel call of this process has a number (_calls); a pool's workers share a
+# number (_stop, set by the caller when the call is interrupted) at or below which they start no record, and each
+# worker also stops the call it was in when it gets Ctrl-C itself (_last_call -> _stopped_call), whichever is first.
+_calls = itertools.count(1)
+_stop = None  # in a worker: its pool's shared multiprocessing.Value (the highest call number stopped)
+_last_call = 0  # in a worker: the number of the call of the record it ran last
+_stopped_call = 0  # in a worker: the highest call number it got Ctrl-C in
+# The message of the KeyboardInterrupt a worker raises for a record it does not start after Ctrl-C.
+NOT_STARTED = "not started: the call was interrupted (Ctrl-C)"
 
 
 def default_jobs(cap: int = 2) -> int:
@@ -74,25 +83,44 @@ def _adopt(context: tuple) -> None:
 
 
 def _on_interrupt(signum, frame):
+    global _stopped_call
+    _stopped_call = max(_stopped_call, _last_call)  # busy or idle: no further record of this call starts here
     if _busy:
         raise KeyboardInterrupt
 
 
-def _start_worker() -> None:
+def _start_worker(stop=None) -> None:
     """Worker initialiser: Ctrl-C interrupts the record being computed (its clean-up runs, e.g. an external
-    inpainter's process group is killed) but not an idle worker, so the pool survives an interrupted command."""
+    inpainter's process group is killed) but not an idle worker, so the pool survives an interrupted command; the
+    records of an interrupted call still queued are not started (``stop``: the pool's shared stop number)."""
+    global _stop
+    _stop = stop
     signal.signal(signal.SIGINT, _on_interrupt)
 
 
-def _call(context: tuple, fn: Callable[[T], R], record: T) -> R:
-    """A record's task in a worker: the caller's context adopted, then ``fn(record)`` (interruptible by Ctrl-C)."""
-    global _busy
+def _call(context: tuple, fn: Callable[[T], R], record: T, call: int = 0) -> R:
+    """A record's task in a worker: the caller's context adopted, then ``fn(record)`` (interruptible by Ctrl-C).
+
+    A record of call number ``call`` after that call was interrupted is not started: KeyboardInterrupt
+    (:data:`NOT_STARTED`) comes back instead of its result.
+    """
+    global _busy, _last_call
+    if call and call <= max(_stopped_call, _stop.value if _stop is not None else 0):
+        raise KeyboardInterrupt(NOT_STARTED)
+    _last_call = call
     _adopt(context)
     _busy = True
     try:
         return fn(record)
     finally:
         _busy = False
+
+
+def _stop_call(pool: ProcessPoolExecutor, call: int) -> None:
+    """Tell ``pool``'s workers to start no further record of call number ``call`` (Ctrl-C)."""
+    stop = getattr(pool, "devil_stop", None)
+    if stop is not None and stop.value < call:
+        stop.value = call
 
 
 def _usable(pool: ProcessPoolExecutor) -> bool:
@@ -117,8 +145,11 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
             pool.shutdown(wait=False)
             pool = None
         if pool is None:
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(START_METHOD),
-                                       initializer=_start_worker)
+            context = multiprocessing.get_context(START_METHOD)
+            stop = context.Value("q", 0)  # see _calls: the workers' shared stop number
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
+                                       initargs=(stop,))
+            pool.devil_stop = stop  # type: ignore[attr-defined]
             _pools[jobs] = pool
         return pool
 
@@ -150,6 +181,112 @@ def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
             pass
 
 
+class _InFlight(Generic[R]):
+    """The records submitted to a pool and their futures, oldest first (at most ``window`` of them at a time)."""
+
+    def __init__(self, on_result: Callable[[R], None] | None) -> None:
+        self.futures: deque[Future] = deque()
+        self.records: deque = deque()  # the records in flight, in order
+        self.on_result = on_result
+
+    def __len__(self) -> int:
+        return len(self.futures)
+
+    def submit(self, pool: ProcessPoolExecutor, context: tuple, fn: Callable[[T], R], record: T, call: int) -> None:
+        """List ``record`` (first, so a pool that refuses it still has it listed), then queue it on ``pool``."""
+        self.records.append(record)
+        self.futures.append(pool.submit(_call, context, fn, record, call))
+
+    def pop(self) -> R:
+        """The oldest record's result (waited for), handed to ``on_result``; a broken pool raises here and the
+        record stays listed, to be submitted again."""
+        result = self.futures[0].result()
+        self.futures.popleft()
+        self.records.popleft()
+        if self.on_result is not None:
+            self.on_result(result)
+        return result
+
+    def cancel(self) -> None:
+        """Cancel the futures not started yet (running ones finish)."""
+        for future in self.futures:
+            future.cancel()
+
+    def take_back(self) -> list:
+        """Cancel every future and return the records in flight, in order, to be submitted to new workers."""
+        self.cancel()
+        self.futures.clear()
+        records = list(self.records)
+        self.records.clear()
+        return records
+
+
+def _map_here(fn: Callable[[T], R], records: Iterable[T], on_result: Callable[[R], None] | None) -> Iterator[R]:
+    """``fn(record)`` for every record, in this process."""
+    for record in records:
+        result = fn(record)
+        if on_result is not None:
+            on_result(result)
+        yield result
+
+
+def _submit_and_collect(pool: ProcessPoolExecutor, context: tuple, fn: Callable[[T], R], records: Iterable[T],
+                        flight: _InFlight[R], window: int, call: int) -> Iterator[R]:
+    """Submit the records to ``pool`` with at most ``window`` in flight; yield their results in record order."""
+    for record in records:
+        flight.submit(pool, context, fn, record, call)
+        while len(flight) >= window:
+            yield flight.pop()
+    while len(flight):
+        yield flight.pop()
+
+
+def _forget_pool(jobs: int, pool: ProcessPoolExecutor) -> None:
+    """Drop a broken ``pool`` from the kept pools (unless another already replaced it): the next call starts new
+    workers."""
+    with _pools_lock:
+        if _pools.get(jobs) is pool:
+            del _pools[jobs]
+
+
+def _map_in_workers(fn: Callable[[T], R], records: Iterable[T], jobs: int, window: int,
+                    on_result: Callable[[R], None] | None) -> Iterator[R]:
+    """``fn(record)`` for every record, in record order, computed in this command's ``jobs`` workers.
+
+    A kept pool found dead before the call's first result is replaced and the call's records run again on new
+    workers, once; Ctrl-C interrupts the records the workers compute, and the workers start none of the call's
+    records still queued.
+    """
+    records = iter(records)
+    context = _caller_context()
+    call = next(_calls)
+    flight: _InFlight[R] = _InFlight(on_result)
+    resubmit: list = []  # the records of a call that found its kept pool dead (submitted again to new workers)
+    for attempt in (1, 2):
+        pool = worker_pool(jobs)
+        yielded = False
+        try:
+            for value in _submit_and_collect(pool, context, fn, itertools.chain(resubmit, records), flight, window,
+                                             call):
+                yielded = True
+                yield value
+            return
+        except BrokenProcessPool:
+            _forget_pool(jobs, pool)
+            # A kept worker that died while idle (killed, out of memory) breaks the pool before this call's first
+            # result: run the call's records again on new workers, once. A worker dying on a record raises.
+            if attempt == 2 or yielded:
+                raise
+            resubmit = flight.take_back()
+        except KeyboardInterrupt:
+            _stop_call(pool, call)  # first: a worker freed by the interrupt must not start a queued record
+            flight.cancel()
+            _interrupt_workers(pool)
+            raise
+        finally:
+            flight.cancel()
+
+
 def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, window: int | None = None,
                 on_result: Callable[[R], None] | None = None) -> Iterator[R]:
     """Yield ``fn(record)`` for every record, in record order; ``jobs > 1`` runs them in this command's workers.
@@ -161,64 +298,9 @@ def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, wi
     """
     jobs = max(1, int(jobs))
     if jobs == 1:
-        for record in records:
-            result = fn(record)
-            if on_result is not None:
-                on_result(result)
-            yield result
+        yield from _map_here(fn, records, on_result)
         return
-    window = max(jobs, int(window or 2 * jobs))
-    records = iter(records)
-    context = _caller_context()
-    pending: deque[Future] = deque()
-    submitted: deque = deque()  # the records in flight, in order
-    resubmit: list = []  # the records of a call that found its kept pool dead (submitted again to new workers)
-
-    def pop() -> R:
-        result = pending[0].result()  # a broken pool raises here: the record stays listed, to be submitted again
-        pending.popleft()
-        submitted.popleft()
-        if on_result is not None:
-            on_result(result)
-        return result
-
-    for attempt in (1, 2):
-        pool = worker_pool(jobs)
-        yielded = False
-        try:
-            for record in itertools.chain(resubmit, records):
-                submitted.append(record)
-                pending.append(pool.submit(_call, context, fn, record))
-                while len(pending) >= window:
-                    value = pop()
-                    yielded = True
-                    yield value
-            while pending:
-                value = pop()
-                yielded = True
-                yield value
-            return
-        except BrokenProcessPool:
-            with _pools_lock:
-                if _pools.get(jobs) is pool:
-                    del _pools[jobs]
-            # A kept worker that died while idle (killed, out of memory) breaks the pool before this call's first
-            # result: run the call's records again on new workers, once. A worker dying on a record raises.
-            if attempt == 2 or yielded:
-                raise
-            for future in pending:
-                future.cancel()
-            pending.clear()
-            resubmit = list(submitted)
-            submitted.clear()
-        except KeyboardInterrupt:
-            for future in pending:
-                future.cancel()
-            _interrupt_workers(pool)
-            raise
-        finally:
-            for future in pending:
-                future.cancel()
+    yield from _map_in_workers(fn, records, jobs, max(jobs, int(window or 2 * jobs)), on_result)
 
 
 __all__ = ["START_METHOD", "default_jobs", "map_ordered", "shutdown_pools", "worker_pool"]

@@ -235,3 +235,49 @@ def test_engine_settings_are_checked():
 
 def test_default_jobs_is_capped():
     assert 1 <= default_jobs() <= 2
+
+
+def test_nothing_runs_before_the_first_result_is_asked_for():
+    calls: list[int] = []
+    results = map_ordered(calls.append, [1, 2])
+    assert calls == []
+    assert list(results) == [None, None] and calls == [1, 2]
+
+
+def test_a_pool_broken_again_or_after_a_result_raises(monkeypatch):
+    """The call's records run again on new workers once, and only while nothing was yielded yet."""
+    from concurrent.futures import Future
+
+    from devil_dataset.core.engines import local
+
+    def future_of(result: object) -> Future:
+        future: Future = Future()
+        if isinstance(result, BaseException):
+            future.set_exception(result)
+        else:
+            future.set_result(result)
+        return future
+
+    class AlwaysBroken:
+        def submit(self, fn, context, record_fn, record):
+            return future_of(BrokenProcessPool("a worker died"))
+
+    class BrokenAfterOne:
+        submitted = 0
+
+        def submit(self, fn, context, record_fn, record):
+            self.submitted += 1
+            return future_of(record if self.submitted == 1 else BrokenProcessPool("a worker died"))
+
+    pools = [AlwaysBroken(), AlwaysBroken()]
+    monkeypatch.setattr(local, "worker_pool", lambda jobs: pools.pop(0))
+    with pytest.raises(BrokenProcessPool):
+        list(map_ordered(abs, range(3), jobs=2))
+    assert pools == []  # tried twice
+
+    pools = [BrokenAfterOne(), AlwaysBroken()]
+    seen: list[int] = []
+    with pytest.raises(BrokenProcessPool):
+        for x in map_ordered(abs, range(4), jobs=2, window=2):
+            seen.append(x)
+    assert seen == [0] and len(pools) == 1  # no second try once a result was yielded
