@@ -162,12 +162,26 @@ def decode_frames(items: Sequence) -> np.ndarray:
     return np.stack(frames)
 
 
+def hole_of_bilevel_image(image: Image.Image) -> np.ndarray:
+    """bool [H, W] (True = hole = nonzero) of a mask image, with canonical bools.
+
+    Pillow's mode-"1" arrays are bool arrays whose True bytes are 255, not 1: logical operations treat them as True,
+    but anything that reads the bytes (sums through a uint8 view, SIMD paths of some numpy/OpenCV calls) sees 255.
+
+    >>> from PIL import Image
+    >>> m = hole_of_bilevel_image(Image.fromarray(np.array([[0, 255]], np.uint8)))
+    >>> m.tolist(), m.view(np.uint8).tolist()
+    ([[False, True]], [[0, 1]])
+    """
+    return np.asarray(image.convert("1")).view(np.uint8) != 0
+
+
 def decode_hole(items: Sequence) -> np.ndarray:
     """Decode stored 1-bit mask PNGs into bool [T, H, W] (True = hole)."""
     masks = []
     for item in items:
         with Image.open(io.BytesIO(_bytes_of(item))) as im:
-            masks.append(np.asarray(im.convert("1"), dtype=bool))
+            masks.append(hole_of_bilevel_image(im))
     return np.stack(masks)
 
 
@@ -191,7 +205,7 @@ def to_numpy_hole(value) -> np.ndarray:
     """Normalise a decoded ``hole`` value from any ``datasets`` path to bool [T, H, W]."""
     if isinstance(value, (list, tuple)):
         if value and isinstance(value[0], Image.Image):
-            return np.stack([np.asarray(im.convert("1"), dtype=bool) for im in value])
+            return np.stack([hole_of_bilevel_image(im) for im in value])
         return decode_hole(value)
     arr = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
     if arr.ndim == 4 and arr.shape[1] == 1:
