@@ -4,8 +4,8 @@ imports at the head of the file, and functions that do one step.
 Every ``import`` and ``from ... import`` of every module is read with :mod:`ast`, those inside functions and under
 ``TYPE_CHECKING`` included (a lazy import is still a dependency). A *unit* is a subpackage (``core``, ``builder``, ...)
 or a top-level module (``demo``); the package's ``__init__`` is the unit ``devil_dataset``. :data:`ALLOWED` is the one
-table of which unit may import which, :data:`EVAL_FLOORS` the same inside ``eval``; ``README.md`` ("Architecture")
-and ``../shared/ARCHITECTURE.md`` draw the same picture.
+table of which unit may import which, :data:`EVAL_FLOORS` the same inside ``eval``; ``README.md`` ("Architecture"),
+``docs/architecture.md`` and ``../shared/ARCHITECTURE.md`` draw the same picture.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ ROOT_UNIT = "devil_dataset"
 #   builder                                may use the release's source list (sources)
 #   eval                                   may read slices (data) and call an inpainter it is given (inpaint)
 #   pipeline                               `devil benchmark`: inpaint + evaluate + report any methods
+#   diagnosis                              `devil diagnose`: attributes (builder's labellers) + eval of any data
 #   demo, cli, the package's __init__      orchestration and the public facade
 #   moved_modules                          the table of module paths that moved (names only, no imports)
 ALLOWED: dict[str, frozenset[str]] = {
@@ -34,11 +35,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "builder": frozenset({"core", "sources"}),
     "eval": frozenset({"core", "data", "inpaint"}),
     "pipeline": frozenset({"core", "data", "inpaint", "eval"}),
-    "demo": frozenset({"core", "builder", "data", "inpaint", "eval", "pipeline"}),
-    "cli": frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "pipeline"}),
+    "diagnosis": frozenset({"core", "sources", "builder", "data", "inpaint", "eval"}),
+    "demo": frozenset({"core", "builder", "data", "inpaint", "eval", "pipeline", "diagnosis"}),
+    "cli": frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "pipeline", "diagnosis"}),
     "moved_modules": frozenset(),
     ROOT_UNIT: frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "pipeline",
-                          "moved_modules"}),
+                          "moved_modules", "diagnosis"}),
 }
 
 # eval's floors: sub-package -> the sub-packages it may import (besides itself). ``eval/functional.py`` and the

@@ -17,6 +17,8 @@ Unlike the release, features are detected once per sampled frame and each unorde
 """
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import cv2
@@ -42,6 +44,36 @@ SCORING_SIZE: tuple[int, int] = (854, 480)
 NUM_SAMPLED_FRAMES = 10
 # SPEC section 3: clip score = this percentile of the 10x10 pair matrix, numpy method "higher".
 SCORE_PERCENTILE = 96
+# Frames whose features :func:`scoring_features` keeps (most recently used): the ten sampled frames of a clip and
+# of the clip before it.
+FEATURE_MEMO_FRAMES = 2 * NUM_SAMPLED_FRAMES
+_feature_memo: OrderedDict[tuple[str, str], Features] = OrderedDict()
+
+
+def scoring_features(frame: np.ndarray, detector: str, *, remember: bool = True) -> Features:
+    """``detect_features(frame, detector)``, found again for the last :data:`FEATURE_MEMO_FRAMES` frames it was
+    asked to ``remember`` (keyed by the frame's bytes and shape): the camera-motion scorer remembers its ten sampled
+    frames, and the scene-motion scorer of the same clip, which detects on the same resized frames, finds them
+    (``remember=False``: it needs none of its own again), so each frame's features are computed once.
+
+    >>> f = np.zeros((32, 32, 3), np.uint8)
+    >>> scoring_features(f, "orb") is scoring_features(f.copy(), "orb", remember=False)
+    True
+    """
+    frame = np.ascontiguousarray(frame)
+    digest = hashlib.blake2b(repr((frame.shape, frame.dtype.str)).encode(), digest_size=20)
+    digest.update(frame.data)
+    key = (digest.hexdigest(), detector)
+    found = _feature_memo.get(key)
+    if found is not None:
+        _feature_memo.move_to_end(key)
+        return found
+    found = detect_features(frame, detector)
+    if remember:
+        _feature_memo[key] = found
+        while len(_feature_memo) > FEATURE_MEMO_FRAMES:
+            _feature_memo.popitem(last=False)
+    return found
 
 
 @dataclass(frozen=True)
@@ -145,7 +177,7 @@ def camera_motion(
     frames = resize_for_scoring(frames, scoring_size)
     indices = sample_indices(len(frames))
     size = (frames.shape[2], frames.shape[1])
-    features = [detect_features(frames[k], detector) for k in indices]
+    features = [scoring_features(frames[k], detector) for k in indices]
     with single_threaded_blas():
         matrix = pair_matrix(features, size)
     return CameraMotionResult(percentile_higher(matrix), detector, matrix, tuple(indices))

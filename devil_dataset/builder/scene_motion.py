@@ -34,7 +34,6 @@ import numpy as np
 from ..core.alignment import (
     MASK_WARP_DTYPE,
     Features,
-    detect_features,
     estimate_similarity,
     resolve_detector,
     single_threaded_blas,
@@ -44,7 +43,7 @@ from ..core.alignment import (
 from ..core.cv_determinism import pin_opencv
 from ..core.errors import UnknownNameError, WeightsMissingError
 from ..core.flow import flow_estimator, resolve_flow_backend
-from .camera_motion import SCORING_SIZE, resize_for_scoring
+from .camera_motion import SCORING_SIZE, resize_for_scoring, scoring_features
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -214,7 +213,7 @@ def scene_motion(
     if threshold is None:
         threshold = RELEASE_AFFINE_THRESHOLD if mode == "release" else CORRECTED_AFFINE_THRESHOLD
     frames = resize_for_scoring(frames, scoring_size)
-    features = [detect_features(f, detector) for f in frames]
+    features = [scoring_features(f, detector, remember=False) for f in frames]  # the camera scorer's: found again
 
     def score(i: int, k: int) -> float:
         return pair_affine_score(frames[i], frames[k], estimate_similarity(features[i], features[k]), mode)

@@ -36,6 +36,10 @@ examples:
   # the methods listed in a TOML file (see below)
   devil benchmark --dataset devil-build/ --out bench/ --methods-file methods.toml
 
+  # your method only, compared with the demo's baselines (their results merged, not re-run)
+  devil benchmark --dataset demo-out/dataset --out bench/ --method mine --callable my_pkg.model:inpaint \\
+      --baseline-results demo-out/
+
 --method NAME starts a method; a --command TEMPLATE or --callable MODULE:FN right after it says how to run it,
 else NAME must be a baseline (telea, navier-stokes, aligned-copy, flow-propagation). The command template's
 placeholders: {input_dir} {output_dir} {clip_id} {num_frames} {width} {height} (see docs/inpainting.md).
@@ -48,7 +52,10 @@ A methods file (TOML) has one table per method, in order:
 Each distinct (clip, hole) unit is inpainted once per method and shared by the slices that hold it. Outputs in
 OUT: predictions/<method>/<slice>/, results/<method>/<slice>.json, table1.md/.tsv, relative_improvement.*,
 figures, findings.md/.json, report-html/index.html, timings.json, benchmark.log. Re-running resumes at the clip
-level; a predictions folder made by another run (another command, dataset or slice) is refused, not overwritten.
+level (also after Ctrl-C: finished units are kept); a predictions folder made by another run (another command,
+dataset or slice) is refused, not overwritten. Stored work is keyed on what the method is: editing the callable's
+source file or a script the command names redoes its units (--rerun METHOD forces it). A method that fails on a
+clip does not stop the others: they are finished and reported, then the failures are listed (exit code 2).
 """
 
 METHOD_KEYS = ("baseline", "command", "callable", "hole_pixels", "size_divisor", "timeout")
@@ -97,6 +104,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="where network metrics run (default cpu, as the demo)")
     add_ci_argument(p)
     add_set_level_ci_argument(p)
+    p.add_argument("--baseline-results", action="append", default=[], type=existing_path, metavar="DIR",
+                   help="merge the results files under DIR (e.g. demo-out/: its results/<method>/<slice>.json) into "
+                   "the report without re-running those methods; repeatable")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="report results scored differently (parity, modes, flow, weights, precision) side by side, "
+                   "marked § (default: refused, naming the files and the differing fields)")
+    p.add_argument("--rerun", nargs="+", metavar="METHOD", default=[],
+                   help="make these methods' predictions and values again, ignoring the stored ones (stored work of a "
+                   "method whose code changed -- its callable's source file, or a file its command names -- is made "
+                   "again without this)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -186,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
                          "--methods-file FILE")
     result = benchmark(args.dataset, methods, args.out, slices=_split(args.slices), metrics=_split(args.metrics),
                        engine=args.engine, jobs=args.jobs, device=args.device, progress=not args.quiet,
-                       ci=args.ci, set_level_ci=args.set_level_ci)
+                       ci=args.ci, set_level_ci=args.set_level_ci, rerun=_split(args.rerun) or (),
+                       baseline_results=args.baseline_results, allow_mixed=args.allow_mixed)
     return 0 if result.results_files else 1
 
 

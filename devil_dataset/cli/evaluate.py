@@ -11,8 +11,9 @@ from ..core.errors import DevilError, unknown_name
 from ..core.networks import check_precision
 from ..eval.engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice, prediction_method_name
 from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
-from ..eval.engine.results import dumps, write_results
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.engine.propainter_run import PROPAINTER_METRICS, evaluate_propainter
+from ..eval.engine.results import dumps, locate_inputs, write_results
+from ..eval.metrics.protocol import PROTOCOLS, EvalOptions
 from ..eval.metrics.registry import METRICS
 from ..inpaint import INPAINTERS
 from ..pipeline.benchmark import METHOD_NAME_RE
@@ -46,6 +47,9 @@ examples:
 
   # directory mode (the release's layout); the devkit sample holds one video's frames directly
   devil evaluate --gt-dir sample-inpainting-inputs --pred-dir sample-inpainting-outputs --metrics psnr ssim pcons --json
+
+  # the ProPainter / E2FGVI table on DAVIS (GT/JPEGImages/<video>/*.jpg, MASKS/<video>/00000.png, PRED/<video>/*.png)
+  devil evaluate --protocol propainter --gt-dir GT --mask-dir MASKS --pred-dir PRED --metrics psnr ssim vfid --json
 
 Metrics (default: every DEVIL metric that can run here; missing weights skip a metric with a note on stderr):
   psnr ssim lpips pvcs fid vfid warp_error pcons  (+ self_consistency ff_alpha ff_beta unchanged_region)
@@ -116,6 +120,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--gt-dir", type=existing_path, metavar="GT",
                    help="one folder per video with frame_%%04d_gt.png and frame_%%04d_mask.png (1 = known)")
     r.add_argument("--pred-dir", type=existing_path, metavar="PRED", help="matching frame_%%04d_pred.png folders")
+    pp = p.add_argument_group("--protocol propainter (DAVIS / YouTube-VOS layout; docs/propainter-protocol.md)")
+    pp.add_argument("--protocol", default="devil", choices=PROTOCOLS,
+                    help="the whole evaluation protocol: devil (default) or propainter (the ProPainter / E2FGVI "
+                    "table: --gt-dir GT with JPEGImages/<video>/*.jpg, --mask-dir MASKS with <video>/00000.png ..., "
+                    "--pred-dir PRED with <video>/*.png at 432x240; metrics " + " ".join(PROPAINTER_METRICS) +
+                    ", default psnr ssim vfid; --parity release = their BatchNorm in training mode for VFID, "
+                    "corrected = eval mode; --jobs processes for the pixel metrics)")
+    pp.add_argument("--mask-dir", type=existing_path, metavar="MASKS",
+                    help="with --protocol propainter: one folder of 00000.png ... masks per video (nonzero = hole)")
     p.add_argument("--metrics", nargs="+", metavar="NAME", help="metrics to compute (space or comma separated)")
     p.add_argument("--out", type=Path, metavar="FILE", help="write the results JSON here")
     p.add_argument("--json", action="store_true", help="print the results JSON on stdout")
@@ -251,6 +264,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.protocol == "propainter" or args.mask_dir is not None:
+        docs = _evaluate_propainter_mode(args)
+        _write_and_print(args, docs, False)
+        return 0
     dataset_mode = _dataset_mode(args)
     several = dataset_mode and len(args.predictions) > 1
     _check_method_name(args, dataset_mode, several)
@@ -311,7 +328,8 @@ def _eval_options(args: argparse.Namespace) -> EvalOptions:
                        ssim_mode=args.ssim_mode, pvcs_mode=args.pvcs_mode, flow=args.flow, precision=args.precision,
                        seed=args.seed, second_inpainter=args.second_inpainter,
                        self_consistency_submetric=args.self_consistency_submetric,
-                       self_consistency_k=args.self_consistency_k, set_level_ci=args.set_level_ci)
+                       self_consistency_k=args.self_consistency_k, set_level_ci=args.set_level_ci,
+                       protocol=args.protocol)
 
 
 def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, options: EvalOptions,
@@ -343,6 +361,24 @@ def _evaluate_directory_mode(args: argparse.Namespace, metrics: list[str] | None
     return {doc["method"]: doc}
 
 
+def _evaluate_propainter_mode(args: argparse.Namespace) -> dict[str, dict]:
+    """Method -> results document of the ProPainter protocol on DAVIS / YouTube-VOS folders (one method)."""
+
+    if args.protocol != "propainter":
+        raise DevilError("--mask-dir: only with --protocol propainter (the release's layout keeps masks in --gt-dir)")
+    if any(v is not None for v in (args.dataset, args.config, args.predictions)):
+        raise DevilError("--protocol propainter: give --gt-dir, --mask-dir and --pred-dir, not --dataset/--config/"
+                         "--predictions")
+    if args.gt_dir is None or args.mask_dir is None or args.pred_dir is None:
+        raise DevilError("--protocol propainter needs --gt-dir, --mask-dir and --pred-dir")
+    if args.out is not None:
+        check_output_file(args.out)
+    doc = evaluate_propainter(args.gt_dir, args.mask_dir, args.pred_dir, _metric_list(args.metrics),
+                              _eval_options(args), method=args.method_name, workers=args.jobs,
+                              progress=not args.no_progress)
+    return {doc["method"]: doc}
+
+
 def _write_and_print(args: argparse.Namespace, docs: dict[str, dict], several: bool) -> None:
     """Each method's results: written to ``--out`` (a file, or ``<method>.json`` in the folder), then printed as
     JSON or as a summary."""
@@ -351,6 +387,7 @@ def _write_and_print(args: argparse.Namespace, docs: dict[str, dict], several: b
         if args.out is not None:
             path = args.out / f"{method}.json" if several else args.out
             write_results(path, doc)
+            doc = locate_inputs(doc, path)  # printed as written: input paths absolute and relative to the file
             print(f"wrote {path}", file=sys.stderr)
         if args.json:
             sys.stdout.write(dumps(doc))

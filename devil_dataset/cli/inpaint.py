@@ -77,14 +77,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _inpainter(args: argparse.Namespace):
+def _method_spec(args: argparse.Namespace) -> MethodSpec:
     if args.command is None and args.callable is None and args.method not in INPAINTERS:
         not_baseline = unknown_name("method", args.method, INPAINTERS, prefix="--method: ")
         raise UnknownNameError(f"{not_baseline}; an external method needs --command or --callable")
-    spec = MethodSpec(baseline=args.method if args.command is None and args.callable is None else None,
+    return MethodSpec(baseline=args.method if args.command is None and args.callable is None else None,
                       command=args.command, callable=args.callable, hole_pixels=args.hole_pixels,
                       size_divisor=args.size_divisor, timeout=args.timeout)
-    return spec.inpainter()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         raise DevilError("give either --dataset DIR_OR_REPO with --config SLICE, or --inputs DIR")
     if args.dataset is not None and args.config is None:
         raise DevilError("--dataset needs --config SLICE (e.g. fg_size_high, or all)")
-    inpainter = _inpainter(args)
+    spec = _method_spec(args)
+    inpainter = spec.inpainter()
     if args.dataset is not None:
 
         rows = iter_slice(args.dataset, args.config, args.split, columns=["clip_id", "frames", "hole"])
@@ -107,7 +107,11 @@ def run(args: argparse.Namespace) -> int:
         run_info.update(command=args.command, callable=args.callable, hole_pixels=args.hole_pixels)
     # one writer per prediction folder; a failed run that created the folder and wrote nothing removes it again
     with output_folder_lock(args, args.out):
-        summary = run_inpainter(inpainter, rows, args.out, limit=args.limit, description=label, run_info=run_info)
+        summary = run_inpainter(inpainter, rows, args.out, limit=args.limit, description=label, run_info=run_info,
+                                identity=spec.identity())
+    if summary.stale:
+        print(f"{args.method}: the method's code changed since {len(summary.stale)} clip(s) were made: redone",
+              file=sys.stderr)
     print(f"{args.method}: wrote {len(summary.written)} clip(s), skipped {len(summary.skipped)} already complete; "
           f"predictions in {args.out}")
     return 0

@@ -5,7 +5,8 @@ import argparse
 import sys
 
 from ..core.engines import get_engine
-from ..eval.engine.results import read_results
+from ..core.errors import DevilError
+from ..eval.engine.results import read_results, results_in
 from ..eval.report import (
     RELATIVE_IMPROVEMENT_CAPTION,
     cpu_tolerances,
@@ -15,6 +16,7 @@ from ..eval.report import (
     video_intervals,
     write_report,
 )
+from ..eval.report.caveats import Caveats, check_scoring, clipped_counts
 from ..eval.report.comparisons import compare_text
 from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
 from ..eval.report.html import write_html_report
@@ -34,6 +36,12 @@ example:
   # -> Table 1 cells "mean [lo, hi]" (95% BCa bootstrap over videos; --ci se: "mean ± se"); report/comparisons.json
   devil report demo-out/results/*/*.json --compare aligned-copy telea
   # -> per slice: where aligned-copy beats telea, where telea beats it, where they cannot be told apart
+  devil report my-results/*.json --baseline-results demo-out/ --out report/
+  # -> your results beside the demo's baselines (their results files merged, nothing re-run)
+
+Results scored differently (parity, metric modes, flow, weights, precision) are refused with the files and the
+differing fields; --allow-mixed reports them side by side, marked §. Cells resting on videos whose infinite
+PSNR-type value was clipped carry ∞n and are never marked best (docs/report.md).
 """
 
 
@@ -48,7 +56,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=EXAMPLE_FORMATTER,
     )
-    p.add_argument("results", nargs="+", type=existing_path, metavar="RESULTS.json", help="devil evaluate outputs")
+    p.add_argument("results", nargs="*", type=existing_path, metavar="RESULTS.json", help="devil evaluate outputs")
+    p.add_argument("--baseline-results", action="append", type=existing_path, metavar="DIR",
+                   help="also the results files under DIR (DIR/results/ when present, e.g. a demo or benchmark "
+                   "output): merged into the report without re-running those methods; repeatable")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="report results whose scoring identity differs (parity, modes, flow, weights, precision) "
+                   "side by side, marked § (default: refused with the differing fields)")
     p.add_argument("--out", type=output_directory, metavar="DIR", help="write tables and plots here")
     p.add_argument("--metrics", nargs="+", metavar="KEY", help="result keys to include (default: all present)")
     p.add_argument("--no-plots", action="store_true", help="tables only")
@@ -69,8 +83,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
+    """The results files given and those under each ``--baseline-results`` folder, with their caveats (clipped
+    videos; mixed scoring refused unless ``--allow-mixed``)."""
+    named = [(str(p), read_results(p)) for p in args.results]
+    for folder in args.baseline_results or ():
+        named += [(str(p), doc) for p, doc in results_in(folder)]
+    if not named:
+        raise DevilError("no results: give RESULTS.json files or --baseline-results DIR")
+    docs = [d for _, d in named]
+    mixed = check_scoring(docs, [n for n, _ in named], allow_mixed=args.allow_mixed)
+    return docs, Caveats(clipped_counts(docs), mixed)
+
+
 def run(args: argparse.Namespace) -> int:
-    docs = [read_results(p) for p in args.results]
+    docs, caveats = _read_all(args)
     table = score_table(docs)
     keys = [k.strip() for item in args.metrics for k in item.split(",") if k.strip()] if args.metrics else None
     comparisons = compare_methods(docs)
@@ -82,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     tolerances = cpu_tolerances(docs)
     sys.stdout.write(table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
-                                     tolerances=tolerances))
-    ri = relative_improvement_markdown(table, keys)
+                                     tolerances=tolerances, caveats=caveats))
+    ri = relative_improvement_markdown(table, keys, caveats)
     if ri.count("\n") > 2:
 
         sys.stdout.write("\nRelative improvement (low -> high):\n\n" + RELATIVE_IMPROVEMENT_CAPTION + "\n\n" + ri)
@@ -94,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\nFindings (paper section 6):\n\n" + findings_markdown(findings))
     if args.out is not None:
         written = write_report(table, args.out, keys, plots=not args.no_plots, intervals=intervals,
-                               comparisons=comparisons, ci=ci, tolerances=tolerances)
+                               comparisons=comparisons, ci=ci, tolerances=tolerances, caveats=caveats, docs=docs)
         if findings is not None:
 
             written += write_findings(findings, args.out)
@@ -104,6 +131,6 @@ def run(args: argparse.Namespace) -> int:
         index = write_html_report(docs, args.html, keys,
                                   clip_metric=args.clip_metric, per_end=max(0, args.clips_per_end),
                                   clips=args.clips_per_end > 0, plots=not args.no_plots, comparisons=comparisons,
-                                  engine=get_engine("local", jobs=args.jobs))
+                                  caveats=caveats, engine=get_engine("local", jobs=args.jobs))
         print(f"wrote the HTML report {index}", file=sys.stderr)
     return 0

@@ -150,14 +150,17 @@ def acquire_folder_lock(folder: str | os.PathLike, *, command: str | None = None
     if folder.exists() and not folder.is_dir():
         raise DevilError(f"{folder}: exists and is not a directory")
     created = [p for p in (folder.absolute(), *folder.absolute().parents) if not p.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DevilError(f"cannot write {folder}: cannot create the folder ({exc.strerror or exc})") from None
     key = folder.resolve()
     if key in _HELD:
         _HELD[key].count += 1
         return _HELD[key]
     lock_path = key / LOCK_NAME
     waited_since, reported = time.monotonic(), -WAIT_REPORT_S
-    while (handle := _try_lock(lock_path)) is None:
+    while (handle := _open_lock(folder, lock_path)) is None:
         holder = describe_holder(read_lock_holder(key))
         if not wait:
             raise FolderLockedError(
@@ -180,6 +183,18 @@ def acquire_folder_lock(folder: str | os.PathLike, *, command: str | None = None
     lock = FolderLock(key, handle, record, created)
     _HELD[key] = lock
     return lock
+
+
+def _open_lock(folder: Path, lock_path: Path) -> IO[str] | None:
+    """:func:`_try_lock`, with a folder this process may not write (``chmod 555``, ``chattr +i``, a read-only
+    mount) reported as a :class:`DevilError` naming it instead of a ``PermissionError`` traceback."""
+    try:
+        return _try_lock(lock_path)
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise DevilError(f"cannot write {folder}: {exc.strerror} (its lock file {LOCK_NAME} cannot be "
+                             "created); make the folder writable or write to another one") from None
+        raise
 
 
 @contextlib.contextmanager

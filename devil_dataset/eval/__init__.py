@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from .engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
 from .engine.one_pass import evaluate_methods
+from .engine.propainter_run import evaluate_propainter
 from .functional import Evaluator, as_frames, as_hole, lpips, pcons, psnr, pvcs, ssim, warp_error
 from .metrics.protocol import EvalOptions, Metric, VideoSample
 from .metrics.registry import DEVIL_METRICS, METRICS
 
 __all__ = ["DEVIL_METRICS", "EvalOptions", "Evaluator", "METRICS", "Metric", "VideoSample", "as_frames", "as_hole",
-           "evaluate_dataset", "evaluate_directory", "evaluate_methods", "evaluate_slice", "lpips", "pcons",
-           "psnr", "pvcs", "ssim", "warp_error"]
+           "evaluate_dataset", "evaluate_directory", "evaluate_methods", "evaluate_propainter", "evaluate_slice",
+           "lpips", "pcons", "psnr", "pvcs", "ssim", "warp_error"]

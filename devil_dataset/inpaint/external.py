@@ -25,8 +25,11 @@ rules apply.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
+import inspect
+import json
 import os
 import re
 import shlex
@@ -203,6 +206,81 @@ def command_inpainter(
 ) -> CommandInpainter:
     """An inpainter that runs a shell-style command template per clip (see the module docstring)."""
     return CommandInpainter(template, hole_pixels, size_divisor, timeout)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# The first bytes of a compiled executable (ELF, Mach-O 32/64 both byte orders): a command's interpreter or
+# program binary is not part of the method's identity (a new Python build would redo every clip), its scripts are.
+BINARY_MAGICS = (b"\x7fELF", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe")
+
+
+def _is_binary_executable(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) in BINARY_MAGICS
+
+
+def command_identity(template: str) -> dict:
+    """What a command method is: its template and the SHA-256 of every file it names (a script, a config, weights:
+    any whole argument, or the value of ``--opt=value``, that is an existing file, binary executables excepted),
+    with ``identity``, a short hash of the lot. Editing the script changes the identity, so stored work is redone.
+
+    >>> import tempfile
+    >>> script = Path(tempfile.mkdtemp()) / "m.py"; _ = script.write_text("print(1)")
+    >>> a = command_identity(f"python {script} {{output_dir}}")
+    >>> _ = script.write_text("print(2)")
+    >>> b = command_identity(f"python {script} {{output_dir}}")
+    >>> a["identity"] != b["identity"], list(a["files"]) == [str(script)]
+    (True, True)
+    """
+    files: dict[str, str] = {}
+    try:
+        tokens = shlex.split(template)
+    except ValueError:
+        tokens = template.split()
+    for token in tokens:
+        for candidate in dict.fromkeys((token, token.partition("=")[2])):
+            if not candidate or "{" in candidate:
+                continue
+            path = Path(candidate)
+            try:
+                if path.is_file() and not _is_binary_executable(path):
+                    files[candidate] = _sha256(path.read_bytes())
+            except OSError:  # unreadable: not part of the identity (the command itself will say)
+                continue
+    record = {"kind": "command", "command": template, "files": files}
+    return {**record, "identity": _sha256(json.dumps(record, sort_keys=True).encode())[:16]}
+
+
+def callable_identity(fn: Callable | str) -> dict:
+    """What a callable method is: its ``module:function`` (or qualified name) and the SHA-256 of the source file of
+    the module that defines it (the whole file, so an edit of a helper function in it counts too; the function's
+    own source when the file cannot be read), with ``identity``, a short hash of the lot.
+
+    >>> callable_identity("json:dumps")["callable"], len(callable_identity("json:dumps")["identity"])
+    ('json:dumps', 16)
+    """
+    target = load_callable(fn) if isinstance(fn, str) else fn
+    target = inspect.unwrap(getattr(target, "func", target))  # functools.partial, decorators
+    if not (inspect.isfunction(target) or inspect.ismethod(target) or inspect.isclass(target)):
+        target = type(target)  # a callable object: its class
+    name = fn if isinstance(fn, str) else f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', '?')}"
+    source: dict[str, str] = {}
+    try:
+        file = inspect.getsourcefile(target)
+        if file is not None:
+            source[Path(file).name] = _sha256(Path(file).read_bytes())
+    except (OSError, TypeError):
+        pass
+    if not source:
+        try:
+            source["<function source>"] = _sha256(inspect.getsource(target).encode())
+        except (OSError, TypeError):  # no source (a builtin): its name only
+            pass
+    record = {"kind": "callable", "callable": name, "source": source}
+    return {**record, "identity": _sha256(json.dumps(record, sort_keys=True).encode())[:16]}
 
 
 def load_callable(spec: str) -> Callable:

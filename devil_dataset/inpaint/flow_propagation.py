@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core.cv_determinism import pin_opencv
 from ..core.flow import dis_flow
+from ..core.hole_box import hole_window
 from .spatial import blank_hole, check_inputs, inpaint_frame
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
@@ -61,6 +62,7 @@ def fill_from_boundary(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
     if squeeze:
         values = values[..., None]
     weight = valid.astype(np.float32)
+    invalid = np.asarray(valid) == 0
     if weight.all() or not weight.any():
         out = values * weight[..., None]
         return out[..., 0] if squeeze else out
@@ -73,14 +75,28 @@ def fill_from_boundary(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
         levels.append((down_p, down_w))
     premult, wgt = levels[-1]
     filled = premult / np.maximum(wgt, 1e-12)[..., None]
-    for premult, wgt in reversed(levels[:-1]):
+    box: tuple[slice, slice] = (slice(None), slice(None))
+    for level, (premult, wgt) in reversed(list(enumerate(levels[:-1]))):
         up = cv2.resize(filled, (wgt.shape[1], wgt.shape[0]), interpolation=cv2.INTER_LINEAR)
         up = up.reshape(wgt.shape[0], wgt.shape[1], -1)
-        # Where this level has data use its normalised average, blended by how much of the block was valid.
-        alpha = np.clip(wgt, 0, 1)[..., None]
-        filled = premult / np.maximum(wgt, 1e-12)[..., None] * alpha + up * (1 - alpha)
-    out = np.where(valid[..., None], values, filled)
+        # The full-size level is only read where invalid (valid pixels keep their values): blend its invalid box.
+        if level == 0:
+            box = hole_window(invalid) or box
+        filled = _blend(premult[box], wgt[box], up[box])
+    out = values.copy()
+    np.copyto(out[box], filled, where=invalid[box][..., None])
     return out[..., 0] if squeeze else out
+
+
+def _blend(premult: np.ndarray, wgt: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """One level of the push-pull fill: where the level has data its normalised average, blended by how much of
+    the block was valid, with the coarser fill ``up``: premult / max(wgt, 1e-12) * alpha + up * (1 - alpha),
+    alpha = clip(wgt, 0, 1) (float32, in that order of operations)."""
+    alpha = np.clip(wgt, 0, 1)[..., None]
+    blended = np.divide(premult, np.maximum(wgt, 1e-12)[..., None])
+    blended *= alpha
+    blended += np.multiply(up, np.subtract(1, alpha))
+    return blended
 
 
 def completed_flows(frames: np.ndarray, hole: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -121,16 +137,21 @@ def upsample_flow(flow: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 
 def _known_weight(known: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Bilinear sample of a float map [H, W] at points (x, y); 0 outside the frame."""
+    """Bilinear sample of a float map [H, W] at points (x, y); 0 outside the frame.
+
+    The map is read through a copy with a border of zeros, so a neighbour outside the frame adds ``weight * 0``
+    (+0.0: the weights are >= 0), which leaves the float32 total as skipping it did."""
     h, w = known.shape
+    padded = np.zeros((h + 2, w + 2), np.float32)
+    padded[1:-1, 1:-1] = known
+    flat = padded.reshape(-1)
     x0 = np.floor(x).astype(np.int64)
     y0 = np.floor(y).astype(np.int64)
     fx, fy = x - x0, y - y0
     total = np.zeros(x.shape, np.float32)
     for dy, dx, wt in ((0, 0, (1 - fx) * (1 - fy)), (0, 1, fx * (1 - fy)), (1, 0, (1 - fx) * fy), (1, 1, fx * fy)):
-        yy, xx = y0 + dy, x0 + dx
-        inside = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
-        total[inside] += wt[inside] * known[yy[inside], xx[inside]]
+        yy, xx = np.clip(y0 + (dy + 1), 0, h + 1), np.clip(x0 + (dx + 1), 0, w + 1)
+        total += wt * np.take(flat, yy * (w + 2) + xx)  # float64 sum rounded to float32, as before
     return total
 
 
@@ -138,60 +159,77 @@ def _sample(frames: np.ndarray, hole: np.ndarray, f: np.ndarray, x: np.ndarray, 
             ) -> tuple[np.ndarray, np.ndarray]:
     """Bilinear colours of ``frames[f]`` at (x, y) using known pixels only (normalised), and their total weight.
 
-    ``frames`` [T, H, W, C], ``hole`` bool [T, H, W]; point i is sampled in frame ``f[i]``. The arithmetic is per
-    point, so sampling many frames at once gives the values of sampling each frame on its own.
+    ``frames`` [T, H, W, C], ``hole`` bool [T, H, W], both C-contiguous; point i is sampled in frame ``f[i]``. The
+    arithmetic is per point, so sampling many frames at once gives the values of sampling each frame on its own.
     """
     h, w = hole.shape[1:]
+    flat_frames, flat_hole = frames.reshape(-1, frames.shape[-1]), hole.reshape(-1)
+    first = f.astype(np.int64) * (h * w)  # index of each point's frame's first pixel
     x0 = np.floor(x).astype(np.int64)
     y0 = np.floor(y).astype(np.int64)
     fx, fy = (x - x0)[:, None], (y - y0)[:, None]
     colour = np.zeros((len(x), frames.shape[-1]), np.float32)
     total = np.zeros((len(x), 1), np.float32)
     for dy, dx, wt in ((0, 0, (1 - fx) * (1 - fy)), (0, 1, fx * (1 - fy)), (1, 0, (1 - fx) * fy), (1, 1, fx * fy)):
-        yy, xx = np.clip(y0 + dy, 0, h - 1), np.clip(x0 + dx, 0, w - 1)
-        known = (~hole[f, yy, xx]).astype(np.float32)  # 1 on known pixels, 0 in the hole
+        index = first + np.clip(y0 + dy, 0, h - 1) * w + np.clip(x0 + dx, 0, w - 1)
+        known = (~np.take(flat_hole, index)).astype(np.float32)  # 1 on known pixels, 0 in the hole
         wk = wt * known[:, None]
-        colour += wk * frames[f, yy, xx]
+        colour += wk * np.take(flat_frames, index, axis=0)
         total += wk
     return colour / np.maximum(total, 1e-12), total[:, 0]
 
 
-def _propagate(hole: np.ndarray, flows: np.ndarray, order: range, step: int) -> list[tuple[np.ndarray, ...]]:
-    """One pass: for each frame, per hole pixel the source (frame, x, y), frame -1 where none was reached.
+def _flow_at(flow: np.ndarray, size: tuple[int, int], ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``upsample_flow(flow, size)`` at the pixels (ys, xs): its (dx, dy) there, the same float32 values."""
+    ratio = np.array([size[0] / flow.shape[1], size[1] / flow.shape[0]], np.float32)
+    full = cv2.resize(flow, size, interpolation=cv2.INTER_LINEAR)
+    return full[ys, xs, 0] * ratio[0], full[ys, xs, 1] * ratio[1]
+
+
+Sources = tuple[np.ndarray, np.ndarray, np.ndarray]  # per hole pixel of a frame: source frame (-1: none), x, y
+
+
+def _propagate(hole: np.ndarray, flows: np.ndarray, order: range, step: int,
+               points: list[tuple[np.ndarray, ...]]) -> list[Sources]:
+    """One pass: for each frame, per hole pixel (``points[t]``, row-major) the source (frame, x, y), frame -1
+    where none was reached.
 
     ``flows[i]`` (small, see :func:`completed_flows`) maps frame ``t`` to ``t + step``, with i = min(t, t + step);
-    ``order`` visits frames so that ``t + step`` comes first.
+    ``order`` visits frames so that ``t + step`` comes first. A frame's source map is itself (t, x, y) outside its
+    hole, so only its hole pixels are kept, found through an index map (-1 outside the hole).
     """
     num_frames, h, w = hole.shape
-    grid_y, grid_x = np.mgrid[0:h, 0:w].astype(np.float32)
-    result: list[tuple[np.ndarray, ...]] = [()] * num_frames
-    prev_map = None  # dense (frame, x, y) source map of frame t + step
-    for t in order:
-        src_f = np.full((h, w), t, np.int32)
-        src_x, src_y = grid_x.copy(), grid_y.copy()
-        ys, xs = np.nonzero(hole[t])
+    result: list[Sources] = [(np.zeros(0, np.int32),) * 3] * num_frames
+    index_maps = np.full((2, h, w), -1, np.int32)  # this frame's and the previous one's, in turn
+    prev: int | None = None  # frame t + step, whose sources are known
+    for i, t in enumerate(order):
+        ys, xs = points[t]
         sf = np.full(len(ys), -1, np.int32)
         sx = np.zeros(len(ys), np.float32)
         sy = np.zeros(len(ys), np.float32)
         n = t + step
-        if prev_map is not None and len(ys):
-            flow = upsample_flow(flows[min(t, n)], (w, h))
-            qx = xs + flow[ys, xs, 0]
-            qy = ys + flow[ys, xs, 1]
+        if prev is not None and len(ys):
+            fx, fy = _flow_at(flows[min(t, n)], (w, h), ys, xs)
+            qx, qy = xs + fx, ys + fy
             inside = (qx > -0.5) & (qx < w - 0.5) & (qy > -0.5) & (qy < h - 0.5)
-            direct = inside & (_known_weight((~hole[n]).astype(np.float32), qx, qy) >= KNOWN_WEIGHT)
+            direct = inside & (_known_weight(~hole[n], qx, qy) >= KNOWN_WEIGHT)
             sf[direct], sx[direct], sy[direct] = n, qx[direct], qy[direct]
             # Otherwise continue along the neighbour's own chain (nearest pixel, plus the sub-pixel offset).
             chain = inside & ~direct
             rx = np.clip(np.rint(qx[chain]), 0, w - 1).astype(np.int64)
             ry = np.clip(np.rint(qy[chain]), 0, h - 1).astype(np.int64)
-            pf, px, py = prev_map
-            sf[chain] = pf[ry, rx]
-            sx[chain] = px[ry, rx] + (qx[chain] - rx)
-            sy[chain] = py[ry, rx] + (qy[chain] - ry)
-        src_f[ys, xs], src_x[ys, xs], src_y[ys, xs] = sf, sx, sy
+            pf, px, py = np.full(len(rx), n, np.int32), rx.astype(np.float32), ry.astype(np.float32)
+            k = index_maps[(i - 1) % 2][ry, rx]
+            at = k >= 0  # landed in the neighbour's hole: its source; elsewhere the pixel itself
+            pf[at], px[at], py[at] = (v[k[at]] for v in result[n])
+            sf[chain] = pf
+            sx[chain] = px + (qx[chain] - rx)
+            sy[chain] = py + (qy[chain] - ry)
+        if prev is not None:
+            index_maps[(i - 1) % 2][points[prev]] = -1  # reused for the next frame
+        index_maps[i % 2][ys, xs] = np.arange(len(ys), dtype=np.int32)
         result[t] = (sf, sx, sy)
-        prev_map = (src_f, src_x, src_y)
+        prev = t
     return result
 
 
@@ -206,12 +244,14 @@ def flow_propagation(frames: np.ndarray, hole: np.ndarray) -> np.ndarray:
     if num_frames == 0 or not hole.any():
         return frames
     forward, backward = completed_flows(frames, hole)
+    hole = np.ascontiguousarray(hole)
+    points = [np.nonzero(m) for m in hole]
     # "from_later": sources reached by following forward flow to later frames; "from_earlier" likewise backward.
-    from_later = _propagate(hole, forward, range(num_frames - 1, -1, -1), +1)
-    from_earlier = _propagate(hole, backward, range(num_frames), -1)
+    from_later = _propagate(hole, forward, range(num_frames - 1, -1, -1), +1, points)
+    from_earlier = _propagate(hole, backward, range(num_frames), -1, points)
     out = frames.copy()
     for t in range(num_frames):
-        ys, xs = np.nonzero(hole[t])
+        ys, xs = points[t]
         if len(ys) == 0:
             continue
         colour = np.zeros((len(ys), 3), np.float32)

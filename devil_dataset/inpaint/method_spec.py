@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..core.errors import DevilError, unknown_name
 from .contract import Inpainter
-from .external import callable_inpainter, command_inpainter
+from .external import callable_identity, callable_inpainter, command_identity, command_inpainter
 from .registry import INPAINTERS, get_inpainter
 
 
@@ -58,6 +58,27 @@ class MethodSpec:
         if self.baseline not in INPAINTERS:
             raise unknown_name("baseline", self.baseline, INPAINTERS)
         return get_inpainter(self.baseline, self.size_divisor)
+
+    def provenance(self) -> dict | None:
+        """What the method is, for the results' provenance and the stored work's keys: the command and the hashes
+        of the files it names (:func:`~devil_dataset.inpaint.external.command_identity`), or the callable and the
+        hash of its module's source (:func:`~devil_dataset.inpaint.external.callable_identity`), each with a short
+        ``identity``; None for a baseline (the package version says which code it is).
+
+            >>> MethodSpec(command="true {output_dir}").provenance()["files"]
+            {}
+        """
+        if self.command is not None:
+            return command_identity(self.command)
+        if self.callable is not None:
+            return callable_identity(self.callable)
+        return None
+
+    def identity(self) -> str | None:
+        """The short hash of :meth:`provenance` (None for a baseline): stored work made with another identity (the
+        method's code changed) is redone."""
+        record = self.provenance()
+        return None if record is None else str(record["identity"])
 
     def run_info(self) -> dict:
         """What the prediction folders' manifests record besides the dataset and slice (as ``devil inpaint``)."""

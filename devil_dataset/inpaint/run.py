@@ -7,6 +7,10 @@ complete and is skipped when the run is repeated (resume after an interruption).
 ``<PRED_DIR>/.devil-inpaint.json`` records what the folder holds: the run's description (method, slice, ...) and
 a fingerprint of each clip's hole mask. The same clip id appears in several slices with different masks, so a
 resumed run refuses a folder made by another method or for another slice, and redoes a clip whose mask changed.
+For an external method it also records, per clip, the method's identity (:meth:`~devil_dataset.inpaint.method_spec.
+MethodSpec.identity`: a hash of its code), so a clip made by an older version of the method is redone. The manifest
+is rewritten atomically after each clip; a clip folder that is complete but missing from it (a run killed between
+the two) is recorded again when the run is repeated.
 
     >>> import numpy as np, tempfile, pathlib
     >>> from devil_dataset.inpaint import get_inpainter
@@ -28,6 +32,7 @@ import json
 import os
 import shutil
 import sys
+import traceback
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,8 +131,9 @@ class PredictionFolder:
         devil_dataset.core.errors.DevilError: ...: holds predictions of another run ({"method": "telea"}), ...
     """
 
-    def __init__(self, path: str | Path, run_info: dict | None = None):
+    def __init__(self, path: str | Path, run_info: dict | None = None, identity: str | None = None):
         self.path = Path(path)
+        self.identity = identity  # the method's identity (a hash of its code), or None (a baseline)
         # one writer per folder (held until close() or the object is collected): see core/folder_lock.py
         self._lock = acquire_folder_lock(self.path)
         self._release = weakref.finalize(self, self._lock.release)
@@ -148,6 +154,7 @@ class PredictionFolder:
                 "to reuse it"
             )
         self.clips: dict[str, str] = dict(manifest.get("clips", {}))
+        self.identities: dict[str, str] = dict(manifest.get("identities", {}))
 
     def close(self, *, failed: bool = False) -> None:
         """Release the folder's lock; ``failed=True`` also removes the folder if this run created it and wrote
@@ -156,13 +163,32 @@ class PredictionFolder:
             self._lock.release(failed=failed)
 
     def holds(self, clip_id: str, fingerprint: str, num_frames: int) -> bool:
-        """True when the clip's folder is complete and was written for the hole ``fingerprint``."""
-        return self.clips.get(clip_id) == fingerprint and clip_complete(self.path / clip_id, num_frames)
+        """True when the clip's folder is complete and was written for the hole ``fingerprint`` by this version of
+        the method (:attr:`identity`)."""
+        return (self.clips.get(clip_id) == fingerprint and not self.stale(clip_id)
+                and clip_complete(self.path / clip_id, num_frames))
+
+    def stale(self, clip_id: str) -> bool:
+        """True when ``clip_id`` is recorded as made by another version of the method (another identity)."""
+        return clip_id in self.clips and self.identity is not None and self.identities.get(clip_id) != self.identity
+
+    def forget(self, clip_id: str) -> None:
+        """Drop ``clip_id``'s record (it is about to be made again); writes the manifest when it had one."""
+        if self.clips.pop(clip_id, None) is not None:
+            self.identities.pop(clip_id, None)
+            self._write()
 
     def record(self, clip_id: str, fingerprint: str) -> None:
         """Record that ``clip_id``'s predictions (for the hole ``fingerprint``) are in place; writes the manifest."""
         self.clips[clip_id] = fingerprint
-        manifest = {"format": MANIFEST_FORMAT, "run": self.run_info, "clips": self.clips}
+        if self.identity is not None:
+            self.identities[clip_id] = self.identity
+        self._write()
+
+    def _write(self) -> None:
+        manifest: dict = {"format": MANIFEST_FORMAT, "run": self.run_info, "clips": self.clips}
+        if self.identities:
+            manifest["identities"] = self.identities
         atomic_write_text(self.path / MANIFEST_NAME, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
@@ -191,6 +217,7 @@ class RunSummary:
 
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # redone: made by another version of the method (identity)
     outside_hole: dict[str, float] = field(default_factory=dict)
 
 
@@ -272,6 +299,23 @@ def _inpaint(inpainter: Callable, frames: np.ndarray, hole: np.ndarray, clip_id:
     except DevilError as exc:
         text = str(exc)
         raise DevilError(text if text.startswith(f"clip {clip_id}:") else f"clip {clip_id}: {text}") from None
+    except Exception as exc:  # the method's own code raised: a user error naming the clip, not a traceback
+        raise DevilError(f"clip {clip_id}: the method raised {method_error(exc)}") from None
+
+
+def method_error(exc: BaseException) -> str:
+    """``ValueError: boom (at mine.py:12 in inpaint)``: an exception and the innermost line of code that raised
+    it, for a message that names the method's failure without a traceback.
+
+    >>> try:
+    ...     int("x")
+    ... except ValueError as exc:
+    ...     method_error(exc).split(" (at ")[0]
+    "ValueError: invalid literal for int() with base 10: 'x'"
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
 
 
 def run_inpainter(
@@ -283,15 +327,18 @@ def run_inpainter(
     progress: bool = True,
     description: str = "inpaint",
     run_info: dict | None = None,
+    identity: str | None = None,
 ) -> RunSummary:
     """Inpaint each row ``{clip_id, frames uint8 [T, H, W, 3], hole bool [T, H, W], ...}`` into ``out_dir``.
 
     Clips whose folder is already complete (for the same hole mask) are skipped; ``limit`` takes the first N rows.
     ``run_info`` (JSON-able, e.g. ``{"method": "telea", "config": "fg_size_high"}``) is stored in the manifest;
-    a folder whose manifest holds a different ``run_info`` is refused with a :class:`DevilError`.
+    a folder whose manifest holds a different ``run_info`` is refused with a :class:`DevilError`. ``identity``
+    (:meth:`~devil_dataset.inpaint.method_spec.MethodSpec.identity`): clips recorded with another one are redone.
+    A complete clip folder the manifest lacks (a run killed between writing it and recording it) is recorded.
     """
 
-    folder = PredictionFolder(out_dir, run_info)
+    folder = PredictionFolder(out_dir, run_info, identity)
     summary = RunSummary()
     rows = itertools.islice(rows, limit) if limit is not None else rows
     total = limit if limit is not None else (len(rows) if isinstance(rows, Sized) else None)
@@ -302,9 +349,14 @@ def run_inpainter(
             frames, hole = np.asarray(row["frames"]), np.asarray(row["hole"])
             clip_dir = folder.path / clip_id
             fingerprint = hole_fingerprint(hole)
-            if clip_complete(clip_dir, len(frames)) and folder.clips.get(clip_id, fingerprint) == fingerprint:
+            if (clip_complete(clip_dir, len(frames)) and folder.clips.get(clip_id, fingerprint) == fingerprint
+                    and not folder.stale(clip_id)):
+                if clip_id not in folder.clips:  # finished by a run killed before it recorded the clip
+                    folder.record(clip_id, fingerprint)
                 summary.skipped.append(clip_id)
                 continue
+            if folder.stale(clip_id):
+                summary.stale.append(clip_id)
             pred = inpaint_clip(inpainter, frames, hole, clip_id)
             changed = known_pixels_changed(pred, frames, hole)
             if changed > WROTE_OUTSIDE_FRACTION:
@@ -346,5 +398,5 @@ def iter_release_inputs(directory: str | Path) -> Iterator[dict]:
 
 __all__ = ["MANIFEST_NAME", "PRED_PATTERN", "PredictionFolder", "RunSummary", "check_prediction", "clip_complete",
            "dataset_run_info", "hole_fingerprint", "inpaint_clip", "iter_release_inputs", "known_pixels_changed",
-           "link_prediction", "read_prediction_manifest",
+           "link_prediction", "method_error", "read_prediction_manifest",
            "recorded_method", "run_inpainter", "write_prediction"]

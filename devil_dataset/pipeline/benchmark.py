@@ -33,6 +33,7 @@ import math
 import os
 import pickle
 import re
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -44,15 +45,17 @@ from ..core.engines import Engine, get_engine
 from ..core.errors import DevilError
 from ..core.progress import StageTimer, StageTiming, timings_text
 from ..core.slices import SLICES
-from ..eval.engine.results import ValuesCache, dataset_digest, read_results, write_results
+from ..eval.engine.results import ValuesCache, dataset_digest, read_results, results_in, write_results
 from ..eval.metrics.protocol import EvalOptions
 from ..eval.metrics.registry import resolve_metrics, scoring_identity, skipped_lines
+from ..eval.report.caveats import Caveats, check_scoring, clipped_counts
 from ..eval.report.comparisons import power_note, significance
 from ..eval.report.files import write_report
 from ..eval.report.findings import Finding, check_findings, write_findings
 from ..eval.report.html import write_html_report
 from ..eval.report.tables import KEY_ORDER, cpu_tolerances, score_table, table1_markdown
 from ..inpaint.contract import Inpainter
+from ..inpaint.external import callable_identity
 from ..inpaint.method_spec import MethodSpec
 from ..inpaint.run import PredictionFolder, dataset_run_info
 from .inpaint_and_score import inpaint_and_score, slice_results
@@ -94,6 +97,7 @@ class BenchmarkResult:
     units: int = 0  # distinct (clip, hole) units: each method inpainted each once
     wall_s: float = 0.0
     log_file: Path | None = field(default=None)
+    failures: dict[str, list[str]] = field(default_factory=dict)  # method -> its errors (``clip <id>: ...``)
 
     def timings_text(self) -> str:
         return timings_text(self.timings)
@@ -114,26 +118,35 @@ def check_method_name(name: str) -> str:
     return name
 
 
-def resolve_methods(methods: Mapping[str, Method]) -> dict[str, tuple[Inpainter, dict]]:
-    """Method name -> (inpainter, the manifest's extra run record); names and baselines checked.
+class MethodsFailedError(DevilError):
+    """Some methods failed on some clips; the others finished and were reported (``result``: what was written)."""
+
+    def __init__(self, message: str, result: "BenchmarkResult"):
+        super().__init__(message)
+        self.result = result
+
+
+def resolve_methods(methods: Mapping[str, Method]) -> dict[str, tuple[Inpainter, dict, dict | None]]:
+    """Method name -> (inpainter, the manifest's extra run record, what the method is: its command or callable and
+    the hashes of its code, None for a baseline); names and baselines checked.
 
     >>> sorted(resolve_methods({"telea": "telea"}))
     ['telea']
     """
     if not methods:
         raise DevilError("no method to benchmark")
-    out: dict[str, tuple[Inpainter, dict]] = {}
+    out: dict[str, tuple[Inpainter, dict, dict | None]] = {}
     for name, method in methods.items():
         check_method_name(name)
         if isinstance(method, str):
             method = MethodSpec(baseline=method)
         if isinstance(method, MethodSpec):
             try:
-                out[name] = (method.inpainter(), method.run_info())
+                out[name] = (method.inpainter(), method.run_info(), method.provenance())
             except DevilError as exc:
                 raise type(exc)(f"method {name}: {exc}") from None
         elif callable(method):
-            out[name] = (method, {"size_divisor": None})
+            out[name] = (method, {"size_divisor": None}, callable_identity(method))
         else:
             raise DevilError(f"method {name}: expected a MethodSpec, a baseline name or an inpainter, "
                              f"got {type(method).__name__}")
@@ -147,6 +160,24 @@ def _check_picklable(inpainters: Mapping[str, Inpainter]) -> None:
         except Exception as exc:  # any pickling failure: the workers could not receive it
             raise DevilError(f"method {name}: its inpainter cannot be sent to worker processes ({exc}); use a "
                              "module-level function (or MethodSpec(callable='module:function')), or jobs=1") from None
+
+
+def check_dataset_source(dataset: str | os.PathLike) -> None:
+    """Refuse at once a ``dataset`` that is neither a folder nor a Hub repo id ``ORG/NAME`` (the rule of
+    :func:`devil_dataset.data.load.local_dataset_dir`), before anything is written.
+
+    >>> check_dataset_source("/nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.DevilError: /nope: no such dataset folder (a folder made by `devil build`, or a Hub ...
+    """
+    path, text = Path(dataset), str(dataset)
+    if path.is_dir():
+        return
+    if path.exists():
+        raise DevilError(f"{text}: not a dataset directory (a folder made by `devil build`, or a Hub repo id)")
+    if isinstance(dataset, Path) or text.startswith(("/", ".", "~")) or text.count("/") != 1:
+        raise DevilError(f"{text}: no such dataset folder (a folder made by `devil build`, or a Hub repo id ORG/NAME)")
 
 
 def dataset_label(dataset: str | os.PathLike, out: Path) -> str:
@@ -177,12 +208,16 @@ class RunLog:
             sys.stdout.flush()  # a log (stdout not a terminal) shows each line as it happens
 
 
-def make_plan(dataset: str | os.PathLike, methods: Mapping[str, Method], out: Path, *,
+def make_plan(dataset: str | os.PathLike, methods: Mapping[str, Method], out: Path, *,  # noqa: PLR0913
               slices: Sequence[str] | None, metrics: Sequence[str] | None, engine: str | Engine, jobs: int | None,
-              options: EvalOptions, say: Callable[[str], None]) -> BenchmarkPlan:
-    """Step 1: the methods resolved (names, baselines, picklable for workers), the metrics that can run, the
-    slices' units read and the prediction folders opened (a folder of another run is refused)."""
+              options: EvalOptions, say: Callable[[str], None], rerun: Sequence[str] = ()) -> BenchmarkPlan:
+    """Step 1: the methods resolved (names, baselines, picklable for workers, what each is), the metrics that can
+    run, the slices' units read and the prediction folders opened (a folder of another run is refused).
+    ``rerun``: methods whose stored work is made again."""
     resolved = resolve_methods(methods)
+    unknown = [m for m in rerun if m not in resolved]
+    if unknown:
+        raise DevilError(f"--rerun {', '.join(unknown)}: not among the methods ({', '.join(resolved)})")
     chosen = tuple(dict.fromkeys(slices or TABLE1_SLICES))
     bad = [s for s in chosen if s not in SLICES]
     if bad:
@@ -196,11 +231,13 @@ def make_plan(dataset: str | os.PathLike, methods: Mapping[str, Method], out: Pa
         say(line)
     units, order = plan_units(dataset, chosen)
     label = dataset_label(dataset, out)
+    provenance = {m: resolved[m][2] for m in resolved}
+    identities = {m: None if record is None else str(record["identity"]) for m, record in provenance.items()}
     folders = {(m, s): PredictionFolder(out / PREDICTIONS_DIR / m / s, {**dataset_run_info(m, label, s),
-                                                                         **resolved[m][1]})
+                                                                         **resolved[m][1]}, identities[m])
                for m in resolved for s in chosen}
     return BenchmarkPlan(str(dataset), out, inpainters, chosen, units, order, pixel, others, dict(skipped), options,
-                         run_engine, folders)
+                         run_engine, folders, provenance, frozenset(rerun))
 
 
 def write_slice_results(plan: BenchmarkPlan, values: dict, *, progress: bool) -> dict[tuple[str, str], Path]:
@@ -210,6 +247,22 @@ def write_slice_results(plan: BenchmarkPlan, values: dict, *, progress: bool) ->
         results[(m, s)] = write_results(plan.out / RESULTS_DIR / m / f"{s}.json", doc)
         read_results(results[(m, s)])
     return results
+
+
+def read_baseline_results(folders: Sequence[str | os.PathLike], methods: Mapping[str, object]
+                          ) -> list[tuple[Path, dict]]:
+    """The results files under each folder of ``folders`` (:func:`~devil_dataset.eval.engine.results.results_in`);
+    a method of the run among them is an error (it would be given twice).
+
+    >>> read_baseline_results([], {"telea": "telea"})
+    []
+    """
+    found = [x for folder in folders for x in results_in(Path(folder))]
+    clash = sorted({str(d.get("method")) for _, d in found} & set(methods))
+    if clash:
+        raise DevilError(f"--baseline-results: {', '.join(clash)} also run here; drop it from --method or use "
+                         "another name")
+    return found
 
 
 @dataclass
@@ -224,23 +277,31 @@ class BenchmarkReport:
 
 
 def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str], Path], *,
-                           ci: str | None) -> BenchmarkReport:
+                           ci: str | None, baselines: Sequence[tuple[Path, dict]] = (),
+                           allow_mixed: bool = False) -> BenchmarkReport:
     """Step 4: Table 1 (with the significance marks and ``ci``), relative improvements, figures, findings and the
-    HTML report, from the results files as written."""
-    written = [read_results(results[(m, s)]) for s in plan.slices for m in plan.methods]
+    HTML report, from the results files as written and the ``baselines``' results of the same slices
+    (``--baseline-results``, not re-run); results scored differently are refused unless ``allow_mixed`` (then
+    marked), cells resting on clipped videos are marked (:mod:`devil_dataset.eval.report.caveats`)."""
+    own = [(results[(m, s)], read_results(results[(m, s)])) for s in plan.slices for m in plan.methods]
+    named = own + [(p, d) for p, d in baselines if d.get("slice") in plan.slices]
+    written = [d for _, d in named]
+    caveats = Caveats(clipped_counts(written), check_scoring(written, [str(p) for p, _ in named],
+                                                             allow_mixed=allow_mixed))
     table = score_table(written)
     keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
                   key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
     comparisons, intervals = significance(written)  # issue 28: comparisons.json, Table 1 marks, intervals
     tolerances = cpu_tolerances(written)  # issue 36: network metrics computed without the CPU pins
     files = write_report(table, plan.out, keys, intervals=intervals, comparisons=comparisons, ci=ci,
-                         tolerances=tolerances)
+                         tolerances=tolerances, caveats=caveats, docs=written)
     table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
-                               tolerances=tolerances)
+                               tolerances=tolerances, caveats=caveats)
     findings = check_findings(table, plan.slice_counts(), docs=written)
     files += write_findings(findings, plan.out)
     html_index = write_html_report(written, plan.out / "report-html", keys, engine=plan.engine,  # issue 15
-                                   plots_from=[p for p in files if p.suffix == ".png"], comparisons=comparisons)
+                                   plots_from=[p for p in files if p.suffix == ".png"], comparisons=comparisons,
+                                   caveats=caveats)
     files.append(html_index)
     return BenchmarkReport(table, table_md, findings, files, html_index)
 
@@ -284,6 +345,8 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     cache_dir: str = CACHE_DIR,
     ci: str | None = None,
     set_level_ci: bool = False,
+    baseline_results: Sequence[str | os.PathLike] = (), allow_mixed: bool = False,
+    rerun: Sequence[str] = (),
 ) -> BenchmarkResult:
     """Inpaint, evaluate and report ``methods`` on ``slices`` of a built dataset, writing everything into ``out_dir``.
 
@@ -302,9 +365,16 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
         ci: Table 1 cells with their uncertainty over videos: ``"interval"`` (95% BCa bootstrap) or ``"se"``.
         set_level_ci: also give FID and VFID an interval (``EvalOptions(set_level_ci=True)``: a delete-a-group
             jackknife over 10 groups of videos; its memory and CPU cost per slice: ``devil benchmark --help``).
+        baseline_results, allow_mixed: earlier results' folders joined to the report, not re-run
+            (:func:`read_baseline_results`); results scored differently are refused unless ``allow_mixed`` (marked).
+        rerun: methods whose stored predictions and values are made again (stored work of a method whose code
+            changed, :meth:`MethodSpec.identity`, is made again anyway, with a message).
 
     A prediction folder of ``out_dir`` made by another run (another method spec, slice or dataset) is refused with
-    a :class:`DevilError`.
+    a :class:`DevilError`, as is a ``dataset`` that is neither a folder nor a Hub repo id (before anything is
+    written). A method that fails on a clip does not stop the others: they are finished and reported, then
+    :class:`MethodsFailedError` (a :class:`DevilError`; ``.result``: what was written) lists the failures. Ctrl-C
+    stops within seconds, keeping every unit finished so far for the next run.
 
     Example:
         >>> r = benchmark("devil-build/", {"telea": "telea"}, "bench-out", slices=["fg_size_high"])  # doctest: +SKIP
@@ -315,9 +385,10 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     if out.exists() and not out.is_dir():
         raise DevilError(f"{out}: exists and is not a directory")
     ds = Path(dataset)
-    if ds.exists() and not ds.is_dir():
-        raise DevilError(f"{ds}: not a dataset directory (a folder made by `devil build`, or a Hub repo id)")
+    check_dataset_source(dataset)
     resolve_methods(methods)  # names and baselines checked before anything is written
+    baselines = read_baseline_results(baseline_results, methods)  # issue 40: merged into the report, not re-run
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     timings = list(timings or [])
     first = len(timings)
@@ -328,9 +399,14 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     def stage(name: str, number: int) -> StageTimer:
         return StageTimer(name, timings, say=say, number=f"{first + number}/{first + 4}")
 
-    with stage("plan", 1):  # 1. plan + metrics
-        plan = make_plan(dataset, methods, out, slices=slices, metrics=metrics, engine=engine, jobs=jobs,
-                         options=options, say=say)
+    try:
+        with stage("plan", 1):  # 1. plan + metrics
+            plan = make_plan(dataset, methods, out, slices=slices, metrics=metrics, engine=engine, jobs=jobs,
+                             options=options, say=say, rerun=rerun)
+    except DevilError:
+        if created:  # a plan that fails (a bad slice, an unreadable dataset) leaves no output folder behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     say(f"{len(plan.units)} distinct (clip, hole) units in {sum(plan.slice_counts().values())} slice rows: each "
         "method inpaints each unit once")
     with stage("inpaint+evaluate", 2) as st:  # 2. inpaint + pixel metrics, one clip at a time, scored from memory
@@ -339,19 +415,52 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
         run = inpaint_and_score(plan, cache=cache, progress=progress, say=say)
         st.note = ("worker CPU inpaint " + ", ".join(f"{m} {c:.0f}s" for m, c in run.inpaint_cpu.items())
                    + "; scoring " + ", ".join(f"{m} {c:.0f}s" for m, c in run.score_cpu.items()))
+    plan = _without_failed(plan, run.failures, say)
     with stage("results", 3):  # 3. results (network metrics through the evaluation engine when their weights exist)
         results = write_slice_results(plan, run.values, progress=progress)
     with stage("report", 4):  # 4. report + findings
-        report = write_benchmark_report(plan, results, ci=ci)
+        report = write_benchmark_report(plan, results, ci=ci, baselines=baselines, allow_mixed=allow_mixed)
     result = BenchmarkResult(out, ds, plan.methods, plan.slices, plan.metrics, dict(plan.skipped_metrics),
                              report.table, report.table_markdown, results, report.files, report.findings,
                              plan.slice_counts(), timings, len(plan.units), time.perf_counter() - wall_start,
-                             say.path)
+                             say.path, dict(run.failures))
     atomic_write_text(out / "timings.json", json.dumps([asdict(t) for t in timings], indent=1) + "\n")
     _say_summary(say, result, report.html_index)
+    if run.failures:
+        raise MethodsFailedError(failures_text(run.failures, len(plan.units), plan.methods), result)
     return result
 
 
+def failures_text(failures: Mapping[str, Sequence[str]], units: int, finished: Sequence[str]) -> str:
+    """The failures of a run: the first error of each failed method (``clip <id>: ...``) and its count.
+
+    >>> print(failures_text({"mine": ["clip a: boom", "clip b: boom"]}, 3, ["telea"]))
+    clip a: boom
+      method mine failed on 2 of 3 (clip, hole) units (the first error above); not reported. Reported: telea
+    """
+    lines = []
+    for m, errors in failures.items():
+        lines += [errors[0], f"  method {m} failed on {len(errors)} of {units} (clip, hole) units (the first error "
+                  f"above); not reported."]
+    lines[-1] += f" Reported: {', '.join(finished)}" if finished else " No method finished."
+    return "\n".join(lines)
+
+
+def _without_failed(plan: BenchmarkPlan, failures: Mapping[str, Sequence[str]],
+                    say: Callable[[str], None]) -> BenchmarkPlan:
+    """The plan of the methods that did not fail (the failed ones are said now and raised at the end); when every
+    method failed, the failures are raised now."""
+    if not failures:
+        return plan
+    left = plan.without(set(failures))
+    for m, errors in failures.items():
+        say(f"method {m} failed on {len(errors)} unit(s); the other methods go on. First error: {errors[0]}")
+    if not left.methods:
+        raise DevilError(failures_text(failures, len(plan.units), ()))
+    return left
+
+
 __all__ = ["BENCHMARK_FLOW", "BenchmarkReport", "BenchmarkResult", "CACHE_DIR", "LOG_NAME", "METHOD_NAME_RE", "Method",
-           "MethodSpec", "PREDICTIONS_DIR", "RESULTS_DIR", "RunLog", "TABLE1_SLICES", "benchmark", "check_method_name",
-           "dataset_label", "make_plan", "resolve_methods", "write_benchmark_report", "write_slice_results"]
+           "MethodSpec", "MethodsFailedError", "PREDICTIONS_DIR", "RESULTS_DIR", "RunLog", "TABLE1_SLICES", "benchmark",
+           "check_dataset_source", "check_method_name", "dataset_label", "failures_text", "make_plan",
+           "read_baseline_results", "resolve_methods", "write_benchmark_report", "write_slice_results"]

@@ -4,6 +4,12 @@ The worker (:func:`clip_task`) reads the clip's frames once, runs every inpainte
 no complete prediction yet, writes it into the first slice's prediction folder (:class:`~devil_dataset.inpaint.run.
 PredictionFolder`) and scores it from the array just made (:class:`~devil_dataset.eval.engine.clip_scoring.
 ClipScorer`: ground-truth work once per clip, hole work once per unit).
+
+Each finished item is stored by the worker itself, as it finishes: the prediction folder (atomic), then its values
+with the method's identity in the values cache (:class:`~devil_dataset.eval.engine.results.ValuesCache`, atomic),
+so work finished before a Ctrl-C or a crash is kept even when its result never reached the main process. A method
+that fails on a clip (:class:`~devil_dataset.core.errors.DevilError`, its message naming the clip) is reported in
+the item's ``error``; the clip's other items go on.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from ..core.errors import DevilError
 from ..core.release_format import read_frame_pngs
 from ..data import iter_slice
 from ..eval.engine.clip_scoring import ClipScorer
+from ..eval.engine.results import ValuesCache
 from ..eval.metrics.protocol import EvalOptions
 from ..inpaint.contract import Inpainter
 from ..inpaint.run import inpaint_clip, write_prediction
@@ -50,16 +57,20 @@ class ClipTask:
     metric_names: list[str]
     options: EvalOptions
     work: float  # :func:`clip_work`: clips run largest first
+    cache: ValuesCache | None = None  # where each finished item's values go (None: not stored)
+    identities: dict[str, str | None] = field(default_factory=dict)  # method -> identity (None: a baseline)
 
 
 class ItemResult(NamedTuple):
-    """What :func:`clip_task` reports per item: CPU seconds of inpainting and scoring, values (None: not scored)."""
+    """What :func:`clip_task` reports per item: CPU seconds of inpainting and scoring, values (None: not scored),
+    and the error of a method that failed on the clip (None: it did not)."""
 
     key: str
     method: str
     inpaint_cpu: float
     values: dict[str, float] | None
     score_cpu: float
+    error: str | None = None
 
 
 def clip_frames(dataset: str | os.PathLike, slice_name: str, clip_id: str) -> np.ndarray:
@@ -87,10 +98,17 @@ def clip_task(task: ClipTask) -> list[ItemResult]:
         if current is None or current[0] != it.key:
             current = (it.key, unpack_hole(it.hole_bits, it.hole_shape))
         hole = current[1]
+        fingerprint = it.key[len(task.clip_id) + 1:]
         c = time.process_time()
         pred = None
         if it.target is not None:
-            pred = inpaint_clip(task.inpainters[it.method], gt, hole, task.clip_id)
+            if task.cache is not None:  # values never outlive the prediction they scored
+                task.cache.forget(it.method, task.clip_id, fingerprint)
+            try:
+                pred = inpaint_clip(task.inpainters[it.method], gt, hole, task.clip_id)
+            except DevilError as exc:  # this method failed on this clip: the clip's other items go on
+                out.append(ItemResult(it.key, it.method, time.process_time() - c, None, 0.0, str(exc)))
+                continue
             write_prediction(it.target, pred)
         inpaint_cpu = time.process_time() - c
         values, score_cpu = None, 0.0
@@ -100,6 +118,8 @@ def clip_task(task: ClipTask) -> list[ItemResult]:
                 pred = read_frame_pngs(Path(str(it.source)), "pred")
             values = scorer.score(pred, hole, it.key)
             score_cpu = time.process_time() - c + shared
+        if task.cache is not None and (values is not None or (it.target is not None and not task.metric_names)):
+            task.cache.save(it.method, task.clip_id, fingerprint, values or {}, task.identities.get(it.method))
         out.append(ItemResult(it.key, it.method, inpaint_cpu, values, score_cpu))
     return out
 

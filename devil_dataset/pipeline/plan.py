@@ -12,7 +12,7 @@ folders, so that every step of :mod:`devil_dataset.pipeline` takes one argument 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -119,7 +119,9 @@ class BenchmarkPlan:
 
     ``inpainters``: method -> inpainter (in Table 1's row order); ``units`` / ``order``: :func:`plan_units` of
     ``slices``; ``pixel_metrics`` are scored from memory per clip, ``network_metrics`` through the evaluation engine
-    on the prediction folders; ``folders[(method, slice)]``: the opened prediction folders.
+    on the prediction folders; ``folders[(method, slice)]``: the opened prediction folders. ``provenance``: method ->
+    what it is (:meth:`~devil_dataset.inpaint.method_spec.MethodSpec.provenance`; None for a baseline), whose
+    ``identity`` keys the stored work; ``rerun``: methods whose stored work is ignored and made again.
     """
 
     dataset: str
@@ -134,10 +136,22 @@ class BenchmarkPlan:
     options: EvalOptions
     engine: Engine = field(default_factory=Engine)
     folders: dict[tuple[str, str], PredictionFolder] = field(default_factory=dict)
+    provenance: dict[str, dict | None] = field(default_factory=dict)
+    rerun: frozenset[str] = frozenset()
 
     @property
     def methods(self) -> tuple[str, ...]:
         return tuple(self.inpainters)
+
+    def identity(self, method: str) -> str | None:
+        """The method's identity (a hash of its code), None for a baseline."""
+        record = self.provenance.get(method)
+        return None if record is None else str(record["identity"])
+
+    def without(self, methods: set[str]) -> "BenchmarkPlan":
+        """The same plan without ``methods`` (methods that failed: the others are reported)."""
+        return replace(self, inpainters={m: i for m, i in self.inpainters.items() if m not in methods},
+                       folders={k: f for k, f in self.folders.items() if k[0] not in methods})
 
     @property
     def metrics(self) -> list[str]:

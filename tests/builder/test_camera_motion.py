@@ -115,3 +115,21 @@ def test_deterministic():
     a = cm.camera_motion(clip, detector="orb", scoring_size=None)
     b = cm.camera_motion(clip, detector="orb", scoring_size=None)
     assert a.score == b.score and np.array_equal(a.matrix, b.matrix)
+
+
+def test_scene_scorer_finds_the_camera_scorers_features(cm_pan_clip, monkeypatch):
+    """Issue 40: the two scorers of a clip detect each sampled frame once, and the scores are those of fresh
+    detections."""
+    from devil_dataset.builder import scene_motion as sm
+
+    fresh = (cm.camera_motion_score(cm_pan_clip, detector="sift", scoring_size=None),
+             sm.scene_motion_score(cm_pan_clip, detector="sift", scoring_size=None))
+    cm._feature_memo.clear()
+    calls = []
+    detect = cm.detect_features
+    monkeypatch.setattr(cm, "detect_features", lambda f, d: calls.append(1) or detect(f, d))
+    again = (cm.camera_motion_score(cm_pan_clip, detector="sift", scoring_size=None),
+             sm.scene_motion_score(cm_pan_clip, detector="sift", scoring_size=None))
+    np.testing.assert_array_equal(again, fresh)  # the same floats (NaN where fresh is NaN)
+    assert len(calls) == len(cm_pan_clip)  # 10 sampled frames + the 35 others, each once
+    assert len(cm._feature_memo) == cm.NUM_SAMPLED_FRAMES  # the scene scorer kept none of its own

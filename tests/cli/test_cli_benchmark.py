@@ -127,3 +127,49 @@ def test_bad_methods_file_exit_2(tmp_path, capsys):
         assert main(["benchmark", "--dataset", str(tmp_path), "--out", str(tmp_path / "o"), "--methods-file",
                      str(tmp_path / "m.toml")]) == 2
         assert needle in capsys.readouterr().err
+
+
+def test_baseline_results_merged_not_rerun_and_clipped_cells_marked(cli_bench, bench_tiny_dataset, tmp_path, capsys):
+    """Issue 40: --baseline-results DIR joins an earlier run's methods to the report without running them; a method
+    whose every video is perfect (the ground truth copied) has infinite PSNR values: its cells carry ∞n in the
+    benchmark's stdout table and table1.md/.tsv, and never win; results scored differently are refused."""
+    from devil_dataset.cli import main
+
+    _, first = cli_bench
+    (tmp_path / "copy.py").write_text(COPY_METHOD)
+    out = tmp_path / "out"
+    code = main(["benchmark", "--dataset", str(bench_tiny_dataset), "--out", str(out), "--method", "perfect",
+                 "--command", f"{sys.executable} {tmp_path / 'copy.py'} {{input_dir}} {{output_dir}}",
+                 "--hole-pixels", "gt", "--slices", *SLICES, "--metrics", "psnr", "--jobs", "1", "--quiet",
+                 "--baseline-results", str(first)])
+    stdout = capsys.readouterr().out
+    assert code == 0
+    assert sorted(p.name for p in (out / "predictions").iterdir()) == ["perfect"]  # the baselines were not re-run
+    table = (out / "table1.md").read_text()
+    for s in SLICES:
+        for m in ("copy", "telea", "perfect"):
+            assert f"| {s} | {m} |" in table
+        assert f"| {s} | perfect | inf \u221e2 |" in table  # 2 of 2 videos infinite, marked
+        assert f"| {s} | perfect | inf \u221e2 |" in stdout
+    assert "**" not in table.split("\n\n")[0]  # a cell resting on clipped videos: no cell of the slice wins
+    assert "\u221en: n of the cell's videos had an infinite value" in table
+    tsv = (out / "table1.tsv").read_text().splitlines()
+    assert tsv[0].split("\t")[-1] == "PSNR \u25b2 clipped videos"
+    assert {r.split("\t")[1]: r.split("\t")[-1] for r in tsv[1:4]} == {"copy": "0", "telea": "0", "perfect": "2"}
+    per_video = (out / "per_video.tsv").read_text().splitlines()
+    assert len(per_video) == 1 + 3 * 2 * 2 and per_video[0] == "slice\tmethod\tclip\tPSNR \u25b2"
+    # the same baselines scored under another parity: refused, naming the file and the field
+    other = tmp_path / "other" / "results" / "telea"
+    other.mkdir(parents=True)
+    doc = json.loads((first / "results" / "telea" / "fg_size_low.json").read_text())
+    doc["provenance"]["options"]["parity"] = "corrected"
+    (other / "fg_size_low.json").write_text(json.dumps(doc))
+    assert main(["report", str(first / "results" / "copy" / "fg_size_low.json"), "--baseline-results",
+                 str(tmp_path / "other")]) == 2
+    err = capsys.readouterr().err
+    assert "results scored differently cannot be compared" in err and 'parity: "release" in' in err
+    assert str(other / "fg_size_low.json") in err and "--allow-mixed" in err
+    assert main(["report", str(first / "results" / "copy" / "fg_size_low.json"), "--baseline-results",
+                 str(tmp_path / "other"), "--allow-mixed"]) == 0
+    mixed = capsys.readouterr().out
+    assert "\u00a7" in mixed and 'parity "' in mixed and "scored differently from the other results" in mixed

@@ -158,7 +158,8 @@ def test_report_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     # only what was computed is shown: LPIPS has no value anywhere, so it has no column (issue 28)
     assert "| camera_motion_low | A | 30.00 |\n" in out and "LPIPS" not in out.split("| attribute |")[0]
-    assert "| camera_motion | A | +10.00% |" in out and "| camera_motion | B | -3.23% |" in out
+    # symmetric relative change 2 (hi - lo) / (|hi| + |lo|) (issue 40): 2 * 3 / 63, -2 * 1 / 61
+    assert "| camera_motion | A | +9.52% |" in out and "| camera_motion | B | -3.28% |" in out
     assert (tmp_path / "rep" / "table1.tsv").read_text().splitlines()[0].startswith("slice\tmethod\tPSNR ▲")
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
@@ -291,7 +292,7 @@ def test_perfect_predictions_report_inf_not_a_sentinel(tmp_path, capsys):
     assert doc["summary"]["psnr"] == "inf" and doc["videos"]["c0"]["psnr"] == "inf"
     assert main(["report", str(out), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
     table = capsys.readouterr().out
-    assert "| fg_size_low | P | inf |" in table and "179769" not in table
+    assert "| fg_size_low | P | inf \u221e2 |" in table and "179769" not in table  # 2 infinite videos, marked
 
 
 def test_one_infinite_video_is_clipped_and_counted(tmp_path, capsys):

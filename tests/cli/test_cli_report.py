@@ -35,7 +35,7 @@ def test_report_findings_flag_checks_the_trends_on_any_results(tmp_path, capsys)
     out = capsys.readouterr()
     assert "Findings (paper section 6):" in out.out and "**not held**: fg_size_high is harder" in out.out
     assert "Not harder for: aligned-copy psnr" in out.out and "fg_size_low: 3 videos, fg_size_high: 4 videos" in out.out
-    assert "wrote 7 files" in out.err  # tables, relative improvement, comparisons.json, findings
+    assert "wrote 9 files" in out.err  # tables + notes, relative improvement, per_video.tsv, comparisons.json, findings
     assert json.loads((tmp_path / "out" / "comparisons.json").read_text()) == []  # no per-video values here
     findings = json.loads((tmp_path / "out" / "findings.json").read_text())
     assert [f["held"] for f in findings] == [False, None, None]

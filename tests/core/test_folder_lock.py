@@ -147,3 +147,40 @@ def test_a_second_devil_build_exits_2_and_leaves_the_first_runs_files(tmp_path):
         holder.wait()
     assert result.returncode == 2 and f"pid {holder.pid} on host" in result.stderr, result.stderr
     assert (tmp_path / "ds" / ".tmp-scene-00.mp4.x").read_bytes() == b"being written"
+
+
+@pytest.fixture
+def unwritable_folder(tmp_path):
+    """A folder this process cannot write: ``chattr +i`` as root (who ignores file modes), else ``chmod 555``."""
+    import shutil
+
+    folder = tmp_path / "readonly"
+    folder.mkdir()
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)]).returncode != 0:
+            pytest.skip("running as root without chattr +i here: no folder is unwritable for root")
+        yield folder
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+
+
+def test_an_unwritable_output_folder_is_exit_2_cannot_write(unwritable_folder, tmp_path, capsys):
+    """Issue 40 item 12: the lock file of a folder that cannot be written (chmod 555, chattr +i) is a clear error
+    naming the folder, not a PermissionError traceback."""
+    from devil_dataset.cli import main
+    from devil_dataset.core.errors import DevilError
+
+    with pytest.raises(DevilError, match=f"cannot write {unwritable_folder}: "):
+        acquire_folder_lock(unwritable_folder)
+    with pytest.raises(DevilError, match=f"cannot write {unwritable_folder / 'sub'}: cannot create the folder"):
+        acquire_folder_lock(unwritable_folder / "sub")
+    rng = np.random.default_rng(0)
+    write_frame_pngs(rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8), tmp_path / "in" / "clip", "gt")
+    write_mask_pngs(np.ones((2, 16, 16), bool), tmp_path / "in" / "clip")
+    capsys.readouterr()
+    code = main(["inpaint", "--method", "telea", "--inputs", str(tmp_path / "in"), "--out", str(unwritable_folder)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"devil: error: cannot write {unwritable_folder}: ") and "Traceback" not in err

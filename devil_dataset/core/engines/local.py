@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import math
 import multiprocessing
 import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
@@ -43,15 +45,16 @@ _pools_lock = threading.Lock()
 _pools_pid = os.getpid()  # the process whose children the pools' workers are (a forked child starts its own)
 _busy = False  # in a worker: a record is being computed (Ctrl-C interrupts it; an idle worker ignores Ctrl-C)
 _context: tuple | None = None  # in a worker: the caller's context it adopted last (see _caller_context)
-# Ctrl-C starts no new record: each parallel call of this process has a number (_calls); a pool's workers share a
-# number (_stop, set by the caller when the call is interrupted) at or below which they start no record, and each
-# worker also stops the call it was in when it gets Ctrl-C itself (_last_call -> _stopped_call), whichever is first.
-_calls = itertools.count(1)
-_stop = None  # in a worker: its pool's shared multiprocessing.Value (the highest call number stopped)
-_last_call = 0  # in a worker: the number of the call of the record it ran last
-_stopped_call = 0  # in a worker: the highest call number it got Ctrl-C in
+# Ctrl-C starts no new record: a task carries the time it was submitted (time.monotonic(), one clock for every
+# process of the machine), and a worker that got Ctrl-C (from the terminal, or from the caller when its call is
+# interrupted) starts no record submitted before that moment; records of later calls run as usual.
+_interrupted_at = -math.inf  # in a worker: when it last got Ctrl-C
 # The message of the KeyboardInterrupt a worker raises for a record it does not start after Ctrl-C.
 NOT_STARTED = "not started: the call was interrupted (Ctrl-C)"
+# Seconds the workers get after Ctrl-C to stop the records they compute (an external command's process group gets
+# KILL_GRACE_S = 2 s of them, devil_dataset/inpaint/external.py) before they are killed: a record stuck in one long
+# C call (it sees Ctrl-C only when the call returns) cannot hold the command's exit (issue 40: 54 s before).
+INTERRUPT_GRACE_S = 5.0
 
 
 def default_jobs(cap: int = 2) -> int:
@@ -83,44 +86,36 @@ def _adopt(context: tuple) -> None:
 
 
 def _on_interrupt(signum, frame):
-    global _stopped_call
-    _stopped_call = max(_stopped_call, _last_call)  # busy or idle: no further record of this call starts here
+    global _interrupted_at
+    _interrupted_at = time.monotonic()  # busy or idle: no record queued before now starts here
     if _busy:
         raise KeyboardInterrupt
 
 
-def _start_worker(stop=None) -> None:
+def _start_worker() -> None:
     """Worker initialiser: Ctrl-C interrupts the record being computed (its clean-up runs, e.g. an external
     inpainter's process group is killed) but not an idle worker, so the pool survives an interrupted command; the
-    records of an interrupted call still queued are not started (``stop``: the pool's shared stop number)."""
-    global _stop
-    _stop = stop
+    records queued before the Ctrl-C are not started."""
     signal.signal(signal.SIGINT, _on_interrupt)
 
 
-def _call(context: tuple, fn: Callable[[T], R], record: T, call: int = 0) -> R:
-    """A record's task in a worker: the caller's context adopted, then ``fn(record)`` (interruptible by Ctrl-C).
+def _call(task: tuple[float, tuple], fn: Callable[[T], R], record: T) -> R:
+    """A record's task in a worker: ``task`` is (when it was submitted, the caller's context); the context adopted,
+    then ``fn(record)`` (interruptible by Ctrl-C).
 
-    A record of call number ``call`` after that call was interrupted is not started: KeyboardInterrupt
-    (:data:`NOT_STARTED`) comes back instead of its result.
+    A record submitted before this worker last got Ctrl-C is not started: KeyboardInterrupt (:data:`NOT_STARTED`)
+    comes back instead of its result.
     """
-    global _busy, _last_call
-    if call and call <= max(_stopped_call, _stop.value if _stop is not None else 0):
+    global _busy
+    submitted, context = task
+    if submitted <= _interrupted_at:
         raise KeyboardInterrupt(NOT_STARTED)
-    _last_call = call
     _adopt(context)
     _busy = True
     try:
         return fn(record)
     finally:
         _busy = False
-
-
-def _stop_call(pool: ProcessPoolExecutor, call: int) -> None:
-    """Tell ``pool``'s workers to start no further record of call number ``call`` (Ctrl-C)."""
-    stop = getattr(pool, "devil_stop", None)
-    if stop is not None and stop.value < call:
-        stop.value = call
 
 
 def _usable(pool: ProcessPoolExecutor) -> bool:
@@ -145,11 +140,8 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
             pool.shutdown(wait=False)
             pool = None
         if pool is None:
-            context = multiprocessing.get_context(START_METHOD)
-            stop = context.Value("q", 0)  # see _calls: the workers' shared stop number
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
-                                       initargs=(stop,))
-            pool.devil_stop = stop  # type: ignore[attr-defined]
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(START_METHOD),
+                                       initializer=_start_worker)
             _pools[jobs] = pool
         return pool
 
@@ -192,10 +184,11 @@ class _InFlight(Generic[R]):
     def __len__(self) -> int:
         return len(self.futures)
 
-    def submit(self, pool: ProcessPoolExecutor, context: tuple, fn: Callable[[T], R], record: T, call: int) -> None:
-        """List ``record`` (first, so a pool that refuses it still has it listed), then queue it on ``pool``."""
+    def submit(self, pool: ProcessPoolExecutor, context: tuple, fn: Callable[[T], R], record: T) -> None:
+        """List ``record`` (first, so a pool that refuses it still has it listed), then queue it on ``pool`` with
+        the time it was submitted (see :func:`_call`)."""
         self.records.append(record)
-        self.futures.append(pool.submit(_call, context, fn, record, call))
+        self.futures.append(pool.submit(_call, (time.monotonic(), context), fn, record))
 
     def pop(self) -> R:
         """The oldest record's result (waited for), handed to ``on_result``; a broken pool raises here and the
@@ -231,14 +224,26 @@ def _map_here(fn: Callable[[T], R], records: Iterable[T], on_result: Callable[[R
 
 
 def _submit_and_collect(pool: ProcessPoolExecutor, context: tuple, fn: Callable[[T], R], records: Iterable[T],
-                        flight: _InFlight[R], window: int, call: int) -> Iterator[R]:
+                        flight: _InFlight[R], window: int) -> Iterator[R]:
     """Submit the records to ``pool`` with at most ``window`` in flight; yield their results in record order."""
     for record in records:
-        flight.submit(pool, context, fn, record, call)
+        flight.submit(pool, context, fn, record)
         while len(flight) >= window:
             yield flight.pop()
     while len(flight):
         yield flight.pop()
+
+
+def _kill_if_still_busy(pool: ProcessPoolExecutor, flight: _InFlight, jobs: int) -> None:
+    """After Ctrl-C: wait up to :data:`INTERRUPT_GRACE_S` for the records in flight to stop, then kill the pool's
+    workers if some still compute (the next parallel call starts new ones)."""
+    _, running = wait(list(flight.futures), timeout=INTERRUPT_GRACE_S)
+    if not running:
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+    _forget_pool(jobs, pool)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _forget_pool(jobs: int, pool: ProcessPoolExecutor) -> None:
@@ -259,15 +264,13 @@ def _map_in_workers(fn: Callable[[T], R], records: Iterable[T], jobs: int, windo
     """
     records = iter(records)
     context = _caller_context()
-    call = next(_calls)
     flight: _InFlight[R] = _InFlight(on_result)
     resubmit: list = []  # the records of a call that found its kept pool dead (submitted again to new workers)
     for attempt in (1, 2):
         pool = worker_pool(jobs)
         yielded = False
         try:
-            for value in _submit_and_collect(pool, context, fn, itertools.chain(resubmit, records), flight, window,
-                                             call):
+            for value in _submit_and_collect(pool, context, fn, itertools.chain(resubmit, records), flight, window):
                 yielded = True
                 yield value
             return
@@ -279,9 +282,9 @@ def _map_in_workers(fn: Callable[[T], R], records: Iterable[T], jobs: int, windo
                 raise
             resubmit = flight.take_back()
         except KeyboardInterrupt:
-            _stop_call(pool, call)  # first: a worker freed by the interrupt must not start a queued record
             flight.cancel()
-            _interrupt_workers(pool)
+            _interrupt_workers(pool)  # also tells idle workers to start none of the records queued so far
+            _kill_if_still_busy(pool, flight, jobs)
             raise
         finally:
             flight.cancel()

@@ -27,6 +27,7 @@ from .inputs import (
     VideoShapeInfo,
     check_slice_manifest,
     differs_outside_hole,
+    slice_folders_hint,
     validate_clips,
 )
 from .one_pass import Evaluation, _one_pass, collect, evaluate, resolve_device
@@ -279,7 +280,7 @@ def evaluate_slice(
     rows = list(rows) if rows is not None and engine.parallel else rows
     shape_columns = ("clip_id", "num_frames", "height", "width")
     gt_info = _gt_info(dataset, config, _slice_iter(dataset, config, rows, shape_columns))
-    _validate_predictions(stores, predictions, gt_info)
+    _validate_predictions(stores, predictions, gt_info, config)
     # predictions made for another slice (the foreground slices share clip ids with other masks): refused when the
     # folder's inpaint manifest records other masks; without a manifest, flagged while scoring (on every engine)
     watch = _manifest_checks(stores, predictions, config,
@@ -336,8 +337,9 @@ def _gt_info(dataset: str, config: str, rows: Iterable) -> dict[str, VideoShapeI
 
 
 def _validate_predictions(stores: Mapping[str, PredictionStore], predictions: Mapping[str, str | Path],
-                          gt_info: Mapping[str, VideoShapeInfo]) -> None:
-    """Check every method's predictions of every clip against the ground truth (one error lists every offender)."""
+                          gt_info: Mapping[str, VideoShapeInfo], config: str | None = None) -> None:
+    """Check every method's predictions of every clip against the ground truth (one error lists every offender; a
+    folder of slice folders given instead of one slice's gets a hint)."""
     for m, store in stores.items():
         pred_info: dict[str, VideoShapeInfo | None] = {}
         for c, g in gt_info.items():
@@ -345,7 +347,7 @@ def _validate_predictions(stores: Mapping[str, PredictionStore], predictions: Ma
                 pred_info[c] = store.info(c)
             except DevilError as exc:
                 pred_info[c] = VideoShapeInfo(c, g.num_frames, g.size, problems=(str(exc),))
-        validate_clips(gt_info, pred_info, str(predictions[m]))
+        validate_clips(gt_info, pred_info, str(predictions[m]), slice_folders_hint(predictions[m], config))
 
 
 def _score_slice(run: _SliceEval, stores: Mapping[str, PredictionStore],

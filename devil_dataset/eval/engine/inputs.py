@@ -24,6 +24,7 @@ from PIL import Image
 
 from ...core.errors import DevilError
 from ...core.release_format import list_frames, read_frame_pngs, read_mask_pngs
+from ...core.slices import SLICES
 from ...core.video_io import frame_to_rgb
 from ...inpaint.run import read_prediction_manifest
 from ..metrics.protocol import VideoSample
@@ -239,8 +240,28 @@ def _read_prediction_pngs(directory: Path) -> np.ndarray:
     return np.stack(frames)
 
 
+def slice_folders_hint(pred_dir: str | Path, config: str | None = None) -> str:
+    """When ``pred_dir`` holds slice folders (``preds/<method>/<slice>/``, as ``devil benchmark`` writes them)
+    rather than clip folders, the line that says which folder to give instead; else ``""``.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp()); (root / "fg_size_low").mkdir()
+    >>> print(slice_folders_hint(root, "fg_size_low").replace(str(root), "mine"))
+    hint: mine holds one folder per slice (fg_size_low), not clip folders: give --predictions mine/fg_size_low
+    """
+    root = Path(pred_dir)
+    if not root.is_dir():
+        return ""
+    found = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name in SLICES)
+    if not found:
+        return ""
+    target = root / config if config in found else root / "<slice>"
+    return (f"hint: {root} holds one folder per slice ({', '.join(found)}), not clip folders: give --predictions "
+            f"{target}")
+
+
 def validate_clips(gt: Mapping[str, VideoShapeInfo], pred: Mapping[str, VideoShapeInfo | None],
-                   where: str = "") -> None:
+                   where: str = "", hint: str = "") -> None:
     """Check every clip has a prediction with the same frame count and size; ONE DevilError lists every problem.
 
     >>> a = VideoShapeInfo("a", 3, (8, 8)); b = VideoShapeInfo("b", 3, (8, 8))
@@ -271,6 +292,8 @@ def validate_clips(gt: Mapping[str, VideoShapeInfo], pred: Mapping[str, VideoSha
             problems.append(f"  {clip_id}: {'; '.join(issues)}")
     if problems:
         head = f"{where}: " if where else ""
+        if hint and all(pred.get(c) is None for c in gt):
+            problems.append(hint)
         raise DevilError(f"{head}{len(problems)} of {len(gt)} clips cannot be evaluated:\n" + "\n".join(problems))
 
 

@@ -23,7 +23,11 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
 Values that do not exist (NaN) are written as ``null``; an infinite value (a PSNR-type value of a slice where
 no video has a finite one to clip to, SPEC section 7) as the string ``"inf"`` (JSON has no infinity), which
 :func:`read_results` reads back as ``float("inf")``; no sentinel number is ever stored as a score. No timestamps,
-so equal inputs give equal bytes.
+so equal inputs give equal bytes. The input paths of ``provenance.inputs`` (dataset, predictions, ground-truth
+folder) are written absolute and also relative to the results file (``inputs.from_results``,
+:func:`locate_inputs`), and :func:`read_results` points them at where the inputs are now: a report works from any
+folder, and after the results and their inputs were moved together. ``provenance.method`` (``devil benchmark``
+of a command or callable) records what the method is: the command or callable and the hashes of its code.
 :func:`merge_results` joins two documents of the same method and slice (other metrics); :class:`ValuesCache`
 keeps per-video values on disk so that a resumed run scores only what is missing.
 
@@ -39,7 +43,7 @@ import math
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
 from ...core.errors import DevilError
@@ -87,6 +91,21 @@ def _find(prov: dict, keys: tuple[str, ...]) -> Any:
     return None
 
 
+def options_record(options: EvalOptions) -> dict:
+    """``asdict(options)`` as results files record it: ``protocol`` only when it is not ``"devil"`` (issue 38), so
+    DEVIL's results files keep the bytes they had before the field existed.
+
+    >>> "protocol" in options_record(EvalOptions()), options_record(EvalOptions(protocol="propainter"))["protocol"]
+    (False, 'propainter')
+    """
+    record = asdict(options)
+    if record.get("protocol") == "devil":
+        del record["protocol"]
+    if record.get("psnr_cap") == "slice_max":  # issue 40: the release's rule, recorded as before the field existed
+        del record["psnr_cap"]
+    return record
+
+
 def build_results(
     ev: "Evaluation",
     *,
@@ -123,7 +142,7 @@ def build_results(
         "skipped": skipped,
         "provenance": {
             "package_version": __version__,
-            "options": asdict(options),
+            "options": options_record(options),
             "inputs": inputs,
             "flow_backend": flows,
             "weights": weights,
@@ -132,13 +151,106 @@ def build_results(
     }
 
 
+# The keys of ``provenance.inputs`` that are paths (the dataset folder, a ground-truth folder, the predictions), and
+# the key under which a written results file also records each relative to the file's own folder.
+INPUT_PATH_KEYS = ("dataset", "gt_dir", "predictions")
+FROM_RESULTS = "from_results"
+
+
+def locate_inputs(doc: dict, path: str | Path) -> dict:
+    """``doc`` with every local input path of ``provenance.inputs`` absolute, and each also recorded relative to the
+    folder of the results file ``path`` (``inputs.from_results``), so :func:`read_results` finds the inputs from any
+    working directory, and after the results and the inputs were moved together. A Hub repo id is kept as given.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); (d / "dataset").mkdir()
+    >>> doc = {"provenance": {"inputs": {"mode": "dataset", "dataset": str(d / "dataset")}}}
+    >>> locate_inputs(doc, d / "results" / "telea" / "s.json")["provenance"]["inputs"]["from_results"]
+    {'dataset': '../../dataset'}
+    """
+    inputs = (doc.get("provenance") or {}).get("inputs")
+    if not isinstance(inputs, dict):
+        return doc
+    here = Path(path).absolute().parent
+    located, relative = dict(inputs), {}
+    for key in INPUT_PATH_KEYS:
+        value = inputs.get(key)
+        if isinstance(value, str) and value and Path(value).exists():
+            absolute = Path(value).resolve()
+            located[key] = str(absolute)
+            relative[key] = os.path.relpath(absolute, here.resolve())
+    if relative:
+        located[FROM_RESULTS] = relative
+    return {**doc, "provenance": {**doc["provenance"], "inputs": located}}
+
+
+def _resolve_inputs(doc: dict, path: Path) -> None:
+    """Point ``provenance.inputs``' paths at where the inputs are now: as stored (absolute, or relative to the
+    working directory), else relative to the results file (``from_results``), else, for a relative path of an older
+    file, below one of the results file's parent folders. Paths found nowhere are left as they are
+    (:func:`missing_inputs` names them)."""
+    inputs = (doc.get("provenance") or {}).get("inputs")
+    if not isinstance(inputs, dict):
+        return
+    here = path.absolute().parent
+    stored = inputs.get(FROM_RESULTS)
+    relative: dict = stored if isinstance(stored, dict) else {}
+    for key in INPUT_PATH_KEYS:
+        value = inputs.get(key)
+        if not isinstance(value, str) or not value or Path(value).exists():
+            continue
+        candidates = [here / relative[key]] if isinstance(relative.get(key), str) else []
+        if not Path(value).is_absolute():
+            candidates += [folder / value for folder in (here, *here.parents)]
+        found = next((c for c in candidates if c.exists()), None)
+        if found is not None:
+            inputs[key] = str(found.resolve())
+
+
+def missing_inputs(doc: Mapping) -> list[str]:
+    """The input paths of a results document (as :func:`read_results` resolved them) that are not on this machine,
+    as ``"dataset /path"`` lines; a dataset that may be a Hub repo id (``ORG/NAME``, never located) is not listed.
+
+    >>> missing_inputs({"provenance": {"inputs": {"dataset": "/nope/ds", "predictions": "/nope/p"}}})
+    ['dataset /nope/ds', 'predictions /nope/p']
+    """
+    inputs = (doc.get("provenance") or {}).get("inputs") or {}
+    located = inputs.get(FROM_RESULTS) or {}
+    out = []
+    for key in INPUT_PATH_KEYS:
+        value = inputs.get(key)
+        if not isinstance(value, str) or not value or Path(value).exists():
+            continue
+        maybe_repo = key == "dataset" and key not in located and not value.startswith(("/", ".", "~")) \
+            and value.count("/") == 1
+        if not maybe_repo:
+            out.append(f"{key} {value}")
+    return out
+
+
+def require_inputs(docs: Iterable[Mapping], needed_for: str) -> None:
+    """Refuse (:class:`DevilError`, every missing path listed once) results documents whose inputs are not on this
+    machine, before anything is written for ``needed_for`` (e.g. ``"the HTML report's clips"``).
+
+    >>> require_inputs([{"method": "m", "slice": "s", "provenance": {"inputs": {"dataset": "/nope"}}}], "Clips")
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.DevilError: Clips need the inputs the results were made from; not found: m / s: ...
+    """
+    problems = [f"{d.get('method')} / {d.get('slice')}: {line}" for d in docs for line in missing_inputs(d)]
+    if problems:
+        raise DevilError(f"{needed_for} need the inputs the results were made from; not found: "
+                         + "; ".join(dict.fromkeys(problems)))
+
+
 def write_results(path: str | Path, doc: dict) -> Path:
-    """Write a results document atomically."""
-    return atomic_write_text(path, dumps(doc))
+    """Write a results document atomically, its input paths located (:func:`locate_inputs`)."""
+    return atomic_write_text(path, dumps(locate_inputs(doc, path)))
 
 
 def read_results(path: str | Path) -> dict:
-    """Read and check a results document; ``null`` summary values come back as NaN."""
+    """Read and check a results document; ``null`` summary values come back as NaN, and the input paths point at
+    where the inputs are now (see :func:`locate_inputs`), whatever the working directory."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -150,6 +262,7 @@ def read_results(path: str | Path) -> dict:
         raise DevilError(f"{path}: not a devil results file (expected format {RESULTS_FORMAT!r} with a summary)")
     if doc.get("format_version", 0) > RESULTS_FORMAT_VERSION:
         raise DevilError(f"{path}: results format version {doc['format_version']} is newer than this package's")
+    _resolve_inputs(doc, path)
 
     def num(v):
         if v is None:
@@ -167,6 +280,35 @@ def read_results(path: str | Path) -> dict:
     except (TypeError, ValueError, AttributeError):
         raise DevilError(f"{path}: per-video values must be numbers") from None
     return doc
+
+
+def results_in(directory: str | Path) -> list[tuple[Path, dict]]:
+    """Every results file under ``directory`` (its ``results/`` sub-folder when it has one, e.g. a ``devil demo`` or
+    ``devil benchmark`` output), searched recursively in path order, read and checked; other JSON files (findings,
+    comparisons, timings) are passed over. A folder without any results file is a :class:`DevilError`.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); _ = write_results(d / "results" / "telea" / "s.json",
+    ...     {"format": RESULTS_FORMAT, "format_version": 1, "method": "telea", "slice": "s", "summary": {}})
+    >>> [(p.name, doc["method"]) for p, doc in results_in(d)]
+    [('s.json', 'telea')]
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise DevilError(f"{directory}: not a folder of results files")
+    root = directory / "results" if (directory / "results").is_dir() else directory
+    found = []
+    for path in sorted(root.rglob("*.json")):
+        try:
+            head = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(head, dict) and head.get("format") == RESULTS_FORMAT:
+            found.append((path, read_results(path)))
+    if not found:
+        raise DevilError(f"{directory}: no devil results files (*.json of `devil evaluate`/`devil benchmark`) under "
+                         f"{root}")
+    return found
 
 
 def merge_results(doc: dict, extra: dict) -> dict:
@@ -226,7 +368,9 @@ class ValuesCache:
     ``scoring`` identity (what makes the values what they are:
     :func:`~devil_dataset.eval.metrics.registry.scoring_identity`; another mode, arithmetic or flow backend reads as
     missing) and when it holds every one of ``metrics``; anything else reads as missing. NaN values are stored as
-    ``null``.
+    ``null``. An entry also records the identity of the method version that made the prediction it scored
+    (``identity``, :meth:`~devil_dataset.inpaint.method_spec.MethodSpec.identity`): the benchmark's workers write
+    it as each unit finishes, so a resumed run can trust a prediction finished but not yet recorded (:meth:`made`).
 
         >>> import tempfile
         >>> cache = ValuesCache(tempfile.mkdtemp(), "d1", ["psnr"])
@@ -261,8 +405,24 @@ class ValuesCache:
             return None
         return {k: (float("nan") if v is None else float(v)) for k, v in doc["values"].items()}
 
-    def save(self, method: str, clip_id: str, fingerprint: str, values: Mapping[str, float]) -> None:
+    def save(self, method: str, clip_id: str, fingerprint: str, values: Mapping[str, float],
+             identity: str | None = None) -> None:
         doc = {"dataset": self.digest, "scoring": self.scoring, "metrics": self.metrics, "clip_id": clip_id,
                "hole": fingerprint,
                "values": {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in values.items()}}
+        if identity is not None:
+            doc["identity"] = identity
         atomic_write_text(self.path(method, clip_id, fingerprint), json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+    def made(self, method: str, clip_id: str, fingerprint: str, identity: str | None) -> bool:
+        """True when an entry of this dataset says the unit's prediction was made (and scored) by the method version
+        ``identity`` (None: a baseline, whose entries carry none)."""
+        try:
+            doc = json.loads(self.path(method, clip_id, fingerprint).read_text())
+        except (OSError, ValueError):
+            return False
+        return isinstance(doc, dict) and doc.get("dataset") == self.digest and doc.get("identity") == identity
+
+    def forget(self, method: str, clip_id: str, fingerprint: str) -> None:
+        """Remove the unit's entry (before its prediction is made again: values never outlive their prediction)."""
+        self.path(method, clip_id, fingerprint).unlink(missing_ok=True)

@@ -320,6 +320,35 @@ def clip_psnr_values(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, 
     return np.where(np.isnan(arr), np.nan, np.clip(arr, 0.0, cap)), cap
 
 
+# The largest value one 8-bit sample can change by is one grey level: 1/255 in the [0, 1] data range.
+GREY_LEVEL = 1.0 / 255.0
+# ``psnr_cap`` (EvalOptions): what an infinite PSNR-type value becomes. ``slice_max``: the release's rule, the
+# largest finite per-video value of the slice (SPEC section 7); ``one_grey_level``: each frame (PCons: each pair) is
+# capped at the PSNR of a one-grey-level error in a single one of its samples (:func:`one_grey_level_psnr`).
+PSNR_CAPS: tuple[str, ...] = ("slice_max", "one_grey_level")
+
+
+def one_grey_level_psnr(samples: int) -> float:
+    """The PSNR (data range 1) of the smallest error 8-bit frames can show: one grey level in one of ``samples``
+    values (MSE = (1/255)^2 / samples), i.e. ``10 log10(samples * 255^2)``. Every finite PSNR of ``samples`` 8-bit
+    values is at most this, so capping an identical frame (patch) here never reorders measured ones, and the cap
+    depends on the frame size alone, never on the other videos (the corrected parity's rule).
+
+    >>> round(one_grey_level_psnr(50 * 50 * 3), 2), round(one_grey_level_psnr(832 * 480 * 3), 2)
+    (86.88, 108.92)
+    """
+    return 10.0 * math.log10(PSNR_DATA_RANGE**2 * samples / GREY_LEVEL**2)
+
+
+def cap_frames(values: np.ndarray, samples: int) -> np.ndarray:
+    """Per-frame PSNR-type values capped at :func:`one_grey_level_psnr` (NaN stays NaN).
+
+    >>> cap_frames(np.array([30.0, np.inf, np.nan]), 3).round(2).tolist()
+    [30.0, 52.9, nan]
+    """
+    return np.minimum(np.asarray(values, np.float64), one_grey_level_psnr(samples))
+
+
 def mean_of(values: np.ndarray) -> float:
     """Mean ignoring NaN, without overflow when values sit near the float64 maximum; NaN when empty (``inf``
     when a value is ``inf``)."""

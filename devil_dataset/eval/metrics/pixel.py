@@ -26,10 +26,13 @@ from ..kernels.pixel import (
     SSIM_ARITHMETIC,
     SSIM_DATA_RANGE,
     SSIM_WIN_SIZE,
+    cap_frames,
     clip_psnr_values,
     mean_of,
     pcons_psnr_mask,
+    pcons_psnr_mask_pairs,
     psnr,
+    psnr_frames,
     ssim,
 )
 from ..kernels.pixel_torch import to_device
@@ -77,6 +80,18 @@ def video_tensors(video: VideoSample, device: str) -> tuple["torch.Tensor", "tor
         found = video.cache[key] = (to_device(video.composite, device), to_device(video.gt, device),
                                     to_device(video.hole, device))
     return found
+
+
+def _frame_samples(video: VideoSample) -> int:
+    """The values one frame's PSNR is computed over: H x W x channels."""
+    return int(np.prod(video.gt.shape[1:]))
+
+
+def _clip_rule(options: EvalOptions) -> str:
+    """The provenance of ``options.psnr_cap`` (the release's text unchanged, so its results stay comparable)."""
+    if options.psnr_cap == "one_grey_level":
+        return "each frame (pair) capped at the PSNR of a one-grey-level error: 10 log10(N 255^2), N samples"
+    return "[0, max finite] per video"
 
 
 class _PerVideoMetric(Metric):
@@ -135,13 +150,20 @@ class PSNRMetric(_PerVideoMetric):
     clip_keys = ("psnr",)
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
+        capped = self.options.psnr_cap == "one_grey_level"
         if self._torch:
             comp, gt, hole = video_tensors(video, self.pixel_device)
+            if capped:
+                frames = pixel_torch.psnr_frames(comp, gt, hole, **self._torch_kwargs())
+                return {"psnr": float(np.mean(cap_frames(frames, _frame_samples(video))))}
             return {"psnr": pixel_torch.psnr(comp, gt, hole, **self._torch_kwargs())}
+        if capped:
+            frames = psnr_frames(video.composite, video.gt, video.hole)
+            return {"psnr": float(np.mean(cap_frames(frames, _frame_samples(video))))}
         return {"psnr": psnr(video.composite, video.gt, video.hole)}  # the composite differs only in the hole
 
     def provenance(self) -> dict:
-        return {**super().provenance(), "data_range": PSNR_DATA_RANGE, "clip": "[0, max finite] per video"}
+        return {**super().provenance(), "data_range": PSNR_DATA_RANGE, "clip": _clip_rule(self.options)}
 
 
 class SSIMMetric(_PerVideoMetric):
@@ -179,15 +201,23 @@ class PConsMetric(_PerVideoMetric):
     clip_keys = ("pcons_psnr_mask",)
 
     def _video_values(self, video: VideoSample) -> dict[str, float]:
+        capped = self.options.psnr_cap == "one_grey_level"
         if self._torch:
             comp, _, hole = video_tensors(video, self.pixel_device)
-            return {"pcons_psnr_mask": pixel_torch.pcons_psnr_mask(comp, hole, **self._torch_kwargs())}
-        return {"pcons_psnr_mask": pcons_psnr_mask(video.composite, video.hole)}
+            if not capped:
+                return {"pcons_psnr_mask": pixel_torch.pcons_psnr_mask(comp, hole, **self._torch_kwargs())}
+            pairs = pixel_torch.pcons_psnr_mask_pairs(comp, hole, **self._torch_kwargs())
+        elif not capped:
+            return {"pcons_psnr_mask": pcons_psnr_mask(video.composite, video.hole)}
+        else:
+            pairs = pcons_psnr_mask_pairs(video.composite, video.hole)
+        pairs = cap_frames(pairs[~np.isnan(pairs)], PCONS_PATCH * PCONS_PATCH * video.gt.shape[-1])
+        return {"pcons_psnr_mask": float(np.mean(pairs)) if len(pairs) else float("nan")}
 
     def provenance(self) -> dict:
         return {
             **super().provenance(), "patch": PCONS_PATCH, "search_offsets": [-PCONS_SEARCH, PCONS_SEARCH - 1],
-            "pairs_without_hole": "skipped", "clip": "[0, max finite] per video",
+            "pairs_without_hole": "skipped", "clip": _clip_rule(self.options),
         }
 
 

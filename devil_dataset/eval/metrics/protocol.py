@@ -193,13 +193,19 @@ class Metric:
 #: (SPEC section 7: SSIM data range 2; PVCS windows of short videos padded with the ground truth's last frame),
 #: ``corrected`` with the fixed definitions (data range 1; each window padded with its own last frame).
 EVAL_PARITY_MODES: dict[str, dict[str, str]] = {
-    "release": {"ssim_mode": "release", "pvcs_mode": "release"},
-    "corrected": {"ssim_mode": "standard", "pvcs_mode": "corrected"},
+    "release": {"ssim_mode": "release", "pvcs_mode": "release", "psnr_cap": "slice_max"},
+    "corrected": {"ssim_mode": "standard", "pvcs_mode": "corrected", "psnr_cap": "one_grey_level"},
 }
+#: ``psnr_cap`` (issue 40): ``slice_max``, the release's clipping of infinite PSNR-type values to the slice's largest
+#: finite value (depends on the other videos), or ``one_grey_level``, each frame capped at the PSNR of a one-grey-level
+#: error (:func:`devil_dataset.eval.kernels.pixel.one_grey_level_psnr`: depends on the frame size alone).
 
 
 #: Where the pixel metrics compute (``EvalOptions.pixel_backend``).
 PIXEL_BACKENDS = ("auto", "numpy", "torch")
+#: Whole evaluation protocols (``EvalOptions.protocol``; issue 38): ``devil`` (DEVIL's own, the default) and
+#: ``propainter`` (the ProPainter / E2FGVI table on DAVIS / YouTube-VOS layouts, ``docs/propainter-protocol.md``).
+PROTOCOLS = ("devil", "propainter")
 #: The networks' arithmetic (``EvalOptions.precision``): float32 is the reference; tf32 and bf16 are faster on a GPU.
 NETWORK_PRECISIONS = PRECISIONS
 
@@ -218,12 +224,19 @@ class EvalOptions:
     ``pvcs_mode``: padding of the 10-frame PVCS window for videos shorter than 10 frames (SPEC section 7):
     ``"release"`` pads the composite window with the ground truth's last frame, as the release does;
     ``"corrected"`` pads each window with its own last frame. Videos of 10+ frames score the same in both.
+    ``psnr_cap``: what an infinite PSNR-type value (PSNR, PCons: an identical frame or patch) becomes:
+    ``"slice_max"`` (release: the per-video value is clipped to the largest finite one of the slice, SPEC section 7)
+    or ``"one_grey_level"`` (corrected: each frame or pair capped at the PSNR of a one-grey-level error in one sample,
+    10 log10(N 255^2) for N samples, a bound of every measurable value that depends on no other video).
     ``pixel_backend``: where PSNR, SSIM, PCons and the warp error compute: ``"numpy"`` (the reference CPU path),
     ``"torch"`` (float64 torch on ``device``, equal to numpy within 1e-9) or ``"auto"`` (torch when ``device`` is a
     GPU, else numpy).
     ``precision``: the networks' arithmetic (:data:`NETWORK_PRECISIONS`): ``"float32"`` (default, the reference),
     ``"tf32"`` (TensorFloat-32 matmuls and convolutions on an Ampere+ GPU) or ``"bf16"`` (bfloat16 autocast);
     the faster modes' deviation from float32 is printed by ``benchmarks/networks.py``.
+    ``protocol``: the whole evaluation protocol (:data:`PROTOCOLS`): ``"devil"`` (default) or ``"propainter"`` (the
+    ProPainter / E2FGVI protocol; ``parity`` keeps its meaning inside it). Results files record it when it is not
+    ``"devil"`` (DEVIL's results files keep their bytes).
     ``set_level_ci``: also give FID and VFID an interval (a delete-a-group jackknife over videos, kept as per-group
     Gaussian statistics: opt-in because of its memory and time, see ``devil evaluate --help``).
 
@@ -246,16 +259,20 @@ class EvalOptions:
     pixel_backend: str = "auto"
     precision: str = "float32"
     set_level_ci: bool = False
+    protocol: str = "devil"
+    psnr_cap: str | None = None
 
     def __post_init__(self) -> None:
         if self.pixel_backend not in PIXEL_BACKENDS:
             raise unknown_name("pixel backend", self.pixel_backend, PIXEL_BACKENDS)
+        if self.protocol not in PROTOCOLS:
+            raise unknown_name("protocol", self.protocol, PROTOCOLS)
         check_precision(self.precision, kind="precision")
-        modes = resolve_modes(self.parity, {"ssim_mode": self.ssim_mode, "pvcs_mode": self.pvcs_mode},
-                              EVAL_PARITY_MODES)
+        modes = resolve_modes(self.parity, {"ssim_mode": self.ssim_mode, "pvcs_mode": self.pvcs_mode,
+                                            "psnr_cap": self.psnr_cap}, EVAL_PARITY_MODES)
         for name, mode in modes.items():
             object.__setattr__(self, name, mode)  # frozen: the resolved modes are set once, here
 
 
-__all__ = ["EVAL_PARITY_MODES", "EvalOptions", "Metric", "NETWORK_PRECISIONS", "PIXEL_BACKENDS", "VideoMetric",
-           "VideoSample", "composite", "frame_batches", "merge_state"]
+__all__ = ["EVAL_PARITY_MODES", "EvalOptions", "Metric", "NETWORK_PRECISIONS", "PIXEL_BACKENDS", "PROTOCOLS",
+           "VideoMetric", "VideoSample", "composite", "frame_batches", "merge_state"]

@@ -1,13 +1,16 @@
 """Paired method comparisons on disk and in words: ``comparisons.json`` and ``devil report --compare A B``.
 
 The rows come from :func:`devil_dataset.eval.stats.significance.compare_methods` (per slice, metric and pair of methods:
-mean per-video difference a - b, paired bootstrap interval, sign-flip permutation p, Holm-adjusted p).
+mean per-video difference a - b, sign-flip permutation p, Holm-adjusted p, and the interval of the same test
+inverted at the level Holm applied to the comparison, ``ci_level``). The verdict is the test's (``p_holm < 0.05``)
+and the interval printed beside it excludes 0 exactly then: interval, test and verdict agree.
 
     >>> rows = [{"slice": "s", "metric": "psnr", "a": "x", "b": "y", "n": 6, "mean_diff": 1.5, "ci": [0.5, 2.5],
-    ...          "p": 0.03125, "p_holm": 0.03125}]
+    ...          "ci_level": 0.95, "p": 0.03125, "p_holm": 0.03125}]
     >>> print(compare_text(rows, "x", "y"), end="")
     x vs y (two-sided paired sign-flip permutation test over videos, Holm-adjusted, alpha 0.05):
-      s: x better on psnr (+1.5 [0.5, 2.5], p_holm 0.031, 6 videos)
+      ([lo, hi] c%: the shifts this test does not reject at the level Holm gives the comparison)
+      s: x better on psnr (+1.5 [0.5, 2.5] 95%, p_holm 0.031, 6 videos)
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from ..stats.intervals import video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, compare_methods, smallest_sign_flip_p
 
 COMPARISONS_JSON = "comparisons.json"  # written by `devil report --out` and `devil demo` (issue 28)
-COMPARISON_FIELDS = ("slice", "metric", "a", "b", "n", "mean_diff", "ci", "p", "p_holm")
+COMPARISON_FIELDS = ("slice", "metric", "a", "b", "n", "mean_diff", "ci", "ci_level", "p", "p_holm")
 
 
 def comparisons_json(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -52,7 +55,8 @@ def compare_text(rows: Sequence[Mapping[str, Any]], a: str, b: str, *, alpha: fl
         methods = sorted({r["a"] for r in rows} | {r["b"] for r in rows})
         raise DevilError(f"--compare {a} {b}: no slice scores both methods on the same videos "
                          f"(methods in these results: {', '.join(methods) or 'none'})")
-    lines = [f"{a} vs {b} (two-sided paired sign-flip permutation test over videos, Holm-adjusted, alpha {alpha:g}):"]
+    lines = [f"{a} vs {b} (two-sided paired sign-flip permutation test over videos, Holm-adjusted, alpha {alpha:g}):",
+             "  ([lo, hi] c%: the shifts this test does not reject at the level Holm gives the comparison)"]
     smallest = min((int(r["n"]) for r in mine), default=0)
     by_slice: dict[str, list[Mapping[str, Any]]] = {}
     for r in mine:
@@ -64,8 +68,10 @@ def compare_text(rows: Sequence[Mapping[str, Any]], a: str, b: str, *, alpha: fl
         for r in rs:
             diff = r["mean_diff"] if r["a"] == a else -r["mean_diff"]  # a - b
             lo, hi = r["ci"] if r["a"] == a else [-r["ci"][1], -r["ci"][0]]
-            desc = f"{r['metric']} ({diff:+.4g} [{lo:.4g}, {hi:.4g}], p_holm {r['p_holm']:.2g}, {r['n']} videos)" \
-                if not _nan(r["p_holm"]) else f"{r['metric']} (no paired values)"
+            level = r.get("ci_level")
+            conf = "" if level is None or _nan(level) else f" {100 * float(level):.3g}%"
+            desc = (f"{r['metric']} ({diff:+.4g} [{lo:.4g}, {hi:.4g}]{conf}, p_holm {r['p_holm']:.2g}, {r['n']} videos)"
+                    if not _nan(r["p_holm"]) else f"{r['metric']} (no paired values)")
             if _nan(r["p_holm"]) or r["p_holm"] >= alpha or diff == 0:
                 tied.append(desc)
             else:

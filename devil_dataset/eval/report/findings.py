@@ -21,8 +21,8 @@ from typing import Iterable, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
 from ..metrics.registry import higher_is_better
-from ..report.tables import relative_improvement
-from ..stats.significance import SIGNIFICANCE_ALPHA, holm, unpaired_test
+from ..report.tables import RELATIVE_CHANGE_NAME, relative_improvement
+from ..stats.significance import SIGNIFICANCE_ALPHA, unpaired_test
 
 # Which baselines are per-frame (spatial) and which use other frames (temporal) (issue 6's baselines).
 PER_FRAME_METHODS: tuple[str, ...] = ("telea", "navier-stokes")
@@ -45,9 +45,10 @@ class Finding:
     held: bool | None
     numbers: dict = field(default_factory=dict)
     explanation: str = ""
-    significant: bool | None = None  # every part of the effect significant (Holm over the parts); None: not tested
+    significant: bool | None = None  # every part of the effect significant (intersection-union test); None: untested
     test: str = ""  # the test behind ``significant``
-    pvalues: dict = field(default_factory=dict)  # "<method> <key>" -> Holm-adjusted p
+    pvalues: dict = field(default_factory=dict)  # "<method> <key>" -> the part's own p (no other part changes it)
+    significant_methods: dict = field(default_factory=dict)  # method -> all of its parts significant
 
     def verdict(self) -> str:
         """``HELD, SIGNIFICANT`` / ``HELD, NOT SIGNIFICANT`` / ``HELD`` (untested) / ``NOT HELD`` / ``NOT CHECKED``."""
@@ -57,10 +58,18 @@ class Finding:
             return "NOT HELD"
         return {True: "HELD, SIGNIFICANT", False: "HELD, NOT SIGNIFICANT", None: "HELD"}[self.significant]
 
+    def per_method(self) -> str:
+        """``significant for: a, b; not for: c`` (each method's own parts, whatever other methods ran), or ``""``."""
+        yes = [m for m, v in self.significant_methods.items() if v]
+        no = [m for m, v in self.significant_methods.items() if not v]
+        parts = ([f"significant for: {', '.join(yes)}"] if yes else []) + ([f"not for: {', '.join(no)}"] if no else [])
+        return "; ".join(parts)
+
     def summary(self) -> str:
         tested = f"\n    {self.test}: " + ", ".join(f"{k} p={v:.3g}" for k, v in self.pvalues.items()) \
             if self.test else ""
-        return f"[{self.verdict()}] {self.claim}\n    {self.explanation}{tested}"
+        per_method = f"\n    {self.per_method()}" if self.per_method() else ""
+        return f"[{self.verdict()}] {self.claim}\n    {self.explanation}{tested}{per_method}"
 
 
 def _better(key: str, a: float, b: float) -> bool:
@@ -70,6 +79,10 @@ def _better(key: str, a: float, b: float) -> bool:
 
 
 def _present(table: Table, methods: Sequence[str], slices: Sequence[str], keys: Sequence[str]) -> list[str]:
+    """The keys of ``keys`` computed for every method on every slice (none without methods: issue 40, a finding
+    listed LPIPS when nothing was computed)."""
+    if not methods:
+        return []
     return [k for k in keys if all(not math.isnan(table.get((m, s), {}).get(k, float("nan")))
                                    for m in methods for s in slices)]
 
@@ -97,8 +110,9 @@ def _fg_size(c: _Checked) -> Finding:
     table, lo, hi = c.table, "fg_size_low", "fg_size_high"
     ms = [m for m in c.methods if (m, lo) in table and (m, hi) in table]
     keys = _present(table, ms, (lo, hi), RECONSTRUCTION_KEYS)
-    claim = ("fg_size_high is harder than fg_size_low on every reconstruction metric ("
-             + ", ".join(keys or RECONSTRUCTION_KEYS[:2]) + ")")
+    # only the metrics computed for every method are named (never a metric that was not computed)
+    claim = "fg_size_high is harder than fg_size_low on every reconstruction metric" + (
+        f" ({', '.join(keys)})" if keys else "")
     if not ms or not keys:
         return Finding("fg_size", claim, None, {}, "needs fg_size_low and fg_size_high results")
     nums = {m: {k: {"low": table[(m, lo)][k], "high": table[(m, hi)][k]} for k in keys} for m in ms}
@@ -126,7 +140,7 @@ def _moves_more(c: _Checked, attr: str, claim: str, winners: list[str], what: st
     nums = {m: {k: c.ri.get((attr, m), {}).get(k, float("nan")) for k in keys} for m in ms}
     fails = [f"{w} {k}" for w in winners for k in keys if not nums[w][k] > nums[per_frame][k]]
     parts = [f"{m}: " + ", ".join(f"{k} {100 * nums[m][k]:+.2f}%" for k in keys) for m in ms]
-    expl = "relative improvement low -> high: " + "; ".join(parts) + f" ({c.quoted(lo_s, hi_s)})"
+    expl = f"{RELATIVE_CHANGE_NAME} low -> high: " + "; ".join(parts) + f" ({c.quoted(lo_s, hi_s)})"
     if fails:
         expl += ". Not larger than " + per_frame + " for: " + ", ".join(fails)
     return _significance(Finding(attr, claim, not fails, {"relative_improvement": nums}, expl), c.videos,
@@ -140,15 +154,18 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None,
     1. ``fg_size_high`` is harder than ``fg_size_low`` on every reconstruction metric (PSNR, SSIM, LPIPS where
        present), for every method;
     2. higher foreground displacement helps the temporal methods more than the per-frame one: the relative
-       improvement (hi - lo) / lo of ``fg_displacement`` (sign flipped where lower is better) is larger for every
-       temporal method than for the per-frame method, on every reconstruction metric;
+       change low -> high of ``fg_displacement`` (:func:`~devil_dataset.eval.report.tables.relative_improvement`,
+       sign flipped where lower is better; for positive scores it orders methods as the paper's (hi - lo) / lo does)
+       is larger for every temporal method than for the per-frame method, on every reconstruction metric;
     3. camera motion hurts ``aligned-copy`` less than the per-frame method: its relative change from
        ``camera_motion_low`` to ``camera_motion_high`` is larger (less negative) on every reconstruction metric.
 
     ``slice_counts`` (slice -> videos) are quoted in the explanations. With the results documents ``docs`` (their
     per-video values) each held finding is also tested (:func:`_significance`): low and high slices hold different
     videos, so an unpaired permutation test over videos (``scipy.stats.permutation_test``,
-    ``permutation_type="independent"``), Holm-adjusted over the finding's (method, metric) parts.
+    ``permutation_type="independent"``) per (method, metric) part; the finding is significant when every part is (an
+    intersection-union test: each part's p is its own, so adding or removing a method never changes another
+    method's verdict, ``Finding.significant_methods``).
 
     >>> t = {("telea", "fg_size_low"): {"psnr": 30.0}, ("telea", "fg_size_high"): {"psnr": 25.0}}
     >>> [f.held for f in check_findings(t)]
@@ -173,8 +190,10 @@ def check_findings(table: Table, slice_counts: Mapping[str, int] | None = None,
     ]
 
 
-FINDINGS_TEST = ("two-sided unpaired permutation test over videos (low vs high slice; scipy.stats.permutation_test, "
-                 "independent), Holm-adjusted over the finding's parts")
+FINDINGS_TEST = ("two-sided unpaired permutation test over videos per part (low vs high slice; "
+                 "scipy.stats.permutation_test, independent); the finding is significant when every part is "
+                 "(intersection-union test, level 0.05 with no adjustment: each part's p is its own, whatever "
+                 "other methods were run)")
 
 
 def _videos(docs: Iterable[Mapping]) -> dict[tuple[str, str], Mapping[str, Mapping]]:
@@ -208,10 +227,17 @@ def _significance(f: Finding, videos, parts: Sequence[tuple[str, str | None, str
     for m, base, k in parts:
         low, high = _per_video(videos, m, base, lo, k), _per_video(videos, m, base, hi, k)
         ps.append(unpaired_test(low, high) if len(low) >= 2 and len(high) >= 2 else float("nan"))
-    adjusted = holm(ps)
-    f.pvalues = {(f"{m} - {base} {k}" if base else f"{m} {k}"): p for (m, base, k), p in zip(parts, adjusted)}
+    # The claim holds for every part, so its null is the union of the parts' nulls: the intersection-union test
+    # rejects it when every part's own test rejects at alpha (Berger 1982), with no multiplicity adjustment; a part's
+    # p therefore never depends on the other parts (the other methods run).
+    f.pvalues = {(f"{m} - {base} {k}" if base else f"{m} {k}"): p for (m, base, k), p in zip(parts, ps)}
     f.test = FINDINGS_TEST
-    f.significant = None if any(math.isnan(p) for p in adjusted) else all(p < SIGNIFICANCE_ALPHA for p in adjusted)
+    f.significant = None if any(math.isnan(p) for p in ps) else all(p < SIGNIFICANCE_ALPHA for p in ps)
+    by_method: dict[str, list[float]] = {}
+    for (m, _, _), p in zip(parts, ps):
+        by_method.setdefault(m, []).append(p)
+    f.significant_methods = {m: all(p < SIGNIFICANCE_ALPHA for p in v) for m, v in by_method.items()
+                             if not any(math.isnan(p) for p in v)}
     return f
 
 
@@ -234,6 +260,7 @@ def findings_markdown(findings: Sequence[Finding]) -> str:
     for f in findings:
         tested = f" Test: {f.test}: " + ", ".join(f"{k} p={v:.3g}" for k, v in f.pvalues.items()) + "." \
             if f.test else ""
+        tested += f" {f.per_method()[0].upper()}{f.per_method()[1:]}." if f.per_method() else ""
         verdict = f"**{f.verdict().lower()}**" if f.held is not None else "not checked"
         lines.append(f"- {verdict}: {f.claim}. {f.explanation}" + (f".{tested}" if tested else ""))
     return "\n".join(lines) + "\n"

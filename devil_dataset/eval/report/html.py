@@ -30,9 +30,11 @@ from ...core.engines import Engine
 from ...core.errors import DevilError
 from ...data import iter_slice
 from ..engine.inputs import DirectorySource, PredictionStore
+from ..engine.results import require_inputs
 from ..metrics.registry import higher_is_better
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, video_intervals
-from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best, smallest_sign_flip_p
+from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
+from .caveats import Caveats, significance_floor_note
 from .plots import write_plots
 from .tables import (
     KEY_TITLES,
@@ -44,6 +46,8 @@ from .tables import (
     _ri_rows,
     _slices,
     fmt,
+    per_video_rows,
+    per_video_tsv,
     score_table,
     skipped_line,
     skipped_metrics,
@@ -59,6 +63,10 @@ CLIP_CRF = 28
 ERROR_GAIN = 4
 # Clips shown per slice and method at each end (worst and best).
 DEFAULT_PER_END = 1
+# Table 1 puts methods side by side per metric; at most this many value columns per table (metrics are split over
+# several tables beyond), so that five or more methods still fit a 1,400 px window without a horizontal scroll.
+T1_MAX_COLUMNS = 12
+POSTER_QUALITY = 80  # JPEG quality of each player's poster (its first frame: never a blank player)
 
 
 def error_grey(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
@@ -205,7 +213,12 @@ def _write_slice_clips(task: _SliceClips) -> list[dict]:
         for i, (label, frames) in enumerate(streams):
             rel = f"clips/{_slug(task.slice, cid, str(i))}.mp4"
             write_clip_mp4(frames, out / rel)
-            vids.append({"label": label, "src": rel})
+            poster = rel[:-4] + ".jpg"
+            with atomic_path(out / poster) as tmp:
+                ok, buf = cv2.imencode(".jpg", cv2.cvtColor(frames[0], cv2.COLOR_RGB2BGR),
+                                       [cv2.IMWRITE_JPEG_QUALITY, POSTER_QUALITY])
+                Path(tmp).write_bytes(buf.tobytes())
+            vids.append({"label": label, "src": rel, "poster": poster})
         groups.append({"clip_id": cid, "why": ", ".join(why), "videos": vids, "num_frames": int(gt.shape[0])})
     return groups
 
@@ -223,10 +236,11 @@ class _ReportData:
     intervals: Intervals  # per (method, slice) and key: mean, standard error and interval over videos
     comparisons: Sequence[Mapping] | None  # the paired comparisons, or None (only the best is marked)
     by: dict[tuple[str, str], Mapping]  # (method, slice) -> its results document
+    caveats: Caveats  # clipped videos and mixed scoring: marked, never best
 
 
-def _gather(docs: Iterable[Mapping], keys: Sequence[str] | None, comparisons: Sequence[Mapping] | None
-            ) -> _ReportData:
+def _gather(docs: Iterable[Mapping], keys: Sequence[str] | None, comparisons: Sequence[Mapping] | None,
+            caveats: Caveats | None = None) -> _ReportData:
     """The report's data from the results documents; refuses none."""
     docs = list(docs)
     if not docs:
@@ -235,7 +249,8 @@ def _gather(docs: Iterable[Mapping], keys: Sequence[str] | None, comparisons: Se
     return _ReportData(
         docs=docs, table=table, methods=_methods(table), slices=_slices(table), keys=_keys(table, keys), asked=keys,
         intervals=video_intervals(docs), comparisons=comparisons,
-        by={(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs})
+        by={(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs},
+        caveats=caveats or Caveats())
 
 
 def _table1_cell(data: _ReportData, cell: tuple[str, str, str], best: str | None, tied: set[str]) -> dict:
@@ -249,36 +264,43 @@ def _table1_cell(data: _ReportData, cell: tuple[str, str, str], best: str | None
     tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {iv.get('n')} videos, "
            f"{round(100 * iv.get('level', 0.95))}% interval [{fmt(k, ci[0])}, {fmt(k, ci[1])}] "
            f"({iv.get('method')})") if ok else ""
-    return {"text": fmt(k, v), "se": f"±{fmt(k, se)}" if ok else "", "tip": tip, "value": num,
-            "best": best == m, "tied": num is not None and m in tied}
+    n_clipped = data.caveats.clipped_n(m, s, k)
+    mixed = data.caveats.mixed.get((m, s))
+    if n_clipped:
+        tip += f"; {n_clipped} video(s) infinite, clipped to the slice's largest finite value (SPEC s.7)"
+    if mixed:
+        tip += f"; scored differently: {mixed}"
+    return {"text": fmt(k, v), "se": f"±{fmt(k, se)}" if ok else "", "tip": tip.lstrip("; "), "value": num,
+            "best": best == m, "tied": num is not None and m in tied and not mixed,
+            "clipped": f"∞{n_clipped}" if n_clipped and num is not None else "", "mixed": bool(mixed)}
+
+
+def _t1_key_groups(data: _ReportData) -> list[list[str]]:
+    """The metrics of each Table 1 table: at most :data:`T1_MAX_COLUMNS` method columns per table."""
+    per = max(1, T1_MAX_COLUMNS // max(1, len(data.methods)))
+    return [data.keys[i:i + per] for i in range(0, len(data.keys), per)] or [[]]
 
 
 def _table1(data: _ReportData) -> tuple[list[dict], float | None]:
-    """Table 1: one row per slice, methods side by side per metric (mean, standard error over videos and
-    interval); with the first interval level found (None without intervals)."""
-    rows = []
+    """Table 1 as one or more tables (:func:`_t1_key_groups`): one row per slice, methods side by side per metric
+    (mean, standard error over videos and interval); with the first interval level found (None without intervals)."""
+    tables = []
     level = None
-    for s in data.slices:
-        cells = []
-        for k in data.keys:
-            best = _best(data.table, s, k, data.methods)
-            tied = set() if best is None or data.comparisons is None else indistinguishable_from_best(
-                data.comparisons, s, k, best)
-            for m in data.methods:
-                level = level or (data.intervals.get((m, s), {}).get(k) or {}).get("level")
-                cells.append(_table1_cell(data, (m, s, k), best, tied))
-        rows.append({"slice": s, "cells": cells})
-    return rows, level
-
-
-def _power_note(comparisons: Sequence[Mapping] | None) -> str:
-    """The note that no paired difference can be significant with so few videos (issue 28), or ``""``."""
-    n_paired = max((int(r.get("n") or 0) for r in comparisons or ()), default=0)
-    if not n_paired or smallest_sign_flip_p(n_paired) < SIGNIFICANCE_ALPHA:
-        return ""
-    return (f"With at most {n_paired} videos per slice the smallest p a paired sign-flip test can give is "
-            f"2/2^{n_paired} = {smallest_sign_flip_p(n_paired):.4g}, not below {SIGNIFICANCE_ALPHA}: no "
-            "difference between two methods can be called significant here; more videos are needed.")
+    for n, keys in enumerate(_t1_key_groups(data)):
+        rows = []
+        for s in data.slices:
+            cells = []
+            for k in keys:
+                best = _best(data.table, s, k, data.methods, caveats=data.caveats)
+                tied = set() if best is None or data.comparisons is None else indistinguishable_from_best(
+                    data.comparisons, s, k, best)
+                for m in data.methods:
+                    level = level or (data.intervals.get((m, s), {}).get(k) or {}).get("level")
+                    cells.append(_table1_cell(data, (m, s, k), best, tied))
+            rows.append({"slice": s, "cells": cells})
+        tables.append({"id": "table1" if n == 0 else f"table1-{n + 1}", "rows": rows,
+                       "header": [{"title": title(k), "key": k, "methods": data.methods} for k in keys]})
+    return tables, level
 
 
 def _write_plot_files(data: _ReportData, out: Path, plots: bool, plots_from: Sequence[str | Path] | None
@@ -288,7 +310,7 @@ def _write_plot_files(data: _ReportData, out: Path, plots: bool, plots_from: Seq
         return []
     if plots_from is None:
         return [p.relative_to(out).as_posix() for p in write_plots(data.table, out / "plots", data.keys,
-                                                                    data.intervals)]
+                                                                    data.intervals, data.caveats)]
     plot_files: list[str] = []
     (out / "plots").mkdir(parents=True, exist_ok=True)
     for src in (Path(p) for p in plots_from if str(p).endswith(".png")):
@@ -356,14 +378,15 @@ def _provenance(docs: Sequence[Mapping]) -> dict[str, dict]:
 def _table_parts(data: _ReportData) -> dict[str, Any]:
     """The template's table parts: Table 1 (header, rows, interval level, significance marks and power note), the
     relative improvements and the line of what was not computed."""
-    t1_rows, level = _table1(data)
-    ri_header, ri_rows = _ri_rows(data.table, data.asked)
-    return {"methods": data.methods, "t1_header": [{"title": title(k), "key": k, "methods": data.methods}
-                                                   for k in data.keys],
-            "t1_rows": t1_rows, "ri_header": ri_header, "ri_rows": ri_rows, "ri_caption": RELATIVE_IMPROVEMENT_CAPTION,
+    t1_tables, level = _table1(data)
+    ri_header, ri_rows = _ri_rows(data.table, data.asked, data.caveats)
+    pv_header, pv_rows = per_video_rows(data.docs, data.keys)
+    return {"methods": data.methods, "t1_tables": t1_tables,
+            "ri_header": ri_header, "ri_rows": ri_rows, "ri_caption": RELATIVE_IMPROVEMENT_CAPTION,
             "skipped": skipped_line(skipped_metrics(data.docs)), "compared": data.comparisons is not None,
-            "power_note": _power_note(data.comparisons), "level": round(100 * (level or DEFAULT_LEVEL)),
-            "alpha": SIGNIFICANCE_ALPHA}
+            "power_note": significance_floor_note(data.comparisons), "caveats": data.caveats.legend(data.keys),
+            "level": round(100 * (level or DEFAULT_LEVEL)), "alpha": SIGNIFICANCE_ALPHA,
+            "pv_header": pv_header, "pv_rows": pv_rows}
 
 
 @dataclass(frozen=True)
@@ -392,7 +415,7 @@ def _render_page(template, tables: Mapping[str, Any], media: _Media, docs: Seque
         escape=html.escape)
 
 
-def write_html_report(
+def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     docs: Iterable[Mapping],
     out_dir: str | Path,
     keys: Sequence[str] | None = None,
@@ -403,6 +426,7 @@ def write_html_report(
     plots: bool = True,
     plots_from: Sequence[str | Path] | None = None,
     comparisons: Sequence[Mapping] | None = None,
+    caveats: Caveats | None = None,
     engine: Engine,
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
@@ -414,17 +438,23 @@ def write_html_report(
     ``comparisons``: the paired comparisons of the same documents (``comparisons.json``,
     :func:`devil_dataset.eval.stats.significance.compare_methods`): Table 1 then marks the methods whose Holm-adjusted
     p against the best is not below 0.05; without them only the best is marked.
+    ``caveats`` (:class:`~devil_dataset.eval.report.caveats.Caveats`): cells resting on clipped videos carry ``∞n``
+    and cells scored differently ``§``; neither is ever marked best.
     ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one slice per task (the same
-    files on every engine and worker count).
+    files on every engine and worker count). The page also holds every video's values (a sortable per-video table,
+    also written as ``per_video.tsv``); each player has a poster (its first frame) and loads when scrolled to.
 
     Example:
         >>> write_html_report([read_results(p) for p in paths], "report-html", engine=get_engine())  # doctest: +SKIP
     """
     template = _page_template()
-    data = _gather(docs, keys, comparisons)
+    data = _gather(docs, keys, comparisons, caveats)
+    if clips:  # issue 40: refused before anything is written, not after the plots
+        require_inputs(data.docs, "the HTML report's clips (--clips-per-end 0: a report without them)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = _table_parts(data)
+    atomic_write_text(out / "per_video.tsv", per_video_tsv(data.docs, data.keys))
     plot_files = _write_plot_files(data, out, plots, plots_from)
     # Clips: per slice, union of each method's worst/best; one player group per clip.
     metric = _clip_metric(clip_metric, data.keys)

@@ -14,7 +14,19 @@ from ...core.atomic import atomic_path
 from ...core.slices import ATTRIBUTES, SLICES
 from ..metrics.registry import higher_is_better
 from ..stats.intervals import Intervals, mean_se
-from .tables import DOWN, KEY_TITLES, UP, Table, _keys, _methods, _slices, fmt, relative_improvement
+from .caveats import CLIP_MARK, Caveats
+from .tables import (
+    DOWN,
+    KEY_TITLES,
+    RELATIVE_CHANGE_NAME,
+    UP,
+    Table,
+    _keys,
+    _methods,
+    _slices,
+    fmt,
+    relative_improvement,
+)
 
 # Figures are drawn PLOT_WIDTH_IN wide at PLOT_DPI: 660 px, shown 1:1 in the HTML report's two plot columns on a
 # 1400 px screen and readable as single PNGs (issue 28: legible at the page's width, nothing shrunk to ~380 px).
@@ -22,6 +34,33 @@ PLOT_DPI = 110
 
 
 PLOT_WIDTH_IN = 6.0
+# Method names on an x axis are wrapped at '-' / '_' into lines of at most this many characters and tilted, so that
+# five or more methods' labels never run into each other (issue 40).
+TICK_LABEL_CHARS = 14
+TICK_ROTATION = 30
+
+
+def tick_label(name: str, width: int = TICK_LABEL_CHARS) -> str:
+    """``name`` wrapped after '-' or '_' into lines of at most ``width`` characters (a longer part stays whole).
+
+    >>> tick_label("aligned-copy-flow-propagation")
+    'aligned-copy-\\nflow-\\npropagation'
+    """
+    parts, line, lines = [], "", []
+    for ch in name:
+        line += ch
+        if ch in "-_":
+            parts.append(line)
+            line = ""
+    parts.append(line)
+    current = ""
+    for part in parts:
+        if current and len(current) + len(part) > width:
+            lines.append(current)
+            current = ""
+        current += part
+    lines.append(current)
+    return "\n".join(x for x in lines if x)
 
 
 def _save(fig, path: Path) -> Path:
@@ -44,6 +83,11 @@ class _PlotData:
     slices: list[str]
     attr_slices: list[str]
     intervals: Intervals
+    caveats: Caveats
+
+    def clipped(self, m: str, slices: Sequence[str], k: str) -> int:
+        """Videos clipped in ``k`` over the method's cells on ``slices``."""
+        return sum(self.caveats.clipped_n(m, s, k) for s in slices)
 
 
 def _method_performance(data: _PlotData, k: str):
@@ -59,16 +103,20 @@ def _method_performance(data: _PlotData, k: str):
     ax = fig.add_subplot()
     xs = list(range(len(stats)))
     ax.errorbar(xs, [s[2] for s in stats], yerr=[s[3] for s in stats], fmt="o", ms=7, capsize=6, color="C0")
-    for x, (_, _, mean, _) in zip(xs, stats):
-        ax.annotate(fmt(k, mean), (x, mean), xytext=(9, 0), textcoords="offset points", va="center", fontsize=8)
-    ax.set_xticks(xs, [s[0] for s in stats])
+    clipped = [data.clipped(m, data.attr_slices, k) for m, *_ in stats]
+    for x, (_, _, mean, _), c in zip(xs, stats, clipped):
+        ax.annotate(fmt(k, mean) + (f" {CLIP_MARK}{c}" if c else ""), (x, mean), xytext=(9, 0),
+                    textcoords="offset points", va="center", fontsize=8, color="tab:red" if c else "black")
+    ax.set_xticks(xs, [tick_label(s[0]) for s in stats], rotation=TICK_ROTATION, ha="right", fontsize=8,
+                  rotation_mode="anchor")
     ax.set_xlim(-0.5, len(stats) - 0.3)
     ax.margins(y=0.15)
     ax.grid(axis="y", alpha=0.3)
     ax.set_ylabel(name)
     n_slices = max((s[1] for s in stats), default=0)
     ax.set_title(f"Method performance: {name} ({_direction(k)})\nmean over {n_slices} slices, "
-                 "whiskers: standard error across slices", fontsize=10)
+                 "whiskers: standard error across slices"
+                 + (f"; {CLIP_MARK}n: n videos clipped (SPEC s.7)" if any(clipped) else ""), fontsize=10)
     return fig
 
 
@@ -92,6 +140,11 @@ def _slice_difficulty(data: _PlotData, k: str):
             err = [e if isinstance(e, (int, float)) and math.isfinite(e) else 0.0 for _, _, e in pts]
             ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=err if any(err) else None, fmt="o", ms=4,
                         capsize=2, elinewidth=1, color=f"C{i % 10}", label=m)
+            hollow = [p for p, s in zip(pts, [s for s in ks_slices if (m, s) in table
+                                               and not math.isnan(table[(m, s)].get(k, math.nan))])
+                      if data.caveats.clipped_n(m, s, k)]
+            if hollow:  # cells resting on clipped videos: a white centre
+                ax.plot([p[0] for p in hollow], [p[1] for p in hollow], "o", ms=2.5, color="white", zorder=4)
     stats2 = [mean_se([table[(m, s)].get(k, math.nan) for m in methods if (m, s) in table]) for s in ks_slices]
     ax.errorbar(xs, [s[0] for s in stats2], yerr=[s[1] for s in stats2], fmt="D", ms=6, capsize=6,
                 color="black", label="mean over methods", zorder=3)
@@ -100,15 +153,19 @@ def _slice_difficulty(data: _PlotData, k: str):
     ax.grid(axis="y", alpha=0.3)
     ax.set_ylabel(name)
     has_iv = any(k in intervals.get((m, s), {}) for m in methods for s in ks_slices)
+    any_clipped = any(data.caveats.clipped_n(m, s, k) for m in methods for s in ks_slices)
     ax.set_title(f"Slice difficulty: {name} ({_direction(k)})\nwhiskers: standard error across methods (◆)"
-                 + (", over videos (●)" if has_iv else ""), fontsize=10)
+                 + (", over videos (●)" if has_iv else "")
+                 + ("; ◉ hollow: videos clipped (SPEC s.7)" if any_clipped else ""), fontsize=10)
     fig.legend(loc="outside lower center", ncols=min(4, len(methods) + 1), fontsize=8, frameon=False)
     return fig
 
 
-def _sensitivity(attr: str, rows: Mapping[str, Mapping[str, float]], panels: Sequence[str]):
-    """``sensitivity_<attribute>`` (Figs. 6, 9, 12): relative improvement low -> high of each method (``rows``:
-    method -> key -> value), one panel per key of ``panels`` in a two-column grid, the value next to each name."""
+def _sensitivity(attr: str, rows: Mapping[str, Mapping[str, float]], panels: Sequence[str],
+                 clipped: Mapping[tuple[str, str], int] | None = None):
+    """``sensitivity_<attribute>`` (Figs. 6, 9, 12): the symmetric relative change low -> high of each method
+    (``rows``: method -> key -> value), one panel per key of ``panels`` in a two-column grid, the value next to each
+    name (with ``∞n`` where n videos of the method's low and high slices were clipped: ``clipped[(method, key)]``)."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
@@ -122,18 +179,22 @@ def _sensitivity(attr: str, rows: Mapping[str, Mapping[str, float]], panels: Seq
         ys = list(range(len(ms)))[::-1]
         ax.barh(ys, vals, color=["tab:green" if v >= 0 else "tab:red" for v in vals], height=0.6)
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_yticks(ys, [f"{m} {v:+.1f}%" for m, v in zip(ms, vals)], fontsize=8)
+        marks = [(f" {CLIP_MARK}{n}" if (n := (clipped or {}).get((m, k), 0)) else "") for m in ms]
+        ax.set_yticks(ys, [f"{m} {v:+.1f}%{c}" for m, v, c in zip(ms, vals, marks)], fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # few ticks: labels never run into each other
         ax.set_title(f"{KEY_TITLES.get(k, k)} ({UP if higher_is_better(k) else DOWN})", fontsize=9)
     for ax in list(axes.flat)[len(panels):]:
         fig.delaxes(ax)  # no empty panels
-    fig.suptitle(f"Sensitivity to {attr}: relative improvement low → high (%)\n"
-                 "positive = better on the high slice (sign flipped where lower is better)", fontsize=10)
+    any_clipped = any((clipped or {}).values())
+    fig.suptitle(f"Sensitivity to {attr}: {RELATIVE_CHANGE_NAME} low → high, 2(hi−lo)/(|hi|+|lo|) (%)\n"
+                 "positive = better on the high slice (sign flipped where lower is better)"
+                 + (f"; {CLIP_MARK}n: n videos clipped" if any_clipped else ""), fontsize=10)
     return fig
 
 
-def plot_figures(table: Table, keys: Sequence[str] | None = None, intervals: Intervals | None = None):
+def plot_figures(table: Table, keys: Sequence[str] | None = None, intervals: Intervals | None = None,
+                 caveats: Caveats | None = None):
     """``(file stem, matplotlib Figure)`` of every plot, in :func:`write_plots`' order; only computed keys.
 
     - ``method_performance_<key>`` (paper Fig. 4): per method, the mean over the attribute slices as a point with
@@ -141,12 +202,16 @@ def plot_figures(table: Table, keys: Sequence[str] | None = None, intervals: Int
     - ``slice_difficulty_<key>`` (paper Figs. 5, 13): per slice, the mean over methods with standard-error
       whiskers across methods (black diamond) and each method's mean with its standard error over videos
       (``intervals``, :func:`video_intervals`; points only when absent);
-    - ``sensitivity_<attribute>`` (Figs. 6, 9, 12): relative improvement low -> high of each method, one panel per
-      key in a two-column grid, the value written next to each method's name.
+    - ``sensitivity_<attribute>`` (Figs. 6, 9, 12): the symmetric relative change low -> high of each method
+      (:func:`~devil_dataset.eval.report.tables.relative_improvement`), one panel per key in a two-column grid, the
+      value written next to each method's name.
+
+    ``caveats`` (:class:`~devil_dataset.eval.report.caveats.Caveats`): values resting on clipped videos carry
+    ``∞n`` (method performance, sensitivity) or a hollow point (slice difficulty), explained in the title.
     """
     methods, slices, ks = _methods(table), _slices(table), _keys(table, keys)
     attr_slices = [s for s in slices if SLICES.get(s) is not None and SLICES[s].attribute] or slices
-    data = _PlotData(table, methods, slices, attr_slices, intervals or {})
+    data = _PlotData(table, methods, slices, attr_slices, intervals or {}, caveats or Caveats())
     for k in ks:
         yield f"method_performance_{k}", _method_performance(data, k)
         yield f"slice_difficulty_{k}", _slice_difficulty(data, k)
@@ -155,16 +220,17 @@ def plot_figures(table: Table, keys: Sequence[str] | None = None, intervals: Int
         rows = {m: v for (a, m), v in ri.items() if a == attr}
         panels = [k for k in ks if any(k in v for v in rows.values())]
         if panels:
-            yield f"sensitivity_{attr}", _sensitivity(attr, rows, panels)
+            clipped = {(m, k): data.clipped(m, (f"{attr}_low", f"{attr}_high"), k) for m in rows for k in panels}
+            yield f"sensitivity_{attr}", _sensitivity(attr, rows, panels, clipped)
 
 
 def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = None,
-                intervals: Intervals | None = None) -> list[Path]:
+                intervals: Intervals | None = None, caveats: Caveats | None = None) -> list[Path]:
     """PNG plots of :func:`plot_figures` (matplotlib Agg, fixed metadata: the same bytes for the same inputs):
     ``method_performance_<key>``, ``slice_difficulty_<key>``, ``sensitivity_<attribute>``; returns the paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [_save(fig, out_dir / f"{stem}.png") for stem, fig in plot_figures(table, keys, intervals)]
+    return [_save(fig, out_dir / f"{stem}.png") for stem, fig in plot_figures(table, keys, intervals, caveats)]
 
 
-__all__ = ["PLOT_DPI", "PLOT_WIDTH_IN", "plot_figures", "write_plots"]
+__all__ = ["PLOT_DPI", "PLOT_WIDTH_IN", "TICK_LABEL_CHARS", "plot_figures", "tick_label", "write_plots"]

@@ -53,8 +53,14 @@ def _state(_) -> tuple[int, str | None, str]:
 
 
 def _worker_pids(jobs: int = 2) -> set[int]:
-    """The PIDs of the (kept) workers: enough slow records that every worker takes some."""
-    return set(map_ordered(_pid, [0.1] * 4 * jobs, jobs=jobs))
+    """The PIDs of the (kept) workers: enough slow records that every worker takes some. On a loaded machine one
+    worker can take them all while the other is still being scheduled: asked again with slower records (bounded)."""
+    pids: set[int] = set()
+    for attempt in range(6):
+        pids = set(map_ordered(_pid, [0.1 * 2**attempt] * 4 * jobs, jobs=jobs))
+        if len(pids) >= jobs:
+            break
+    return pids
 
 
 def _wait_dead(pid: int, timeout: float = 10.0) -> None:

@@ -12,7 +12,7 @@ from devil_dataset.core.errors import DevilError, WeightsMissingError
 from devil_dataset.eval.engine import evaluate as ev_mod
 from devil_dataset.eval.engine.evaluate import evaluate_dataset, evaluate_directory
 from devil_dataset.eval.engine.one_pass import evaluate
-from devil_dataset.eval.engine.results import dumps, read_results, write_results
+from devil_dataset.eval.engine.results import dumps, locate_inputs, read_results, write_results
 from devil_dataset.eval.kernels.pixel import pcons_psnr_mask, psnr, ssim
 from devil_dataset.eval.metrics import registry
 from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
@@ -90,8 +90,9 @@ def test_directory_mode_results_document(eval_release_dirs, tmp_path):
     out = write_results(tmp_path / "r.json", doc)
     again = read_results(out)
     assert again["summary"] == pytest.approx(doc["summary"])
-    # determinism: the same inputs give byte-identical documents
-    assert dumps(evaluate_directory(gt_dir, pred_dir, PIXEL, EvalOptions(), progress=False)) == out.read_text()
+    # determinism: the same inputs give byte-identical documents (input paths located as write_results does)
+    again_doc = evaluate_directory(gt_dir, pred_dir, PIXEL, EvalOptions(), progress=False)
+    assert dumps(locate_inputs(again_doc, out)) == out.read_text()
 
 
 def test_directory_mode_validates_before_computing(eval_release_dirs, monkeypatch):

@@ -24,7 +24,8 @@ def test_check_findings_held_and_not_held():
     assert f["fg_size"].held is True and "fg_size_low: 5 videos" in f["fg_size"].explanation
     assert f["fg_size"].numbers["telea"]["psnr"] == {"low": 30.0, "high": 25.0}
     assert f["fg_displacement"].held is True
-    assert math.isclose(f["fg_displacement"].numbers["relative_improvement"]["aligned-copy"]["psnr"], 0.1)
+    # symmetric relative change 2 (hi - lo) / (hi + lo)
+    assert math.isclose(f["fg_displacement"].numbers["relative_improvement"]["aligned-copy"]["psnr"], 2 / 21)
     assert f["camera_motion"].held is False and "aligned-copy psnr" in f["camera_motion"].explanation
 
 
@@ -62,4 +63,5 @@ def test_write_findings_markdown_and_json(tmp_path):
         "- **held**: a claim. why\n- not checked: other. needs data\n")
     assert json.loads(paths[1].read_text())[0] == {"key": "fg_size", "claim": "a claim", "held": True,
                                                    "numbers": {"telea": {"psnr": 1.0}}, "explanation": "why",
-                                                       "significant": None, "test": "", "pvalues": {}}
+                                                       "significant": None, "test": "", "pvalues": {},
+                                                       "significant_methods": {}}

@@ -125,7 +125,8 @@ def test_report_best_cell_is_the_better_method(tiny_report):
     assert [c[0] for c in cells] == ["best", "tied", "best", "tied"]
     assert [bool(c[2]) for c in cells] == [False, True, False, True]  # the dagger, as in table1.md
     assert "† marks the methods not significantly different" in text
-    assert "With at most 2 videos per slice the smallest p a paired sign-flip test can give is 2/2^2 = 0.5" in text
+    assert ("with 2 videos and 1 method pair per slice and metric the smallest Holm-adjusted p a paired sign-flip "
+            "test can give is 1 x 2/2^2 = 0.5 >= 0.05") in text
 
 
 def test_report_cells_carry_the_per_slice_interval(tiny_report):

@@ -67,12 +67,12 @@ def test_relative_improvement_signs():
     ri = relative_improvement(score_table(DOCS))
     assert list(ri) == [("fg_displacement", "CPNet")]  # STTN has no low slice
     row = ri[("fg_displacement", "CPNet")]
-    assert row["psnr"] == pytest.approx((36.6201 - 30.0) / 30.0)
-    assert row["lpips"] == pytest.approx(-(0.0273449 - 0.05) / 0.05)  # lower is better: negated
+    assert row["psnr"] == pytest.approx(2 * (36.6201 - 30.0) / (36.6201 + 30.0))  # symmetric relative change
+    assert row["lpips"] == pytest.approx(-2 * (0.0273449 - 0.05) / (0.0273449 + 0.05))  # lower is better: negated
     assert relative_improvement_tsv(score_table(DOCS), ["psnr", "lpips"]) == (
-        "attribute\tmethod\tPSNR\tLPIPS\nfg_displacement\tCPNet\t+22.07%\t+45.31%\n"
+        "attribute\tmethod\tPSNR\tLPIPS\nfg_displacement\tCPNet\t+19.87%\t+58.58%\n"
     )
-    assert relative_improvement_markdown(score_table(DOCS), ["fid"]).endswith("| fg_displacement | CPNet | +51.49% |\n")
+    assert relative_improvement_markdown(score_table(DOCS), ["fid"]).endswith("| fg_displacement | CPNet | +69.34% |\n")
 
 
 def test_duplicate_results_rejected():
@@ -84,7 +84,7 @@ def test_write_report_files(tmp_path):
     written = write_report(score_table(DOCS), tmp_path, ["psnr", "lpips"])
     names = sorted(p.name for p in written)
     assert names == sorted([
-        "table1.md", "table1.tsv", "relative_improvement.md", "relative_improvement.tsv",
+        "table1.md", "table1.tsv", "table1_notes.md", "relative_improvement.md", "relative_improvement.tsv",
         "method_performance_psnr.png", "method_performance_lpips.png", "slice_difficulty_psnr.png",
         "slice_difficulty_lpips.png", "sensitivity_fg_displacement.png",
     ])
@@ -205,5 +205,6 @@ def test_skipped_metrics_named_with_their_reason():
 def test_relative_improvement_file_says_how_it_is_signed(tmp_path):
     written = write_report(score_table(DOCS), tmp_path, ["psnr", "lpips"], plots=False)
     text = next(p for p in written if p.name == "relative_improvement.md").read_text()
-    assert text.startswith("Relative improvement (high - low) / low") and "sign is flipped" in text
-    assert text.endswith("| fg_displacement | CPNet | +22.07% | +45.31% |\n")
+    assert text.startswith("Relative improvement between each attribute's low and high slice as the symmetric "
+                           "relative change 2 (high - low) / (|high| + |low|)") and "sign is flipped" in text
+    assert text.endswith("| fg_displacement | CPNet | +19.87% | +58.58% |\n")

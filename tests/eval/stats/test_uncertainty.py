@@ -68,7 +68,8 @@ def test_sign_flip_monte_carlo_beyond_the_exact_limit_is_seeded():
     ref = stats.permutation_test((a, b), lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
                                  permutation_type="samples", vectorized=True, n_resamples=100_000,
                                  random_state=np.random.default_rng(1)).pvalue
-    assert p == pytest.approx(ref)
+    # other random sign vectors than scipy's: the same p within Monte Carlo error (sd sqrt(p(1-p)/1e5) < 0.0016)
+    assert p == pytest.approx(ref, abs=0.008)
 
 
 def test_unpaired_test_matches_scipy_exact():
@@ -103,7 +104,8 @@ def test_separated_pair_is_significant_and_identical_methods_are_not():
     assert same["p"] == 1.0 and same["p_holm"] == 1.0 and same["mean_diff"] == 0.0
     assert indistinguishable_from_best(rows, "fg_size_high", "psnr", "good") == set()
     assert indistinguishable_from_best(rows, "fg_size_high", "psnr", "bad") == {"twin"}
-    assert [set(r) for r in rows][0] == {"slice", "metric", "a", "b", "n", "mean_diff", "ci", "p", "p_holm"}
+    assert [set(r) for r in rows][0] == {"slice", "metric", "a", "b", "n", "mean_diff", "ci", "ci_level",
+                                        "p", "p_holm"}
 
 
 def test_paired_comparison_uses_only_videos_both_scored():
