@@ -18,6 +18,7 @@ Unlike the release, features are detected once per sampled frame and each unorde
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -48,6 +49,7 @@ SCORE_PERCENTILE = 96
 # of the clip before it.
 FEATURE_MEMO_FRAMES = 2 * NUM_SAMPLED_FRAMES
 _feature_memo: OrderedDict[tuple[str, str], Features] = OrderedDict()
+_feature_memo_lock = threading.Lock()  # scorers may run in threads of one process (read-ahead, thread pools)
 
 
 def scoring_features(frame: np.ndarray, detector: str, *, remember: bool = True) -> Features:
@@ -64,15 +66,17 @@ def scoring_features(frame: np.ndarray, detector: str, *, remember: bool = True)
     digest = hashlib.blake2b(repr((frame.shape, frame.dtype.str)).encode(), digest_size=20)
     digest.update(frame.data)
     key = (digest.hexdigest(), detector)
-    found = _feature_memo.get(key)
-    if found is not None:
-        _feature_memo.move_to_end(key)
-        return found
-    found = detect_features(frame, detector)
+    with _feature_memo_lock:
+        found = _feature_memo.get(key)
+        if found is not None:
+            _feature_memo.move_to_end(key)
+            return found
+    found = detect_features(frame, detector)  # outside the lock: detection of other frames goes on meanwhile
     if remember:
-        _feature_memo[key] = found
-        while len(_feature_memo) > FEATURE_MEMO_FRAMES:
-            _feature_memo.popitem(last=False)
+        with _feature_memo_lock:
+            _feature_memo[key] = found
+            while len(_feature_memo) > FEATURE_MEMO_FRAMES:
+                _feature_memo.popitem(last=False)
     return found
 
 

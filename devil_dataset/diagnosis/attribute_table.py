@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
 from .attributes import ATTRIBUTES, VIDEO_ATTRIBUTES
-from .cache import decode_value
+from .cache import decode_value, encode_value
 from .groups import rank_groups
 
 TABLE_FORMAT = "devil-attributes"
@@ -103,8 +103,7 @@ def json_document(table: AttributeTable) -> dict[str, Any]:
         "format": TABLE_FORMAT, "format_version": TABLE_FORMAT_VERSION, "attributes": list(ATTRIBUTES),
         "options": table.options, "rules": table.rules,
         "rows": [{"clip_id": r.clip_id, "mask_id": r.mask_id, "configs": list(r.configs),
-                  "scores": {a: (None if math.isnan(v) else ("inf" if math.isinf(v) else v))
-                             for a in ATTRIBUTES for v in [r.scores.get(a, math.nan)]},
+                  "scores": {a: encode_value(r.scores.get(a, math.nan)) for a in ATTRIBUTES},
                   "groups": {a: r.groups.get(a, "") for a in ATTRIBUTES}} for r in table.rows],
     }
 

@@ -41,7 +41,12 @@ def default_attribute_cache_dir() -> Path:
     return Path(base).expanduser() / "devil-dataset" / "attributes"
 
 
-def _encode(value: float) -> float | str | None:
+def encode_value(value: float) -> float | str | None:
+    """A score as JSON can hold it: NaN -> ``None``, +/-inf -> ``"inf"`` / ``"-inf"`` (undone by :func:`decode_value`).
+
+    >>> encode_value(float("nan")), encode_value(float("-inf")), encode_value(0.5)
+    (None, '-inf', 0.5)
+    """
     if math.isnan(value):
         return None
     if math.isinf(value):
@@ -100,8 +105,8 @@ class AttributeCache:
         """Store ``value`` (atomic: a concurrent reader sees the old state or the new one)."""
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps({"value": _encode(float(value))}) + "\n")
+        atomic_write_text(path, json.dumps({"value": encode_value(float(value))}) + "\n")
 
 
-__all__ = ["ATTRIBUTE_CACHE_ENV", "ATTRIBUTE_CODE_VERSION", "AttributeCache", "decode_value",
+__all__ = ["ATTRIBUTE_CACHE_ENV", "ATTRIBUTE_CODE_VERSION", "AttributeCache", "decode_value", "encode_value",
            "default_attribute_cache_dir"]

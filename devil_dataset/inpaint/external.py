@@ -43,6 +43,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..core.atomic import file_sha256
 from ..core.errors import DevilError
 from ..core.release_format import list_frames, read_frame_pngs, write_frame_pngs, write_mask_pngs
 from .contract import Inpainter
@@ -247,7 +248,7 @@ def command_identity(template: str) -> dict:
             path = Path(candidate)
             try:
                 if path.is_file() and not _is_binary_executable(path):
-                    files[candidate] = _sha256(path.read_bytes())
+                    files[candidate] = file_sha256(path)  # streamed: a named weights file may be large
             except OSError:  # unreadable: not part of the identity (the command itself will say)
                 continue
     record = {"kind": "command", "command": template, "files": files}
@@ -271,7 +272,7 @@ def callable_identity(fn: Callable | str) -> dict:
     try:
         file = inspect.getsourcefile(target)
         if file is not None:
-            source[Path(file).name] = _sha256(Path(file).read_bytes())
+            source[Path(file).name] = file_sha256(file)
     except (OSError, TypeError):
         pass
     if not source:
