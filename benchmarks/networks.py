@@ -17,12 +17,14 @@ Weights are random (no real weights offline); speed does not depend on their val
     python benchmarks/networks.py --precision            # the precision section instead (issue 31)
     python benchmarks/networks.py --precision --device cuda
 
-Arithmetic section (issue 36): each network's CPU pass at 832x480 three ways, each in a fresh process (the ISA
+Arithmetic section (issues 36 and 44): each network's CPU pass at 832x480 four ways, each in a fresh process (the ISA
 pins are environment variables read at start): ``before`` (the whole batch in one pass on torch's default
 threads, no ISA pins: this package before issue 36), ``fixed`` (one sample per pass on one thread: the values no
-longer depend on the batch size or thread count) and ``pinned`` (``fixed`` plus the AVX2 pins of ``core/cpu_pins``:
-the values are the same on AVX2 and AVX-512 machines, the default). Wall seconds, best of ``--reps``; the ratios
-are ``fixed`` / ``before`` and ``pinned`` / ``before``, measured in the same invocation. One process: the engines
+longer depend on the batch size or thread count), ``pinned`` (``fixed`` plus the AVX2 pins of ``core/cpu_pins``
+with oneDNN's and MKL's kernels, ``DEVIL_NETWORK_KERNELS=native``: issue 36's path, the same on AVX2 and AVX-512
+machines of one vendor) and ``portable`` (the pins plus ``core/networks/portable``: the same on Intel and AMD, the
+default since issue 44). Wall seconds, best of ``--reps``; the ratios are ``fixed`` / ``before``, ``pinned`` /
+``before`` and ``portable`` / ``pinned``, measured in the same invocation. One process: the engines
 run two (``--jobs``), each on one thread, so a two-core machine stays busy either way.
 
 Precision section: each network (LPIPS, FID Inception, I3D, RAFT; random weights of the real architectures) in
@@ -251,11 +253,12 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
-ARITHMETIC_MODES = ("before", "fixed", "pinned")
+ARITHMETIC_MODES = ("before", "fixed", "pinned", "portable")
 
 
-def _arithmetic_child(mode: str, reps: int, size: tuple[int, int]) -> dict[str, float]:
-    """Wall seconds (best of ``reps``) of each network's pass in this process, computed the ``mode`` way."""
+def _arithmetic_child(mode: str, reps: int, size: tuple[int, int]) -> dict[str, tuple[float, float]]:
+    """(wall, process CPU) seconds (each the best of ``reps``) of each network's pass in this process, computed the
+    ``mode`` way."""
     import os
 
     from devil_dataset.core.networks import inception, lpips, precision, raft
@@ -301,7 +304,7 @@ def _arithmetic_child(mode: str, reps: int, size: tuple[int, int]) -> dict[str, 
              "RAFT (2 pairs)": lambda: rf.flow_batch(gt[:2], gt[1:3]),
              "FID statistics (4096 x 2048-d)": statistics,
              "Frechet distance (2048-d)": lambda: M.frechet_distance(sigma[0] * 0, sigma, sigma[1] * 0, sigma * 1.1)}
-    return {name: _timed(fn, reps)[0] for name, fn in calls.items()}
+    return {name: _timed(fn, reps) for name, fn in calls.items()}
 
 
 def print_arithmetic_section(reps: int, size: tuple[int, int]) -> None:
@@ -311,23 +314,30 @@ def print_arithmetic_section(reps: int, size: tuple[int, int]) -> None:
     import subprocess
 
     from devil_dataset.core.cpu_pins import AVX2_PINS, pin_level
+    from devil_dataset.core.networks.portable import NETWORK_KERNELS_ENV
 
     times = {}
     for mode in ARITHMETIC_MODES:
-        env = {k: v for k, v in os.environ.items() if k not in AVX2_PINS}
-        if mode != "pinned":
+        env = {k: v for k, v in os.environ.items() if k not in AVX2_PINS and k != NETWORK_KERNELS_ENV}
+        if mode in ("before", "fixed"):
             env["DEVIL_FAST_SIMD"] = "1"
         else:
             env.pop("DEVIL_FAST_SIMD", None)
+        if mode == "pinned":  # issue 36's path: the pins with oneDNN's and MKL's own kernels
+            env[NETWORK_KERNELS_ENV] = "native"
         out = subprocess.run([sys.executable, __file__, "--arithmetic-child", mode, "--reps", str(reps),
                               "--arithmetic-size", f"{size[0]}x{size[1]}"], env=env, capture_output=True, text=True,
                              check=True)
         times[mode] = json.loads(out.stdout.strip().splitlines()[-1])
     print(f"{size[0]}x{size[1]}, CPU, wall seconds best of {reps}; pins here: {pin_level()[1]}")
-    print(f"{'network':28s} {'before':>9s} {'fixed':>9s} {'pinned':>9s}  fixed/before  pinned/before")
+    print("portable/pinned also in process CPU seconds (both one thread: robust to other load on the machine)")
+    print(f"{'network':28s} {'before':>9s} {'fixed':>9s} {'pinned':>9s} {'portable':>9s}  fixed/before  "
+          "pinned/before  portable/pinned  (CPU)")
     for name in times["before"]:
-        b, f, p = (times[m][name] for m in ARITHMETIC_MODES)
-        print(f"{name:28s} {b:9.3f} {f:9.3f} {p:9.3f}  {f / b:12.2f}  {p / b:13.2f}")
+        b, f, p, q = (times[m][name][0] for m in ARITHMETIC_MODES)
+        cpu = times["portable"][name][1] / times["pinned"][name][1]
+        print(f"{name:28s} {b:9.3f} {f:9.3f} {p:9.3f} {q:9.3f}  {f / b:12.2f}  {p / b:13.2f}  {q / p:15.2f}"
+              f"  {cpu:5.2f}")
 
 
 def main() -> None:

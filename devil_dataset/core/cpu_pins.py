@@ -53,7 +53,7 @@ class CpuDependentLibrary:
     pinned_by: str
 
 
-#: Every library found on a path to a published number (issue 36). ``docs/reliability.md`` has the measurements.
+#: Every library found on a path to a published number (issues 36 and 44). ``docs/reliability.md`` has the measurements.
 LIBRARIES: tuple[CpuDependentLibrary, ...] = (
     CpuDependentLibrary("x264 (libx264 in PyAV)", "encoding every sample clip and source (core/video_io)",
                         "its asm= parameter", "x264-params cpu-independent=1 (video_io.X264_CPU_INDEPENDENT)"),
@@ -70,10 +70,14 @@ LIBRARIES: tuple[CpuDependentLibrary, ...] = (
                         "statistics are exact integer sums (eval/frechet), so only sqrtm meets BLAS"),
     CpuDependentLibrary("ATen (torch)", "element-wise ops, pooling, reductions of the networks",
                         "ATEN_CPU_CAPABILITY", "ATEN_CPU_CAPABILITY=avx2 (pin_environment)"),
-    CpuDependentLibrary("oneDNN (torch)", "convolutions of LPIPS, Inception, I3D, RAFT",
-                        "ONEDNN_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA=AVX2 (pin_environment)"),
-    CpuDependentLibrary("MKL (torch)", "matrix products and some convolutions of the networks",
-                        "MKL_CBWR", "MKL_CBWR=AVX2 (pin_environment)"),
+    CpuDependentLibrary("oneDNN (torch)", "convolutions of LPIPS, Inception, I3D, RAFT (bf16, native kernels)",
+                        "ONEDNN_MAX_CPU_ISA; its blocking also follows the detected caches (QEMU CPU models)",
+                        "bypassed on the CPU: convolutions on OpenBLAS sgemm (core/networks/portable, issue 44); "
+                        "ONEDNN_MAX_CPU_ISA=AVX2 still set for DEVIL_NETWORK_KERNELS=native"),
+    CpuDependentLibrary("MKL BLAS and VML (torch)", "RAFT's correlation product; torch's float32 sqrt, exp, log",
+                        "MKL_CBWR (honoured on Intel CPUs only); the CPU vendor (QEMU CPU models)",
+                        "bypassed on the CPU: products on OpenBLAS sgemm, square roots correctly rounded "
+                        "(core/networks/portable, issue 44); MKL_CBWR=AVX2 still set"),
     CpuDependentLibrary("libjpeg-turbo (Pillow)", "JPEG frames of the dataset and the release rebuild",
                         "JSIMD_FORCENONE / JSIMD_FORCESSE2", "nothing needed: its SIMD paths give the C code's "
                         "bytes (measured)"),

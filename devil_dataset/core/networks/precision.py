@@ -47,8 +47,8 @@ from typing import Any, Iterator, TypeVar
 
 import torch  # noqa: TID253
 
-from ..cpu_pins import torch_pins_in_force
 from . import NETWORK_CPU_TOLERANCE, PRECISIONS, check_precision
+from .portable import portable_arithmetic, portable_in_force
 
 T = TypeVar("T")
 
@@ -108,9 +108,10 @@ def precision_provenance(precision: str, device: str | torch.device) -> dict[str
 
 
 def arithmetic_provenance(device: str | torch.device) -> dict[str, Any]:
-    """How a network's values were computed and where they are reproducible (issue 36): on the CPU one sample per
-    pass on :data:`NETWORK_CPU_THREADS` thread, and either bit-identical on every x86-64 CPU with AVX2 (the pins of
-    :mod:`devil_dataset.core.cpu_pins` in force) or within ``NETWORK_CPU_TOLERANCE`` (relative) of those values.
+    """How a network's values were computed and where they are reproducible (issues 36 and 44): on the CPU one sample
+    per pass on :data:`NETWORK_CPU_THREADS` thread, and either bit-identical on every x86-64 CPU with AVX2, Intel and
+    AMD alike (the pins of :mod:`devil_dataset.core.cpu_pins` in force and the portable kernels of
+    :mod:`devil_dataset.core.networks.portable`), or within ``NETWORK_CPU_TOLERANCE`` (relative) of those values.
     GPU values are their own reference (their distance from the CPU's is measured by ``benchmarks/``).
 
     >>> a = arithmetic_provenance("cpu")
@@ -121,11 +122,12 @@ def arithmetic_provenance(device: str | torch.device) -> dict[str, Any]:
     if torch.device(device).type != "cpu":
         return {"device": str(device), "samples_per_pass": "batch_size", "reproducible": "on this GPU model and "
                 "software only (a separate reference from the CPU values)"}
-    pinned, why = torch_pins_in_force()
-    return {"device": "cpu", "threads": NETWORK_CPU_THREADS, "samples_per_pass": 1, "pinned": pinned, "why": why,
-            "reproducible": "bit-identical on x86-64 CPUs with AVX2" if pinned else
-            f"within {NETWORK_CPU_TOLERANCE:g} (relative) of the pinned values",
-            "tolerance_rel": 0.0 if pinned else NETWORK_CPU_TOLERANCE}
+    portable, why = portable_in_force(device)
+    return {"device": "cpu", "threads": NETWORK_CPU_THREADS, "samples_per_pass": 1, "pinned": portable, "why": why,
+            "kernels": "portable" if portable else "native",
+            "reproducible": "bit-identical on x86-64 CPUs with AVX2, Intel and AMD" if portable else
+            f"within {NETWORK_CPU_TOLERANCE:g} (relative) of the portable values",
+            "tolerance_rel": 0.0 if portable else NETWORK_CPU_TOLERANCE}
 
 
 def _switch(path: str) -> Any:
@@ -210,7 +212,8 @@ def network_threads(device: str | torch.device = "cpu") -> Iterator[None]:
         if torch.get_num_threads() != NETWORK_CPU_THREADS:
             torch.set_num_threads(NETWORK_CPU_THREADS)
     try:
-        yield
+        with portable_arithmetic() if portable_in_force(device)[0] else contextlib.nullcontext():
+            yield
     finally:
         with _threads_lock:
             _threads_active -= 1
