@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -45,10 +46,26 @@ def positive_int(text: str) -> int:
 
 
 def output_directory(text: str) -> Path:
-    """A directory to write into: it may not exist yet, but must not be an existing file."""
+    """A directory to write into, checked before any work: it may not exist yet, but neither it nor the nearest
+    existing folder above it may be a file, and that folder must be writable.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "a-file"; _ = f.write_text("x")
+    >>> output_directory(str(f / "sub"))
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: ...a-file/sub: ...a-file is a file, not a folder
+    """
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{path}: exists and is not a directory")
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise argparse.ArgumentTypeError(f"{path}: {parent} is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise argparse.ArgumentTypeError(f"{path}: {parent} is not writable")
+            break
     return path
 
 

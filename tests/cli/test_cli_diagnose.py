@@ -120,3 +120,16 @@ def test_davis_layout(tmp_path, capsys):
 def test_user_errors_exit_2(tmp_path, capsys):
     assert main(["diagnose", "--out", str(tmp_path / "o")]) == 2
     assert "nothing to diagnose" in capsys.readouterr().err
+
+
+def test_out_under_a_file_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    """Issue 46 item 15: `--out a-file/sub` exits 2 naming the file, before the attribute pass runs."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("devil_dataset.diagnosis.diagnose"), "compute_attributes", lambda *a, **k: pytest.fail("ran the pass"))
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "gt").mkdir()
+    with pytest.raises(SystemExit) as exc:
+        main(["diagnose", "--gt-dir", str(tmp_path / "gt"), "--out", str(tmp_path / "a-file" / "sub")])
+    assert exc.value.code == 2
+    assert f"{tmp_path / 'a-file'} is a file, not a folder" in capsys.readouterr().err
