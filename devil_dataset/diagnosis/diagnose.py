@@ -18,7 +18,7 @@ from ..eval.engine.davis_layout import PROTOCOL_SIZE
 from ..eval.metrics.protocol import EvalOptions
 from .attribute_table import AttributeTable, write_attribute_table
 from .attributes import SCORING_SIZE, AttributeOptions
-from .cache import default_attribute_cache_dir
+from .cache import cache_unwritable, default_attribute_cache_dir
 from .compare import Finding, compare_groups, group_documents
 from .pairs import Pair, dataset_pairs, davis_pairs, directory_pairs
 from .report import headline, write_report
@@ -117,7 +117,14 @@ def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
     if not pairs:
         raise DevilError("no video-mask pairs to diagnose")
     cache = None if str(cache_dir) == NO_CACHE else (cache_dir or default_attribute_cache_dir())
-    table, stats = compute_attributes(pairs, options=options, cache_dir=cache, engine=engine, progress=progress)
+    unwritable = cache_unwritable(cache) if cache is not None else None
+    if unwritable:  # read what is there, store nothing (docs/diagnose.md, "The cache")
+        print(f"devil diagnose: --cache {cache} cannot be written ({unwritable}): running without storing scores "
+              "(entries already there are still read); give a writable --cache DIR or --cache none", file=sys.stderr)
+    table, stats = compute_attributes(pairs, options=options, cache_dir=cache, cache_writable=not unwritable,
+                                      engine=engine, progress=progress)
+    for note in stats.notes():
+        print(f"devil diagnose: {note}", file=sys.stderr)
     result = DiagnosisResult(table, stats)
     result.paths += write_attribute_table(out_dir, table)
     if predictions:

@@ -1,0 +1,68 @@
+"""Issue 46 items 16 and 17: the attribute cache on a folder that cannot be written runs without storing (and says
+so), and an entry changed on disk (a flipped bit, still valid JSON) is recomputed and reported, never served."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from devil_dataset.cli import main
+from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
+from devil_dataset.diagnosis import cache as cache_module
+from devil_dataset.diagnosis.attributes import AttributeOptions
+from devil_dataset.diagnosis.pairs import directory_pairs
+from devil_dataset.diagnosis.run import compute_attributes
+
+OPTIONS = AttributeOptions((32, 32), "orb")
+
+
+@pytest.fixture
+def release_dir(tmp_path) -> Path:
+    rng = np.random.default_rng(0)
+    for i, name in enumerate(("a", "b")):
+        write_frame_pngs(rng.integers(0, 255, (12, 32, 32, 3), dtype=np.uint8), tmp_path / "gt" / name)
+        hole = np.zeros((12, 32, 32), bool)
+        hole[:, 4:10 + 6 * i, 4:12] = True
+        write_mask_pngs(hole, tmp_path / "gt" / name)
+    return tmp_path / "gt"
+
+
+def test_damaged_entry_is_recomputed_and_reported(release_dir, tmp_path):
+    pairs = directory_pairs(release_dir)
+    cache = tmp_path / "cache"
+    first, _ = compute_attributes(pairs, options=OPTIONS, cache_dir=cache, progress=False)
+    entries = [p for p in cache.rglob("*.json") if '"value": 0.' in p.read_text()]
+    target = next(p for p in entries if str(first.rows[0].scores["fg_size"]) in p.read_text())
+    doc = json.loads(target.read_text())
+    doc["content"]["value"] = 0.9  # a flipped bit that still parses
+    target.write_text(json.dumps(doc))
+    again, stats = compute_attributes(pairs, options=OPTIONS, cache_dir=cache, progress=False)
+    assert again.rows[0].scores["fg_size"] == first.rows[0].scores["fg_size"] != 0.9
+    assert stats.damaged == [str(target)]
+    assert stats.computed == {"fg_size": 1}  # only the damaged score is computed again
+    assert str(target) in stats.notes()[0] and "checksum mismatch" in stats.notes()[0]
+    _, clean = compute_attributes(pairs, options=OPTIONS, cache_dir=cache, progress=False)  # rewritten whole
+    assert clean.damaged == [] and sum(clean.computed.values()) == 0
+
+
+def test_unwritable_cache_folder_runs_without_storing(release_dir, tmp_path, capsys):
+    (tmp_path / "a-file").write_text("x")
+    code = main(["diagnose", "--gt-dir", str(release_dir), "--out", str(tmp_path / "out"), "--scoring-size", "32x32",
+                 "--detector", "orb", "--quiet", "--cache", str(tmp_path / "a-file" / "cache")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"--cache {tmp_path / 'a-file' / 'cache'} cannot be written" in err and "without storing" in err
+    assert (tmp_path / "out" / "attributes.tsv").is_file()
+
+
+def test_write_failing_mid_run_is_reported_not_raised(release_dir, tmp_path, monkeypatch):
+    def refuse(path, text):
+        raise PermissionError(13, "Operation not permitted", str(path))
+
+    monkeypatch.setattr(cache_module, "atomic_write_text", refuse)
+    table, stats = compute_attributes(directory_pairs(release_dir), options=OPTIONS, cache_dir=tmp_path / "c",
+                                      progress=False)
+    assert len(table.rows) == 2 and stats.write_error.startswith("PermissionError")
+    assert "could not be written (PermissionError" in stats.notes()[0]
