@@ -232,7 +232,8 @@ def compute_attributes(
 ) -> tuple[AttributeTable, PassStats]:
     """The attribute table of ``pairs`` (groups assigned) and the pass's costs.
 
-    ``cache_dir``: the attribute cache folder (None: no cache; ``cache_writable=False``: read only). ``engine``: where the video tasks run.
+    ``cache_dir``: the attribute cache folder (None: no cache; ``cache_writable=False``: read only). ``engine``:
+    where the video tasks run.
 
         >>> import tempfile, numpy as np
         >>> from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
