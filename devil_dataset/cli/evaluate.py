@@ -384,6 +384,8 @@ def _write_and_print(args: argparse.Namespace, docs: dict[str, dict], several: b
     JSON or as a summary."""
 
     for method, doc in docs.items():
+        for line in doc.get("warnings") or ():
+            print(f"devil evaluate: {line}", file=sys.stderr)
         if args.out is not None:
             path = args.out / f"{method}.json" if several else args.out
             write_results(path, doc)

@@ -64,6 +64,7 @@ from .davis_layout import (
     PROTOCOL_SIZE,
     DavisVideo,
     frames_root,
+    layout_notes,
     list_davis_videos,
     list_prediction_frames,
     read_davis_video,
@@ -300,6 +301,7 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
         options = replace(options, device=resolve_device("auto") if needs_device else "cpu")
     videos = list_davis_videos(gt_dir, mask_dir)
     preds = list_prediction_frames(pred_dir, videos)
+    left_out, notes = layout_notes(gt_dir, mask_dir, videos, pred_dir)
     tasks = [(v, preds[v.name]) for v in videos]
     frame_metrics = tuple(m for m in metrics if m in FRAME_METRICS)
     score = partial(score_video_frames, metrics=frame_metrics, size=size)
@@ -341,7 +343,7 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
         "num_videos": len(videos), "num_frames": sum(s.num_frames for s in scores), "metrics": list(metrics),
         "summary": {m: summary[m] for m in metrics}, "videos": per_video,
         "frame_counts": {s.name: s.num_frames for s in scores}, "uncertainty": uncertainty, "infinite": infinite,
-        "clipped": {}, "skipped": {}, "provenance": provenance,
+        "clipped": {}, "skipped": {}, "left_out": left_out, "warnings": notes, "provenance": provenance,
     }
 
 

@@ -16,6 +16,8 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
                               "method": "jackknife over 10 groups of videos ..."}},  # with --set-level-ci
       "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)
       "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
+      "left_out": {"<video>": "<reason>"},      # --protocol propainter: ground-truth videos without masks
+      "warnings": ["<line>", ...],              # what the run noticed (ignored hidden files, inverted masks)
       "provenance": {"package_version": ..., "options": {...}, "inputs": {...}, "flow_backend": ...,
                      "weights": {...}, "metrics": {"<name>": {...modes, hashes...}}}
     }

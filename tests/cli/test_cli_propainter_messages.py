@@ -1,0 +1,91 @@
+"""Issue 46 items 12 and 18 on `devil evaluate --protocol propainter`: layout errors name what was found, videos
+left out are named with the reason, AppleDouble ``._*`` files are ignored and reported, and temporary files a killed
+run left beside ``--out`` are removed by the next run (only the writer's own, only stale ones)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from devil_dataset.cli import main
+from devil_dataset.core.atomic import _host_tag
+
+from ..eval.davis_data import TEST_SIZE, write_davis_layout
+
+
+def _argv(data, *extra: str) -> list[str]:
+    return ["evaluate", "--protocol", "propainter", "--gt-dir", str(data.gt_dir), "--mask-dir", str(data.mask_dir),
+            "--pred-dir", str(data.pred_dir), "--metrics", "psnr", "--no-progress", *extra]
+
+
+def _small(monkeypatch):
+    """Score at the test size (the generated outputs are TEST_SIZE)."""
+    from devil_dataset.eval.engine import propainter_run
+
+    original = propainter_run.evaluate_propainter
+
+    def at_test_size(*args, **kwargs):
+        return original(*args, **{**kwargs, "size": TEST_SIZE})
+
+    monkeypatch.setattr("devil_dataset.cli.evaluate.evaluate_propainter", at_test_size)
+
+
+def test_jpeg_masks_are_named(tmp_path, capsys):
+    data = write_davis_layout(tmp_path, (2,))
+    for png in sorted((data.mask_dir / "v0").glob("*.png")):
+        shutil.move(png, png.with_suffix(".jpg"))
+    assert main(_argv(data)) == 2
+    err = capsys.readouterr().err
+    assert "lacks 00000.png, 00001.png (it holds 2 .jpg (00000.jpg, 00001.jpg); masks must be PNG files" in err
+
+
+def test_jpeg_predictions_are_named(tmp_path, capsys):
+    data = write_davis_layout(tmp_path, (2,))
+    for png in sorted((data.pred_dir / "v0").glob("*.png")):
+        shutil.move(png, png.with_suffix(".jpg"))
+    assert main(_argv(data)) == 2
+    err = capsys.readouterr().err
+    assert "0 PNG frames in" in err and "expected 2 (it holds 2 .jpg (00000.jpg, 00001.jpg); outputs are read as " \
+        "PNG only" in err
+
+
+def test_gt_dir_at_the_parent_of_jpegimages_says_where_it_looked(tmp_path, capsys):
+    data = write_davis_layout(tmp_path, (2,))
+    nested = data.gt_dir / "JPEGImages"
+    (nested / "480p").mkdir()
+    shutil.move(nested / "v0", nested / "480p" / "v0")
+    assert main(_argv(data)) == 2
+    err = capsys.readouterr().err
+    assert f"v0: no ground-truth folder {nested / 'v0'} (looked in {nested}/ (the JPEGImages/ of --gt-dir " \
+           f"{data.gt_dir}, used when present); JPEGImages/ holds the folder 480p); {nested / '480p' / 'v0'} exists: " \
+           f"give --gt-dir {nested / '480p'}" in err
+
+
+def test_video_without_masks_and_appledouble_files_are_named(tmp_path, capsys, monkeypatch):
+    _small(monkeypatch)
+    data = write_davis_layout(tmp_path, (2, 3, 2))
+    shutil.rmtree(data.mask_dir / "v1")
+    (data.mask_dir / "v0" / "._00000.png").write_bytes(b"\x00\x05\x16\x07")  # AppleDouble header, not a PNG
+    out = tmp_path / "r.json"
+    assert main([*_argv(data, "--out", str(out))]) == 0
+    err = capsys.readouterr().err
+    assert f"left out 1 ground-truth video without masks: v1: no mask folder {data.mask_dir / 'v1'}" in err
+    assert f"ignored 1 hidden file (._00000.png in {data.mask_dir / 'v0'}) in the mask folders" in err
+    doc = json.loads(out.read_text())
+    assert doc["num_videos"] == 2 and set(doc["left_out"]) == {"v1"} and len(doc["warnings"]) == 2
+
+
+def test_stale_temporaries_beside_out_are_removed(tmp_path, capsys, monkeypatch):
+    _small(monkeypatch)
+    data = write_davis_layout(tmp_path / "d", (2,))
+    out = tmp_path / "r.json"
+    killed = tmp_path / f".tmp-r.json.{_host_tag()}.999999999.k1lled"  # a run killed while writing r.json
+    older = tmp_path / ".tmp-r.json.x7f3a_q"  # an old writer's name, untouched for two days
+    running = tmp_path / f".tmp-r.json.{_host_tag()}.{os.getppid()}.alive1"  # a live process's write
+    foreign = tmp_path / ".tmp-notes.json.zz"  # another file's temporary
+    for p in (killed, older, running, foreign):
+        p.write_text("{")
+    os.utime(older, (0, 0))
+    assert main([*_argv(data, "--out", str(out))]) == 0
+    assert out.is_file() and not killed.exists() and not older.exists()
+    assert running.exists() and foreign.exists()
