@@ -89,3 +89,32 @@ def test_stale_temporaries_beside_out_are_removed(tmp_path, capsys, monkeypatch)
     assert main([*_argv(data, "--out", str(out))]) == 0
     assert out.is_file() and not killed.exists() and not older.exists()
     assert running.exists() and foreign.exists()
+
+
+def test_default_metrics_skip_vfid_without_weights_with_a_note(tmp_path, capsys, monkeypatch):
+    """Issue 46 item 4: the default metrics (psnr ssim vfid) without the I3D weights: vfid is skipped up front with
+    the missing file named, the rest is scored (exit 0)."""
+    _small(monkeypatch)
+    monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path / "no-weights"))
+    data = write_davis_layout(tmp_path / "d", (2,))
+    argv = [a for a in _argv(data, "--json") if a not in ("--metrics", "psnr")]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "skipped metric vfid: rgb_imagenet.pt: not in the weights cache" in captured.err
+    doc = json.loads(captured.out)
+    assert doc["metrics"] == ["psnr", "ssim"] and doc["summary"]["vfid"] is None and doc["summary"]["psnr"] > 0
+    assert doc["skipped"]["vfid"].startswith("rgb_imagenet.pt: not in the weights cache")
+
+
+def test_asked_for_metric_without_weights_exits_2_before_any_work(tmp_path, capsys, monkeypatch):
+    from devil_dataset.eval.engine import propainter_run
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the pixel pass ran")
+
+    monkeypatch.setattr(propainter_run, "score_video_frames", no_work)
+    monkeypatch.setattr(propainter_run, "list_davis_videos", no_work)
+    monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path / "no-weights"))
+    data = write_davis_layout(tmp_path / "d", (2,))
+    assert main([*_argv(data), "--metrics", "ssim", "vfid"]) == 2
+    assert "metric vfid: rgb_imagenet.pt: not in the weights cache" in capsys.readouterr().err
