@@ -41,7 +41,7 @@ class DiagnosisResult:
 
     def headline(self) -> list[str]:
         """The report's headline sentences (empty without predictions)."""
-        return headline(self.findings, list(self.scores)) if self.scores else []
+        return headline(self.findings, list(self.scores), self.table.unseparated) if self.scores else []
 
 
 def input_mode(*, dataset: str | Path | None, gt_dir: str | Path | None, mask_dir: str | Path | None) -> str:
