@@ -228,7 +228,8 @@ def diagnosis_html(table: AttributeTable, findings: Sequence[Finding], docs: Seq
     style = ("body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}table{border-collapse:collapse;"
              "font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
     body = ["<h1>DEVIL diagnosis</h1>", "<h2>Headline</h2><ul>",
-            *[f"<li>{html.escape(s)}</li>" for s in headline(findings, methods, table.unseparated)], "</ul>", "<h2>Groups</h2><ul>",
+            *[f"<li>{html.escape(s)}</li>" for s in headline(findings, methods, table.unseparated)], "</ul>",
+            "<h2>Groups</h2><ul>",
             *[f"<li><b>{a}</b>: {html.escape(table.rules.get(a, ''))}</li>" for a in ATTRIBUTES], "</ul>"]
     body += [f'<img src="{html.escape(p)}" alt="{html.escape(p)}">' for p in plots]
     if findings:
