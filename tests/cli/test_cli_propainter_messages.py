@@ -118,3 +118,28 @@ def test_asked_for_metric_without_weights_exits_2_before_any_work(tmp_path, caps
     data = write_davis_layout(tmp_path / "d", (2,))
     assert main([*_argv(data), "--metrics", "ssim", "vfid"]) == 2
     assert "metric vfid: rgb_imagenet.pt: not in the weights cache" in capsys.readouterr().err
+
+
+def _invert_masks(data) -> None:
+    import cv2
+
+    for png in data.mask_dir.rglob("*.png"):
+        cv2.imwrite(str(png), 255 - cv2.imread(str(png), cv2.IMREAD_GRAYSCALE))
+
+
+def test_inverted_masks_are_warned_with_the_fix(tmp_path, capsys, monkeypatch):
+    """Issue 46 item 3: masks white = known read as white = hole (hole ~ 90% of every frame): the run warns, names
+    the videos and says how to fix it (it used to print PSNR 41.93 instead of 32.00 and say nothing)."""
+    _small(monkeypatch)
+    data = write_davis_layout(tmp_path, (3, 2))
+    out = tmp_path / "right.json"
+    assert main(_argv(data, "--out", str(out))) == 0
+    assert "were the masks read inverted" not in capsys.readouterr().err
+    right = json.loads(out.read_text())
+    _invert_masks(data)
+    assert main(_argv(data, "--out", str(out))) == 0
+    err = capsys.readouterr().err
+    assert f"warning: were the masks read inverted? {data.mask_dir}: 2 of 2 videos (v0: the hole covers" in err
+    assert "invert them (e.g. `mogrify -negate *.png`)" in err
+    wrong = json.loads(out.read_text())
+    assert wrong["summary"]["psnr"] != right["summary"]["psnr"] and "inverted" in wrong["warnings"][0]

@@ -40,6 +40,7 @@ import numpy as np
 from ...core.engines.local import map_ordered
 from ...core.errors import DevilError, WeightsMissingError, unknown_name
 from ...core.flow import flow_estimator
+from ...core.hole_check import check_hole, hole_problem, hole_warning
 from ...core.progress import progress_bar
 from ...core.version import __version__
 from ...core.weights import cached_network, verify_cached, weights_provenance
@@ -97,17 +98,23 @@ class VideoFrameScores:
     name: str
     num_frames: int
     values: dict[str, np.ndarray]
+    hole_problem: str | None = None  # :func:`~devil_dataset.core.hole_check.hole_problem` of the video
 
 
-def protocol_video(video: DavisVideo, pred_paths: tuple[Path, ...], size: tuple[int, int] = PROTOCOL_SIZE
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def protocol_video(video: DavisVideo, pred_paths: tuple[Path, ...], size: tuple[int, int] = PROTOCOL_SIZE,
+                   problems: dict[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ground truth, composite, dilated hole) of one video as the protocol scores it: uint8 [T, H, W, 3] twice and
-    bool [T, H, W]. The output frames must be ``size``."""
+    bool [T, H, W]. The output frames must be ``size``. ``problems`` receives the video's
+    :func:`~devil_dataset.core.hole_check.hole_problem` (masks read inverted?), if any."""
     gt, hole = read_davis_video(video, size)
     pred = read_prediction_video(pred_paths, size)
     if len(pred) != len(gt):
         raise DevilError(f"{video.name}: {len(pred)} output frames, expected {len(gt)}")
     dilated = dilate_hole(hole)
+    if problems is not None:
+        problem = hole_problem(check_hole(dilated, pred, gt))
+        if problem:
+            problems[video.name] = problem
     return gt, composite(pred, gt, dilated), dilated
 
 
@@ -115,8 +122,10 @@ def score_video_frames(task: tuple[DavisVideo, tuple[Path, ...]], metrics: tuple
                        size: tuple[int, int] = PROTOCOL_SIZE) -> VideoFrameScores:
     """The per-frame metrics of one video (a module-level function: workers run it)."""
     video, pred_paths = task
-    gt, comp, hole = protocol_video(video, pred_paths, size)
-    return VideoFrameScores(video.name, len(gt), {m: _FRAME_FUNCTIONS[m](gt, comp, hole) for m in metrics})
+    problems: dict[str, str] = {}
+    gt, comp, hole = protocol_video(video, pred_paths, size, problems)
+    return VideoFrameScores(video.name, len(gt), {m: _FRAME_FUNCTIONS[m](gt, comp, hole) for m in metrics},
+                            problems.get(video.name))
 
 
 #: The network weights each metric of the protocol needs (checked before any work: :func:`runnable_metrics`).
@@ -211,6 +220,7 @@ class _NetworkPass:
     fake: GaussianStats
     ewarp: dict[str, float]
     hole_lpips: dict[str, np.ndarray]
+    hole_problems: dict[str, str]
 
 
 def _i3d(options: EvalOptions, network: Any) -> Any:
@@ -243,11 +253,11 @@ def hole_lpips_frames(net: Any, gt: np.ndarray, comp: np.ndarray, hole: np.ndarr
 
 def _network_pass(tasks: list[tuple[DavisVideo, tuple[Path, ...]]], metrics: Sequence[str], options: EvalOptions,
                   size: tuple[int, int], nets: dict[str, Any], flow: Any, progress: bool) -> _NetworkPass:
-    out = _NetworkPass(GaussianStats(), GaussianStats(), {}, {})
+    out = _NetworkPass(GaussianStats(), GaussianStats(), {}, {}, {})
     batch_norm = BATCH_NORM_OF_PARITY[str(options.parity)]
     net = nets.get("i3d")
     for video, pred_paths in progress_bar(tasks, desc="propainter networks", unit="video", enabled=progress):
-        gt, comp, hole = protocol_video(video, pred_paths, size)
+        gt, comp, hole = protocol_video(video, pred_paths, size, out.hole_problems)
         if "hole_lpips" in metrics:
             out.hole_lpips[video.name] = hole_lpips_frames(nets["lpips"], gt, comp, hole)
         if "vfid" in metrics:  # the real and the composite video each alone in a forward pass
@@ -362,6 +372,11 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     if "hole_lpips" in metrics and passed is not None:
         for s in scores:
             s.values["hole_lpips"] = passed.hole_lpips[s.name]
+    problems = {s.name: s.hole_problem for s in scores if s.hole_problem} if frame_metrics else \
+        (passed.hole_problems if passed is not None else {})
+    inverted = hole_warning(problems, len(videos), str(mask_dir))
+    if inverted:
+        notes.append(inverted)
     summary, per_video, uncertainty, infinite = _frame_summaries(
         scores, tuple(m for m in metrics if m in FRAME_METRICS + NETWORK_FRAME_METRICS), options.seed)
     vfid_note: dict[str, Any] = {}
