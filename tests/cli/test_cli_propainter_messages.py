@@ -65,6 +65,7 @@ def test_video_without_masks_and_appledouble_files_are_named(tmp_path, capsys, m
     _small(monkeypatch)
     data = write_davis_layout(tmp_path, (2, 3, 2))
     shutil.rmtree(data.mask_dir / "v1")
+    _composited_outputs(data)
     (data.mask_dir / "v0" / "._00000.png").write_bytes(b"\x00\x05\x16\x07")  # AppleDouble header, not a PNG
     out = tmp_path / "r.json"
     assert main([*_argv(data, "--out", str(out))]) == 0
@@ -120,6 +121,21 @@ def test_asked_for_metric_without_weights_exits_2_before_any_work(tmp_path, caps
     assert "metric vfid: rgb_imagenet.pt: not in the weights cache" in capsys.readouterr().err
 
 
+def _composited_outputs(data) -> None:
+    """Outputs as ProPainter / E2FGVI save them: the ground truth outside the (dilated) hole, a fill inside."""
+    import cv2
+
+    from devil_dataset.eval.engine.davis_layout import list_davis_videos, read_davis_video
+    from devil_dataset.eval.kernels.propainter import dilate_hole
+
+    for video in list_davis_videos(data.gt_dir, data.mask_dir):
+        gt, hole = read_davis_video(video, TEST_SIZE)
+        pred = gt.copy()
+        pred[dilate_hole(hole)] = 128
+        for i, p in enumerate(sorted((data.pred_dir / video.name).glob("*.png"))):
+            cv2.imwrite(str(p), cv2.cvtColor(pred[i], cv2.COLOR_RGB2BGR))
+
+
 def _invert_masks(data) -> None:
     import cv2
 
@@ -132,6 +148,7 @@ def test_inverted_masks_are_warned_with_the_fix(tmp_path, capsys, monkeypatch):
     the videos and says how to fix it (it used to print PSNR 41.93 instead of 32.00 and say nothing)."""
     _small(monkeypatch)
     data = write_davis_layout(tmp_path, (3, 2))
+    _composited_outputs(data)
     out = tmp_path / "right.json"
     assert main(_argv(data, "--out", str(out))) == 0
     assert "were the masks read inverted" not in capsys.readouterr().err

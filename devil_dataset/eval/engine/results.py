@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
 from ...core.errors import DevilError
+from ...core.hole_check import hole_warning
 from ...core.version import __version__
 from ...data.load import MANIFEST_NAME
 from ..metrics.protocol import EvalOptions
@@ -150,6 +151,8 @@ def build_results(
             "weights": weights,
             "metrics": ev.metric_provenance,
         },
+        **({"warnings": [w]} if (w := hole_warning(ev.hole_problems, len(ev.videos),
+                                                    str(inputs.get("predictions", "")))) else {}),
     }
 
 
