@@ -163,7 +163,10 @@ def distribution_figure(table: AttributeTable):
                 ax.hist(x, bins=edges, color=colour, label=level or "no group", alpha=0.85)
         ax.set_title(attr, fontsize=9)
         ax.tick_params(labelsize=7)
-    axes[0].legend(fontsize=7)
+    for ax in axes:  # the legend on the first histogram drawn (an attribute may have no finite score)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+            break
     axes[0].set_ylabel("video-mask pairs", fontsize=8)
     fig.tight_layout()
     return fig

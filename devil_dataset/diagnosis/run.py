@@ -76,6 +76,7 @@ class PassStats:
     wall_seconds: float = 0.0
     damaged: list[str] = field(default_factory=list)
     write_error: str | None = None
+    metric_values: tuple[int, int] | None = None  # with predictions: (served from the cache, scored and stored)
 
     def add(self, r: VideoResult) -> None:
         for name, table in (("seconds", r.seconds), ("computed", r.computed), ("cached", r.cached)):
@@ -104,8 +105,12 @@ class PassStats:
 
     def summary(self) -> str:
         """One line: videos, pairs, computed and cached scores."""
-        return (f"attribute pass: {self.videos} videos, {self.pairs} pairs; computed {sum(self.computed.values())}, "
+        text = (f"attribute pass: {self.videos} videos, {self.pairs} pairs; computed {sum(self.computed.values())}, "
                 f"from cache {sum(self.cached.values())}")
+        if self.metric_values is not None:
+            text += (f"; metric values: {self.metric_values[0]} (method, pair) from cache, {self.metric_values[1]} "
+                     "scored")
+        return text
 
 
 def _cached(cache: AttributeCache | None, attr: str, content: str, options_key: str, compute,

@@ -18,6 +18,7 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
       "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
       "left_out": {"<video>": "<reason>"},      # --protocol propainter: ground-truth videos without masks
       "warnings": ["<line>", ...],              # what the run noticed (ignored hidden files, inverted masks)
+      "hole_problems": {"<clip id>": "<what>"}, # the clips whose masks look inverted (core/hole_check.py)
       "provenance": {"package_version": ..., "options": {...}, "inputs": {...}, "flow_backend": ...,
                      "weights": {...}, "metrics": {"<name>": {...modes, hashes...}}}
     }
@@ -151,8 +152,8 @@ def build_results(
             "weights": weights,
             "metrics": ev.metric_provenance,
         },
-        **({"warnings": [w]} if (w := hole_warning(ev.hole_problems, len(ev.videos),
-                                                    str(inputs.get("predictions", "")))) else {}),
+        **({"warnings": [w], "hole_problems": dict(ev.hole_problems)}
+           if (w := hole_warning(ev.hole_problems, len(ev.videos), str(inputs.get("predictions", "")))) else {}),
     }
 
 

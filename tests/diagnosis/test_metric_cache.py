@@ -1,0 +1,96 @@
+"""Issue 46 items 8, 17 and 3 in `devil diagnose --predictions`: per-pair metric values cached by content and
+scoring identity (a warm run scores nothing, the same bytes; a changed prediction is scored again, alone), a damaged
+value entry is scored again and named, and inverted masks are warned about."""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from devil_dataset.cli import main
+
+NAMES = ["bear", "boat", "car", "dog"]
+
+
+def _davis(root: Path) -> None:
+    rng = np.random.default_rng(0)
+    texture = (rng.random((64, 140, 3)) * 255).astype(np.uint8)
+    for v, name in enumerate(NAMES):
+        for d in ("GT/JPEGImages", "MASKS", "PRED"):
+            (root / d / name).mkdir(parents=True)
+        for t in range(6):
+            frame = np.ascontiguousarray(texture[:, t * v: t * v + 96])
+            mask = np.zeros((64, 96), np.uint8)
+            mask[10:20 + 6 * v, 10 + t * v: 30 + t * v] = 255
+            cv2.imwrite(str(root / f"GT/JPEGImages/{name}/{t:05d}.jpg"), frame[..., ::-1])
+            cv2.imwrite(str(root / f"MASKS/{name}/{t:05d}.png"), mask)
+            cv2.imwrite(str(root / f"PRED/{name}/{t:05d}.png"),
+                        cv2.resize(frame[..., ::-1], (432, 240), interpolation=cv2.INTER_LINEAR))
+
+
+def _argv(root: Path, out: str) -> list[str]:
+    return ["diagnose", "--gt-dir", str(root / "GT"), "--mask-dir", str(root / "MASKS"), "--out", str(root / out),
+            "--scoring-size", "96x64", "--detector", "orb", "--cache", str(root / "cache"), "--quiet",
+            "--predictions", f"mine={root / 'PRED'}"]
+
+
+@pytest.fixture
+def scored_calls(monkeypatch):
+    scores = importlib.import_module("devil_dataset.diagnosis.scores")
+    calls: list[list[str]] = []
+    original = scores.evaluate_methods
+
+    def counting(clips, *args, **kwargs):
+        clips = list(clips)
+        calls.append([c[0] for c in clips])
+        return original(iter(clips), *args, **kwargs)
+
+    monkeypatch.setattr(scores, "evaluate_methods", counting)
+    return calls
+
+
+def test_warm_run_scores_nothing_and_a_changed_prediction_alone_is_scored(tmp_path, capsys, scored_calls):
+    _davis(tmp_path)
+    assert main(_argv(tmp_path, "one")) == 0
+    assert scored_calls == [NAMES] and "metric values: 0 (method, pair) from cache, 4 scored" in \
+        capsys.readouterr().out
+    assert main(_argv(tmp_path, "two")) == 0
+    assert scored_calls == [NAMES] and "metric values: 4 (method, pair) from cache, 0 scored" in \
+        capsys.readouterr().out
+    for name in ("attributes.tsv", "diagnosis.md", "diagnosis.tsv"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+    frame = tmp_path / "PRED" / "car" / "00003.png"
+    cv2.imwrite(str(frame), 255 - cv2.imread(str(frame)))  # another version of the method on one video
+    assert main(_argv(tmp_path, "three")) == 0
+    assert scored_calls[-1] == ["car"]
+
+
+def test_damaged_value_entry_is_scored_again_and_named(tmp_path, capsys, scored_calls):
+    _davis(tmp_path)
+    assert main(_argv(tmp_path, "one")) == 0
+    entries = [p for p in (tmp_path / "cache").rglob("*.json") if '"values"' in p.read_text()]
+    assert len(entries) == 4
+    doc = json.loads(entries[0].read_text())
+    doc["content"]["values"]["psnr"] += 1e-9  # a flipped low bit: still a number
+    entries[0].write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(_argv(tmp_path, "two")) == 0
+    err = capsys.readouterr().err
+    assert len(scored_calls[-1]) == 1 and f"1 damaged entry (checksum mismatch) recomputed and rewritten: " \
+        f"{entries[0]}" in err
+    for name in ("diagnosis.tsv",):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_inverted_masks_are_warned_in_diagnose(tmp_path, capsys):
+    _davis(tmp_path)
+    for png in (tmp_path / "MASKS").rglob("*.png"):
+        cv2.imwrite(str(png), 255 - cv2.imread(str(png), cv2.IMREAD_GRAYSCALE))
+    assert main(_argv(tmp_path, "out")) == 0
+    err = capsys.readouterr().err
+    assert "devil diagnose: warning: were the masks read inverted? method mine: 4 of 4 videos (bear: the hole " \
+           "covers" in err
