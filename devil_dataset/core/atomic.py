@@ -60,7 +60,7 @@ def remove_stale_write_temporaries(path: str | os.PathLike) -> list[Path]:
     path = Path(path)
     start = f"{TMP_PREFIX}{path.name}."
     host = _host_tag()
-    removed = []
+    removed: list[Path] = []
     try:
         entries = [e for e in os.scandir(path.parent) if e.name.startswith(start) and e.is_file(follow_symlinks=False)]
     except OSError:

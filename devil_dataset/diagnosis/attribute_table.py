@@ -71,15 +71,17 @@ def assign_groups(table: AttributeTable) -> AttributeTable:
                 per_clip.setdefault(r.clip_id, r.scores.get(attr, math.nan))
             clip_groups, rule = rank_groups(per_clip)
             groups_of = {r.key: clip_groups.get(r.clip_id, "") for r in table.rows}
-            values = {c: per_clip[c] for c in clip_groups}
-            grouped, units = clip_groups, "videos"
+            low = [per_clip[c] for c, g in clip_groups.items() if g == "low"]
+            high = [per_clip[c] for c, g in clip_groups.items() if g == "high"]
+            units = "videos"
         else:
-            pair_groups, rule = rank_groups(table.scores(attr))
+            scores = table.scores(attr)
+            pair_groups, rule = rank_groups(scores)
             groups_of = {r.key: pair_groups.get(r.key, "") for r in table.rows}
-            values = {k: table.scores(attr)[k] for k in pair_groups}
-            grouped, units = pair_groups, "video-mask pairs"
-        problem = separation_problem(attr, [values[k] for k, g in grouped.items() if g == "low"],
-                                     [values[k] for k, g in grouped.items() if g == "high"])
+            low = [scores[k] for k, g in pair_groups.items() if g == "low"]
+            high = [scores[k] for k, g in pair_groups.items() if g == "high"]
+            units = "video-mask pairs"
+        problem = separation_problem(attr, low, high)
         table.rules[attr] = f"{rule.text} ({units})"
         table.unseparated.pop(attr, None)
         if problem:

@@ -117,7 +117,8 @@ def dataset_scores(dataset: str | Path, pairs: Sequence[Pair], predictions: Mapp
         if not Path(pred).is_dir():
             raise DevilError(f"{pred}: predictions folder does not exist")
     for config in configs:
-        todo, keys = {}, {}
+        todo: dict[str, Path] = {}
+        keys: dict[tuple[str, str], str | None] = {}
         held = [(clip, p) for (c, clip), p in pair_of.items() if c == config]
         for m, pred in predictions.items():
             folder = config_folder(Path(pred), config, configs)
