@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
@@ -14,6 +13,8 @@ from devil_dataset.core.release_format import write_frame_pngs
 from devil_dataset.data import iter_slice
 from devil_dataset.diagnosis.attributes import ATTRIBUTES
 from devil_dataset.diagnosis.pairs import dataset_configs, dataset_pairs
+
+from ..eval.davis_data import write_moving_davis
 
 COLUMNS = ["clip_id", "mask_id"] + [c for a in ATTRIBUTES for c in (f"{a}_score", f"{a}_group")]
 
@@ -95,20 +96,7 @@ def test_second_run_from_cache_same_bytes(diagnosed, capsys):
 
 
 def test_davis_layout(tmp_path, capsys):
-    rng = np.random.default_rng(0)
-    texture = (rng.random((64, 140, 3)) * 255).astype(np.uint8)
-    for v, name in enumerate(["bear", "boat", "car", "dog"]):
-        (tmp_path / "GT/JPEGImages" / name).mkdir(parents=True)
-        (tmp_path / "MASKS" / name).mkdir(parents=True)
-        (tmp_path / "PRED" / name).mkdir(parents=True)
-        for t in range(12):
-            frame = np.ascontiguousarray(texture[:, t * v: t * v + 96])
-            mask = np.zeros((64, 96), np.uint8)
-            mask[10:20 + 6 * v, 10 + t * v: 30 + t * v] = 255
-            cv2.imwrite(str(tmp_path / f"GT/JPEGImages/{name}/{t:05d}.jpg"), frame[..., ::-1])
-            cv2.imwrite(str(tmp_path / f"MASKS/{name}/{t:05d}.png"), mask)
-            cv2.imwrite(str(tmp_path / f"PRED/{name}/{t:05d}.png"),
-                        cv2.resize(frame[..., ::-1], (432, 240), interpolation=cv2.INTER_LINEAR))
+    write_moving_davis(tmp_path)
     code = main(["diagnose", "--gt-dir", str(tmp_path / "GT"), "--mask-dir", str(tmp_path / "MASKS"), "--out",
                  str(tmp_path / "out"), "--scoring-size", "96x64", "--cache", "none", "--quiet",
                  "--predictions", f"mine={tmp_path / 'PRED'}"])

@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 
+import pytest
+
 from devil_dataset.cli import main
 from devil_dataset.core.atomic import _host_tag
 
@@ -30,23 +32,18 @@ def _small(monkeypatch):
     monkeypatch.setattr("devil_dataset.cli.evaluate.evaluate_propainter", at_test_size)
 
 
-def test_jpeg_masks_are_named(tmp_path, capsys):
+@pytest.mark.parametrize("folder, needle", [
+    ("mask_dir", "lacks 00000.png, 00001.png (it holds 2 .jpg (00000.jpg, 00001.jpg); masks must be PNG files"),
+    ("pred_dir", "0 PNG frames in {}, expected 2 (it holds 2 .jpg (00000.jpg, 00001.jpg); outputs are read as PNG "
+                 "only"),
+])
+def test_jpeg_masks_and_outputs_are_named(tmp_path, capsys, folder, needle):
+    """Masks or outputs saved as JPEG: the error says what the folder holds, not only what it lacks."""
     data = write_davis_layout(tmp_path, (2,))
-    for png in sorted((data.mask_dir / "v0").glob("*.png")):
+    for png in sorted((getattr(data, folder) / "v0").glob("*.png")):
         shutil.move(png, png.with_suffix(".jpg"))
     assert main(_argv(data)) == 2
-    err = capsys.readouterr().err
-    assert "lacks 00000.png, 00001.png (it holds 2 .jpg (00000.jpg, 00001.jpg); masks must be PNG files" in err
-
-
-def test_jpeg_predictions_are_named(tmp_path, capsys):
-    data = write_davis_layout(tmp_path, (2,))
-    for png in sorted((data.pred_dir / "v0").glob("*.png")):
-        shutil.move(png, png.with_suffix(".jpg"))
-    assert main(_argv(data)) == 2
-    err = capsys.readouterr().err
-    assert "0 PNG frames in" in err and "expected 2 (it holds 2 .jpg (00000.jpg, 00001.jpg); outputs are read as " \
-        "PNG only" in err
+    assert needle.format(data.pred_dir / "v0") in capsys.readouterr().err
 
 
 def test_gt_dir_at_the_parent_of_jpegimages_says_where_it_looked(tmp_path, capsys):

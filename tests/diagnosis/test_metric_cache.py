@@ -8,28 +8,17 @@ import json
 from pathlib import Path
 
 import cv2
-import numpy as np
 import pytest
 
 from devil_dataset.cli import main
+
+from ..eval.davis_data import write_moving_davis
 
 NAMES = ["bear", "boat", "car", "dog"]
 
 
 def _davis(root: Path) -> None:
-    rng = np.random.default_rng(0)
-    texture = (rng.random((64, 140, 3)) * 255).astype(np.uint8)
-    for v, name in enumerate(NAMES):
-        for d in ("GT/JPEGImages", "MASKS", "PRED"):
-            (root / d / name).mkdir(parents=True)
-        for t in range(6):
-            frame = np.ascontiguousarray(texture[:, t * v: t * v + 96])
-            mask = np.zeros((64, 96), np.uint8)
-            mask[10:20 + 6 * v, 10 + t * v: 30 + t * v] = 255
-            cv2.imwrite(str(root / f"GT/JPEGImages/{name}/{t:05d}.jpg"), frame[..., ::-1])
-            cv2.imwrite(str(root / f"MASKS/{name}/{t:05d}.png"), mask)
-            cv2.imwrite(str(root / f"PRED/{name}/{t:05d}.png"),
-                        cv2.resize(frame[..., ::-1], (432, 240), interpolation=cv2.INTER_LINEAR))
+    write_moving_davis(root, tuple(NAMES), frames=6)
 
 
 def _argv(root: Path, out: str) -> list[str]:
