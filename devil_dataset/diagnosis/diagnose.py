@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
-from ..eval.engine.davis_layout import PROTOCOL_SIZE
+from ..eval.engine.davis_layout import PROTOCOL_SIZE, layout_notes
 from ..eval.metrics.protocol import EvalOptions
 from ..eval.metrics.registry import scoring_identity
 from .attribute_table import AttributeTable, write_attribute_table
@@ -131,6 +131,10 @@ def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
     pairs = _pairs(mode, dataset, configs, gt_dir, mask_dir, options)
     if not pairs:
         raise DevilError("no video-mask pairs to diagnose")
+    if mode == "davis":  # ground-truth videos without masks and ignored ._* files: named, never silent
+        videos = [p.source.video for p in pairs if p.source.video is not None]
+        for note in layout_notes(gt_dir, mask_dir, videos, None)[1]:
+            print(f"devil diagnose: {note}", file=sys.stderr)
     cache = None if str(cache_dir) == NO_CACHE else (cache_dir or default_attribute_cache_dir())
     unwritable = cache_unwritable(cache) if cache is not None else None
     if unwritable:  # read what is there, store nothing (docs/diagnose.md, "The cache")

@@ -83,3 +83,15 @@ def test_inverted_masks_are_warned_in_diagnose(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "devil diagnose: warning: were the masks read inverted? method mine: 4 of 4 videos (bear: the hole " \
            "covers" in err
+
+
+def test_video_without_masks_is_named_in_diagnose(tmp_path, capsys):
+    """Issue 46 item 18 in `devil diagnose`: a ground-truth video without a mask folder is named with the reason."""
+    import shutil
+
+    _davis(tmp_path)
+    shutil.rmtree(tmp_path / "MASKS" / "dog")
+    argv = [a for a in _argv(tmp_path, "out") if a not in ("--predictions", f"mine={tmp_path / 'PRED'}")]
+    assert main(argv) == 0
+    assert f"devil diagnose: left out 1 ground-truth video without masks: dog: no mask folder " \
+           f"{tmp_path / 'MASKS' / 'dog'}" in capsys.readouterr().err
