@@ -5,8 +5,10 @@ import argparse
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
+from ..core.errors import DevilError
 from ..core.folder_lock import hold_folder_lock
 from ..core.parity import PARITIES
 
@@ -47,7 +49,8 @@ def positive_int(text: str) -> int:
 
 def output_directory(text: str) -> Path:
     """A directory to write into, checked before any work: it may not exist yet, but neither it nor the nearest
-    existing folder above it may be a file, and that folder must be writable.
+    existing folder above it may be a file (whether it can be written is the command's check: the folder lock's, or
+    :func:`writable_directory`).
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "a-file"; _ = f.write_text("x")
@@ -63,9 +66,26 @@ def output_directory(text: str) -> Path:
         if parent.exists():
             if not parent.is_dir():
                 raise argparse.ArgumentTypeError(f"{path}: {parent} is a file, not a folder")
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise argparse.ArgumentTypeError(f"{path}: {parent} is not writable")
             break
+    return path
+
+
+def writable_directory(path: Path, option: str = "--out") -> Path:
+    """Create ``path`` (and its parents) and check that a file can be written there, before any work: a
+    :class:`~devil_dataset.core.errors.DevilError` naming ``option`` and the folder otherwise.
+
+    >>> import tempfile, pathlib
+    >>> writable_directory(pathlib.Path(tempfile.mkdtemp()) / "new").is_dir()
+    True
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise DevilError(f"{option} {path}: cannot write there ({type(exc).__name__}: {exc.strerror or exc})") \
+            from None
     return path
 
 

@@ -66,3 +66,27 @@ def test_write_failing_mid_run_is_reported_not_raised(release_dir, tmp_path, mon
                                       progress=False)
     assert len(table.rows) == 2 and stats.write_error.startswith("PermissionError")
     assert "could not be written (PermissionError" in stats.notes()[0]
+
+
+def test_immutable_cache_folder_is_read_not_written(release_dir, tmp_path, capsys, unwritable_folder):
+    """Item 16 on a real read-only folder (chattr +i as root, chmod 555 otherwise): no PermissionError traceback,
+    exit 0, the run says it stores nothing."""
+    argv = ["diagnose", "--gt-dir", str(release_dir), "--scoring-size", "32x32", "--detector", "orb", "--quiet",
+            "--cache", str(unwritable_folder)]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert f"--cache {unwritable_folder} cannot be written (PermissionError" in err and "Traceback" not in err
+    assert list(unwritable_folder.iterdir()) == []
+
+
+def test_unwritable_out_folder_exits_2_before_any_work(release_dir, tmp_path, capsys, unwritable_folder,
+                                                       monkeypatch):
+    """Item 15: an --out that cannot be written is refused before the attribute pass."""
+    import importlib
+
+    module = importlib.import_module("devil_dataset.diagnosis.diagnose")
+    monkeypatch.setattr(module, "compute_attributes", lambda *a, **k: pytest.fail("ran the pass"))
+    assert main(["diagnose", "--gt-dir", str(release_dir), "--cache", "none", "--out",
+                 str(unwritable_folder / "sub")]) == 2
+    assert f"devil: error: --out {unwritable_folder / 'sub'}: cannot write there (PermissionError" in \
+        capsys.readouterr().err
