@@ -131,7 +131,7 @@ def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
     pairs = _pairs(mode, dataset, configs, gt_dir, mask_dir, options)
     if not pairs:
         raise DevilError("no video-mask pairs to diagnose")
-    if mode == "davis":  # ground-truth videos without masks and ignored ._* files: named, never silent
+    if mode == "davis" and gt_dir is not None and mask_dir is not None:  # videos left out, ._* files: named
         videos = [p.source.video for p in pairs if p.source.video is not None]
         for note in layout_notes(gt_dir, mask_dir, videos, None)[1]:
             print(f"devil diagnose: {note}", file=sys.stderr)
