@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
+from ..core.atomic import unwritable_reason
 from ..core.errors import DevilError
 from ..core.folder_lock import hold_folder_lock
 from ..core.parity import PARITIES
@@ -78,14 +77,9 @@ def writable_directory(path: Path, option: str = "--out") -> Path:
     >>> writable_directory(pathlib.Path(tempfile.mkdtemp()) / "new").is_dir()
     True
     """
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=path)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise DevilError(f"{option} {path}: cannot write there ({type(exc).__name__}: {exc.strerror or exc})") \
-            from None
+    reason = unwritable_reason(path)
+    if reason:
+        raise DevilError(f"{option} {path}: cannot write there ({reason})")
     return path
 
 

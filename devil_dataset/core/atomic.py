@@ -199,6 +199,25 @@ def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
         removed.append(p)
     return removed
 
+def unwritable_reason(folder: str | os.PathLike) -> str | None:
+    """Why ``folder`` cannot be written (creating it and its parents, then a probe file written and removed there:
+    read-only, immutable, a file in the way), or ``None`` when it can. Commands call it before any work.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "f"; _ = f.write_text("x")
+    >>> unwritable_reason(f / "sub") is not None, unwritable_reason(f.parent / "new") is None
+    (True, True)
+    """
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    return None
+
+
 def file_sha256(path: str | os.PathLike) -> str:
     """Hex SHA-256 of a file, read in 1 MiB chunks.
 

@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
 from ..core.atomic import atomic_write_text
@@ -163,25 +162,5 @@ def entry_checksum(key: str, content: dict) -> str:
     return hashlib.sha256((key + "|" + json.dumps(content, sort_keys=True)).encode()).hexdigest()
 
 
-def cache_unwritable(root: str | os.PathLike) -> str | None:
-    """Why the cache folder ``root`` cannot be written (created, a file written and removed there), or ``None``
-    when it can; checked before a run so it can say up front that it runs without storing.
-
-    >>> import tempfile, pathlib
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "f"; _ = f.write_text("x")
-    >>> cache_unwritable(f) is not None, cache_unwritable(f.parent / "new") is None
-    (True, True)
-    """
-    root = Path(root)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=root)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-__all__ = ["ATTRIBUTE_CACHE_ENV", "ATTRIBUTE_CODE_VERSION", "AttributeCache", "cache_unwritable", "decode_value",
+__all__ = ["ATTRIBUTE_CACHE_ENV", "ATTRIBUTE_CODE_VERSION", "AttributeCache", "decode_value",
            "default_attribute_cache_dir", "encode_value", "entry_checksum"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..core.atomic import unwritable_reason
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
@@ -20,7 +21,7 @@ from ..eval.metrics.protocol import EvalOptions
 from ..eval.metrics.registry import scoring_identity
 from .attribute_table import AttributeTable, write_attribute_table
 from .attributes import SCORING_SIZE, AttributeOptions
-from .cache import AttributeCache, cache_unwritable, default_attribute_cache_dir
+from .cache import AttributeCache, default_attribute_cache_dir
 from .compare import Finding, compare_groups, group_documents
 from .metric_cache import MetricValuesCache
 from .pairs import Pair, dataset_pairs, davis_pairs, directory_pairs
@@ -136,7 +137,7 @@ def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
         for note in layout_notes(gt_dir, mask_dir, videos, None)[1]:
             print(f"devil diagnose: {note}", file=sys.stderr)
     cache = None if str(cache_dir) == NO_CACHE else (cache_dir or default_attribute_cache_dir())
-    unwritable = cache_unwritable(cache) if cache is not None else None
+    unwritable = unwritable_reason(cache) if cache is not None else None
     if unwritable:  # read what is there, store nothing (docs/diagnose.md, "The cache")
         print(f"devil diagnose: --cache {cache} cannot be written ({unwritable}): running without storing scores "
               "(entries already there are still read); give a writable --cache DIR or --cache none", file=sys.stderr)

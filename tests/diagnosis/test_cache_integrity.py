@@ -10,7 +10,6 @@ import pytest
 
 from devil_dataset.cli import main
 from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
-from devil_dataset.diagnosis import cache as cache_module
 from devil_dataset.diagnosis.attributes import AttributeOptions
 from devil_dataset.diagnosis.pairs import directory_pairs
 from devil_dataset.diagnosis.run import compute_attributes
@@ -57,13 +56,10 @@ def test_unwritable_cache_folder_runs_without_storing(release_dir, tmp_path, cap
     assert (tmp_path / "out" / "attributes.tsv").is_file()
 
 
-def test_write_failing_mid_run_is_reported_not_raised(release_dir, tmp_path, monkeypatch):
-    def refuse(path, text):
-        raise PermissionError(13, "Operation not permitted", str(path))
-
-    monkeypatch.setattr(cache_module, "atomic_write_text", refuse)
-    table, stats = compute_attributes(directory_pairs(release_dir), options=OPTIONS, cache_dir=tmp_path / "c",
-                                      progress=False)
+def test_write_failing_mid_run_is_reported_not_raised(release_dir, unwritable_folder):
+    """A cache folder that turns unwritable after the up-front check: every write fails, none raises."""
+    table, stats = compute_attributes(directory_pairs(release_dir), options=OPTIONS, cache_dir=unwritable_folder,
+                                      cache_writable=True, progress=False)
     assert len(table.rows) == 2 and stats.write_error.startswith("PermissionError")
     assert "could not be written (PermissionError" in stats.notes()[0]
 
