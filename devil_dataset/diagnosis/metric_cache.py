@@ -66,11 +66,15 @@ class MetricValuesCache:
         self.cache, self.scoring = cache, scoring
         self.served = 0
         self.stored = 0
+        self._sources: dict[tuple[str, str], tuple[str | None, str | None]] = {}  # pair -> (frames, hole) prints
 
     def key(self, pair: Pair, prediction: str | None) -> str | None:
         """The entry key of ``pair`` scored against a prediction of fingerprint ``prediction``; ``None`` when the
         pair's files have no fingerprint (nothing is cached then)."""
-        frames, hole = source_fingerprint(pair.source, "frames"), source_fingerprint(pair.source, "hole")
+        if (pair.clip_id, pair.mask_id) not in self._sources:  # once per pair, however many methods
+            self._sources[(pair.clip_id, pair.mask_id)] = (source_fingerprint(pair.source, "frames"),
+                                                           source_fingerprint(pair.source, "hole"))
+        frames, hole = self._sources[(pair.clip_id, pair.mask_id)]
         if not (frames and hole and prediction):
             return None
         text = f"metrics|{METRIC_CACHE_VERSION}|{__version__}|{self.scoring}|{frames}|{hole}|{prediction}"
