@@ -134,3 +134,23 @@ def bench_tiny_dataset(tmp_path_factory) -> Path:
                            scene_scorer=lambda f: float(np.abs(np.diff(f[:5].astype(int), axis=0)).mean()),
                            mask_loader=_bench_fake_mask))
     return root / "ds"
+
+
+@pytest.fixture
+def unwritable_folder(tmp_path):
+    """A folder this process cannot write: ``chattr +i`` as root (who ignores file modes), else ``chmod 555``."""
+    import os
+    import shutil
+    import subprocess
+
+    folder = tmp_path / "readonly"
+    folder.mkdir()
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)]).returncode != 0:
+            pytest.skip("running as root without chattr +i here: no folder is unwritable for root")
+        yield folder
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)

@@ -6,6 +6,8 @@ import re
 import sys
 from pathlib import Path
 
+from ..core.atomic import unwritable_reason
+from ..core.errors import DevilError
 from ..core.folder_lock import hold_folder_lock
 from ..core.parity import PARITIES
 
@@ -45,10 +47,39 @@ def positive_int(text: str) -> int:
 
 
 def output_directory(text: str) -> Path:
-    """A directory to write into: it may not exist yet, but must not be an existing file."""
+    """A directory to write into, checked before any work: it may not exist yet, but neither it nor the nearest
+    existing folder above it may be a file (whether it can be written is the command's check: the folder lock's, or
+    :func:`writable_directory`).
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "a-file"; _ = f.write_text("x")
+    >>> output_directory(str(f / "sub"))
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: ...a-file/sub: ...a-file is a file, not a folder
+    """
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{path}: exists and is not a directory")
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise argparse.ArgumentTypeError(f"{path}: {parent} is a file, not a folder")
+            break
+    return path
+
+
+def writable_directory(path: Path, option: str = "--out") -> Path:
+    """Create ``path`` (and its parents) and check that a file can be written there, before any work: a
+    :class:`~devil_dataset.core.errors.DevilError` naming ``option`` and the folder otherwise.
+
+    >>> import tempfile, pathlib
+    >>> writable_directory(pathlib.Path(tempfile.mkdtemp()) / "new").is_dir()
+    True
+    """
+    reason = unwritable_reason(path)
+    if reason:
+        raise DevilError(f"{option} {path}: cannot write there ({reason})")
     return path
 
 

@@ -10,7 +10,7 @@ from ..diagnosis.attributes import ATTRIBUTES, AttributeOptions
 from ..diagnosis.diagnose import default_scoring_size, diagnose, input_mode
 from ..diagnosis.scores import DEFAULT_METRICS
 from ..eval.metrics.protocol import EvalOptions
-from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int, resolution
+from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int, resolution, writable_directory
 from .evaluate import _prediction_mapping, named_predictions
 
 EPILOG = """\
@@ -70,6 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    writable_directory(args.out)  # before any work: the attribute pass would be lost
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
     predictions = _prediction_mapping(args.predictions) if args.predictions else None
     mode = input_mode(dataset=args.dataset, gt_dir=args.gt_dir, mask_dir=args.mask_dir)

@@ -125,7 +125,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="the whole evaluation protocol: devil (default) or propainter (the ProPainter / E2FGVI "
                     "table: --gt-dir GT with JPEGImages/<video>/*.jpg, --mask-dir MASKS with <video>/00000.png ..., "
                     "--pred-dir PRED with <video>/*.png at 432x240; metrics " + " ".join(PROPAINTER_METRICS) +
-                    ", default psnr ssim vfid; --parity release = their BatchNorm in training mode for VFID, "
+                    ", default psnr ssim vfid (a default one whose weights are missing is skipped with a note, "
+                    "checked before any work); --parity release = their BatchNorm in training mode for VFID, "
                     "corrected = eval mode; --jobs processes for the pixel metrics)")
     pp.add_argument("--mask-dir", type=existing_path, metavar="MASKS",
                     help="with --protocol propainter: one folder of 00000.png ... masks per video (nonzero = hole)")
@@ -384,6 +385,8 @@ def _write_and_print(args: argparse.Namespace, docs: dict[str, dict], several: b
     JSON or as a summary."""
 
     for method, doc in docs.items():
+        for line in doc.get("warnings") or ():
+            print(f"devil evaluate: {line}", file=sys.stderr)
         if args.out is not None:
             path = args.out / f"{method}.json" if several else args.out
             write_results(path, doc)

@@ -80,13 +80,58 @@ def fetch_slice(repo_id: str, config: str = "all", split: str = SPLIT, *, revisi
     return Path(local)
 
 
+HUB_NAMING = ("a Hub dataset is named by its repo id ORG/NAME (e.g. --dataset your-org/devil), fetched when no "
+              "local folder ORG/ exists here and the Hub is reachable (HF_HUB_OFFLINE unset) or the config is cached")
+
+
+def _hub_offline() -> bool:
+    """Whether the Hub is switched off for this process (``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE`` truthy)."""
+    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+               for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+
+
+def check_dataset_name(dir_or_repo: str | os.PathLike) -> None:
+    """Refuse, before any network call, a ``--dataset`` that is neither an existing folder nor a usable Hub repo id:
+    a path that does not exist, including an ``ORG/NAME``-shaped one whose first folder exists here (a mistyped
+    local path such as ``demo-out/datset``) or any ``ORG/NAME`` while the Hub is offline (unless that config is in
+    the Hugging Face cache, which :func:`fetch_slice` reads offline). The error says "no such folder", names what
+    does exist and how to name a Hub dataset.
+
+    >>> import tempfile, pathlib, os
+    >>> os.chdir(tempfile.mkdtemp()); pathlib.Path("demo-out").mkdir()
+    >>> check_dataset_name("demo-out/datset")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.DevilError: demo-out/datset: no such folder (demo-out/ exists, ...
+    """
+    path = Path(dir_or_repo)
+    if path.is_dir():
+        return
+    if path.exists():
+        raise DevilError(f"{dir_or_repo}: is a file, not a dataset folder (a folder made by `devil build`); "
+                         f"{HUB_NAMING}")
+    if not _is_repo_id(dir_or_repo):
+        raise DevilError(f"{dir_or_repo}: no such folder; {HUB_NAMING}")
+    parent = path.parent
+    if parent.is_dir():
+        inside = sorted(p.name for p in parent.iterdir() if p.is_dir())[:8]
+        raise DevilError(f"{dir_or_repo}: no such folder ({parent}/ exists, holding "
+                         f"{', '.join(inside) or 'no folders'}; a typo?); {HUB_NAMING}")
+
+
 def local_dataset_dir(dir_or_repo: str | os.PathLike, config: str = "all", split: str = SPLIT) -> Path:
-    """A local dataset folder for ``dir_or_repo``: the folder itself, or :func:`fetch_slice` of a Hub repo id."""
+    """A local dataset folder for ``dir_or_repo``: the folder itself, or :func:`fetch_slice` of a Hub repo id
+    (checked first by :func:`check_dataset_name`)."""
     if Path(dir_or_repo).is_dir():
         return Path(dir_or_repo)
-    if not _is_repo_id(dir_or_repo):
-        raise DevilError(f"{dir_or_repo}: no such dataset directory (or Hub repo id ORG/NAME)")
-    return fetch_slice(str(dir_or_repo), config, split)
+    check_dataset_name(dir_or_repo)
+    try:
+        return fetch_slice(str(dir_or_repo), config, split)
+    except DevilError:
+        if _hub_offline():
+            raise DevilError(f"{dir_or_repo}: no such folder, and the Hub is offline (HF_HUB_OFFLINE) with config "
+                             f"{config} not in the Hugging Face cache; {HUB_NAMING}") from None
+        raise
 
 
 MANIFEST_NAME = "manifest.json"  # written by `devil build` (devil_dataset.builder.dataset_writer)
@@ -208,6 +253,7 @@ def load_slice(dir_or_repo: str | os.PathLike, config: str = "all", split: str =
     import datasets
 
     resolve_config(config)
+    check_dataset_name(dir_or_repo)
     if Path(dir_or_repo).is_dir():
         check_local_slice(dir_or_repo, config, split)  # a config left out of a small build: its reason, named
     return datasets.load_dataset(str(dir_or_repo), config, split=split, streaming=streaming, **kwargs)

@@ -22,7 +22,7 @@ from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
 from .attributes import ATTRIBUTES, VIDEO_ATTRIBUTES
 from .cache import decode_value, encode_value
-from .groups import rank_groups
+from .groups import rank_groups, separation_problem
 
 TABLE_FORMAT = "devil-attributes"
 TABLE_FORMAT_VERSION = 1
@@ -51,6 +51,8 @@ class AttributeTable:
     rows: list[AttributeRow]
     rules: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    #: Attributes whose spread is too small to separate this set (attribute -> why): no groups, nothing tested.
+    unseparated: dict[str, str] = field(default_factory=dict)
 
     def scores(self, attribute: str) -> dict[tuple[str, str], float]:
         """Pair key -> score of ``attribute``."""
@@ -59,21 +61,35 @@ class AttributeTable:
 
 def assign_groups(table: AttributeTable) -> AttributeTable:
     """Fill every row's groups and the table's rules (:mod:`devil_dataset.diagnosis.groups`): video attributes ranked
-    over distinct videos, foreground attributes over pairs. Returns ``table``."""
+    over distinct videos, foreground attributes over pairs. An attribute whose groups differ too little to mean
+    anything (:func:`~devil_dataset.diagnosis.groups.separation_problem`) gets no groups, and the reason in
+    ``rules`` and ``unseparated``. Returns ``table``."""
     for attr in ATTRIBUTES:
         if attr in VIDEO_ATTRIBUTES:
             per_clip: dict[str, float] = {}
             for r in table.rows:
                 per_clip.setdefault(r.clip_id, r.scores.get(attr, math.nan))
             clip_groups, rule = rank_groups(per_clip)
-            for r in table.rows:
-                r.groups[attr] = clip_groups.get(r.clip_id, "")
-            table.rules[attr] = f"{rule.text} (videos)"
+            groups_of = {r.key: clip_groups.get(r.clip_id, "") for r in table.rows}
+            low = [per_clip[c] for c, g in clip_groups.items() if g == "low"]
+            high = [per_clip[c] for c, g in clip_groups.items() if g == "high"]
+            units = "videos"
         else:
-            pair_groups, rule = rank_groups(table.scores(attr))
-            for r in table.rows:
-                r.groups[attr] = pair_groups.get(r.key, "")
-            table.rules[attr] = f"{rule.text} (video-mask pairs)"
+            scores = table.scores(attr)
+            pair_groups, rule = rank_groups(scores)
+            groups_of = {r.key: pair_groups.get(r.key, "") for r in table.rows}
+            low = [scores[k] for k, g in pair_groups.items() if g == "low"]
+            high = [scores[k] for k, g in pair_groups.items() if g == "high"]
+            units = "video-mask pairs"
+        problem = separation_problem(attr, low, high)
+        table.rules[attr] = f"{rule.text} ({units})"
+        table.unseparated.pop(attr, None)
+        if problem:
+            groups_of = {k: "" for k in groups_of}
+            table.unseparated[attr] = problem
+            table.rules[attr] += f"; does not separate this set: {problem}; no groups, no test"
+        for r in table.rows:
+            r.groups[attr] = groups_of[r.key]
     return table
 
 
@@ -101,7 +117,7 @@ def json_document(table: AttributeTable) -> dict[str, Any]:
     """The JSON document (``format: devil-attributes``): options, rules and rows (NaN -> null, inf -> "inf")."""
     return {
         "format": TABLE_FORMAT, "format_version": TABLE_FORMAT_VERSION, "attributes": list(ATTRIBUTES),
-        "options": table.options, "rules": table.rules,
+        "options": table.options, "rules": table.rules, "unseparated": table.unseparated,
         "rows": [{"clip_id": r.clip_id, "mask_id": r.mask_id, "configs": list(r.configs),
                   "scores": {a: encode_value(r.scores.get(a, math.nan)) for a in ATTRIBUTES},
                   "groups": {a: r.groups.get(a, "") for a in ATTRIBUTES}} for r in table.rows],
@@ -169,7 +185,8 @@ def _from_json(p: Path, text: str) -> AttributeTable:
                          {a: decode_value(v) for a, v in r.get("scores", {}).items()},
                          {a: str(g) for a, g in r.get("groups", {}).items()}, tuple(r.get("configs", ())))
             for r in doc.get("rows", [])]
-    return AttributeTable(rows, dict(doc.get("rules", {})), dict(doc.get("options", {})))
+    return AttributeTable(rows, dict(doc.get("rules", {})), dict(doc.get("options", {})),
+                          dict(doc.get("unseparated", {})))
 
 
 __all__ = ["AttributeRow", "AttributeTable", "GROUPS", "TABLE_FORMAT", "assign_groups", "json_document",

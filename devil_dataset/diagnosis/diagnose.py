@@ -12,14 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..core.atomic import unwritable_reason
 from ..core.engines import Engine
 from ..core.errors import DevilError
-from ..eval.engine.davis_layout import PROTOCOL_SIZE
+from ..core.progress import progress_bar
+from ..eval.engine.davis_layout import PROTOCOL_SIZE, layout_notes
 from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.registry import scoring_identity
 from .attribute_table import AttributeTable, write_attribute_table
 from .attributes import SCORING_SIZE, AttributeOptions
-from .cache import default_attribute_cache_dir
+from .cache import AttributeCache, default_attribute_cache_dir
 from .compare import Finding, compare_groups, group_documents
+from .metric_cache import MetricValuesCache
 from .pairs import Pair, dataset_pairs, davis_pairs, directory_pairs
 from .report import headline, write_report
 from .run import PassStats, compute_attributes
@@ -41,7 +45,7 @@ class DiagnosisResult:
 
     def headline(self) -> list[str]:
         """The report's headline sentences (empty without predictions)."""
-        return headline(self.findings, list(self.scores)) if self.scores else []
+        return headline(self.findings, list(self.scores), self.table.unseparated) if self.scores else []
 
 
 def input_mode(*, dataset: str | Path | None, gt_dir: str | Path | None, mask_dir: str | Path | None) -> str:
@@ -78,13 +82,25 @@ def _pairs(mode: str, dataset, configs, gt_dir, mask_dir, options: AttributeOpti
 
 def _scores(mode: str, pairs: Sequence[Pair], predictions: Mapping[str, str | Path], metrics: Sequence[str], *,
             dataset, gt_dir, eval_options: EvalOptions | None, engine: Engine,
-            progress: bool) -> tuple[PairScores, list[str]]:
+            progress: bool, cache: MetricValuesCache | None = None) -> tuple[PairScores, list[str]]:
     if mode == "dataset":
         return dataset_scores(dataset, pairs, predictions, metrics, options=eval_options, engine=engine,
-                              progress=progress)
+                              progress=progress, cache=cache)
+    notes: list[str] = []
     if mode == "davis":
-        return davis_scores(pairs, predictions, metrics, options=eval_options, progress=progress), []
-    return directory_scores(gt_dir, predictions, metrics, options=eval_options, progress=progress), []
+        return davis_scores(pairs, predictions, metrics, options=eval_options, progress=progress, cache=cache,
+                            notes=notes), notes
+    return directory_scores(gt_dir, predictions, metrics, options=eval_options, progress=progress, pairs=pairs,
+                            cache=cache, notes=notes), notes
+
+
+def _metric_cache(cache: str | Path | None, writable: bool, metrics: Sequence[str],
+                  eval_options: EvalOptions | None) -> MetricValuesCache | None:
+    """The per-pair metric-value cache beside the attributes (None without a cache folder)."""
+    if cache is None:
+        return None
+    return MetricValuesCache(AttributeCache(cache, writable=writable),
+                             scoring_identity(list(metrics), eval_options or EvalOptions()))
 
 
 def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
@@ -116,16 +132,38 @@ def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
     pairs = _pairs(mode, dataset, configs, gt_dir, mask_dir, options)
     if not pairs:
         raise DevilError("no video-mask pairs to diagnose")
+    if mode == "davis" and gt_dir is not None and mask_dir is not None:  # videos left out, ._* files: named
+        videos = [p.source.video for p in pairs if p.source.video is not None]
+        for note in layout_notes(gt_dir, mask_dir, videos, None)[1]:
+            print(f"devil diagnose: {note}", file=sys.stderr)
     cache = None if str(cache_dir) == NO_CACHE else (cache_dir or default_attribute_cache_dir())
-    table, stats = compute_attributes(pairs, options=options, cache_dir=cache, engine=engine, progress=progress)
+    unwritable = unwritable_reason(cache) if cache is not None else None
+    if unwritable:  # read what is there, store nothing (docs/diagnose.md, "The cache")
+        print(f"devil diagnose: --cache {cache} cannot be written ({unwritable}): running without storing scores "
+              "(entries already there are still read); give a writable --cache DIR or --cache none", file=sys.stderr)
+    table, stats = compute_attributes(pairs, options=options, cache_dir=cache, cache_writable=not unwritable,
+                                      engine=engine, progress=progress)
+    for note in stats.notes():
+        print(f"devil diagnose: {note}", file=sys.stderr)
     result = DiagnosisResult(table, stats)
     result.paths += write_attribute_table(out_dir, table)
     if predictions:
+        values = _metric_cache(cache, not unwritable, metrics, eval_options)
         result.scores, result.notes = _scores(mode, pairs, predictions, metrics, dataset=dataset, gt_dir=gt_dir,
-                                              eval_options=eval_options, engine=engine, progress=progress)
+                                              eval_options=eval_options, engine=engine, progress=progress,
+                                              cache=values)
+        if values is not None:
+            result.stats.metric_values = (values.served, values.stored)
+            result.notes += PassStats(damaged=[str(p) for p in dict.fromkeys(values.cache.damaged)],
+                                      write_error=values.cache.write_error if not unwritable else None).notes()
+        steps = progress_bar(total=3, desc="report (tests, intervals, files)", unit="step", enabled=progress)
         result.findings = compare_groups(table, result.scores)
+        steps.update(1)
         docs = group_documents(table, result.scores)
+        steps.update(1)
         result.paths += write_report(out_dir, table, result.findings, docs, list(predictions), result.notes)
+        steps.update(1)
+        steps.close()
     for note in result.notes:
         print(f"devil diagnose: {note}", file=sys.stderr)
     return result

@@ -73,4 +73,49 @@ def rank_groups(scores: Mapping[K, float]) -> tuple[dict[K, str], GroupRule]:
     return dict(sorted(out.items(), key=lambda kv: str(kv[0]))), rule
 
 
-__all__ = ["GroupRule", "RANK_RULE_MIN_ITEMS", "RELEASE_TAIL", "group_rule", "rank_groups"]
+#: Groups whose medians differ by less than this fraction of the larger median do not separate a set: the release's
+#: low and high slices differ by a factor (SPEC section 3: 16% tails of a ranked set of hundreds of clips; the mask
+#: presets' low and high settings differ by 2x or more, SPEC section 5), so a gap of a few percent is below any
+#: difference DEVIL's slices measure.
+MIN_RELATIVE_GAP = 0.05
+#: An absolute floor per attribute, below which a gap is measurement noise: a still camera scores up to 0.006 from
+#: border resampling alone (SPEC section 3), so camera-motion scores closer than 0.01 are the same camera motion.
+MIN_ABSOLUTE_GAP: dict[str, float] = {"camera_motion": 0.01}
+
+
+def _median(values: list[float]) -> float:
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def separation_problem(attribute: str, low: list[float], high: list[float]) -> str | None:
+    """Why the ``low`` and ``high`` groups of ``attribute`` do not separate the set (a sentence), or ``None`` when
+    they do: the groups' medians must differ by at least :data:`MIN_RELATIVE_GAP` of the larger one in magnitude
+    and by at least the attribute's :data:`MIN_ABSOLUTE_GAP`; an empty group separates nothing.
+
+        >>> separation_problem("fg_size", [0.10012, 0.10013], [0.10019, 0.10021])  # the same ellipse: 0.07%
+        'the groups differ by 0.07% (median 0.10012 vs 0.1002), below the 5% that separates a set'
+        >>> separation_problem("fg_size", [0.05], [0.2]) is None
+        True
+        >>> separation_problem("camera_motion", [0.0], [0.006])
+        'the groups differ by 0.006 (median 0 vs 0.006), below the 0.01 that separates a set'
+    """
+    if not low or not high:
+        return None
+    lo, hi = _median(low), _median(high)
+    if math.isinf(hi) and not math.isinf(lo):
+        return None
+    gap, scale = hi - lo, max(abs(lo), abs(hi))
+    floor = MIN_ABSOLUTE_GAP.get(attribute, 0.0)
+    if gap < floor:
+        return f"the groups differ by {gap:.3g} (median {lo:.5g} vs {hi:.5g}), below the {floor:g} that separates a set"
+    if scale == 0 or gap < MIN_RELATIVE_GAP * scale:
+        rel = 0.0 if scale == 0 else gap / scale
+        return (f"the groups differ by {rel:.2%} (median {lo:.5g} vs {hi:.5g}), below the {MIN_RELATIVE_GAP:.0%} "
+                "that separates a set")
+    return None
+
+
+__all__ = ["GroupRule", "MIN_ABSOLUTE_GAP", "MIN_RELATIVE_GAP", "RANK_RULE_MIN_ITEMS", "RELEASE_TAIL", "group_rule",
+           "rank_groups", "separation_problem"]

@@ -55,10 +55,13 @@ def _sentence(f: Finding) -> str:
             f"(worse on {f.worse}, Holm p = {f.p_holm:.3g}{conf})")
 
 
-def headline(findings: Sequence[Finding], methods: Sequence[str]) -> list[str]:
+def headline(findings: Sequence[Finding], methods: Sequence[str],
+             unseparated: Mapping[str, str] | None = None) -> list[str]:
     """One sentence per method: the attributes that separate its scores (the first significant metric of each), then
-    those that do not."""
+    those that do not, then the attributes that do not separate the set itself (``unseparated``: no groups, nothing
+    tested)."""
     out = []
+    same = [a for a in ATTRIBUTES if a in (unseparated or {})]
     for m in methods:
         mine = [f for f in findings if f.method == m]
         sep: dict[str, Finding] = {}
@@ -71,6 +74,9 @@ def headline(findings: Sequence[Finding], methods: Sequence[str]) -> list[str]:
             parts.append(f"no significant difference between the groups of {', '.join(rest)}")
         if not mine:
             parts = ["no scores to compare"]
+        if same:
+            parts.append(f"{', '.join(same)} {'does' if len(same) == 1 else 'do'} not separate this set (scores too "
+                         "close to form groups; not tested)")
         out.append(f"{m}: " + "; ".join(parts) + ".")
     return out
 
@@ -157,7 +163,10 @@ def distribution_figure(table: AttributeTable):
                 ax.hist(x, bins=edges, color=colour, label=level or "no group", alpha=0.85)
         ax.set_title(attr, fontsize=9)
         ax.tick_params(labelsize=7)
-    axes[0].legend(fontsize=7)
+    for ax in axes:  # the legend on the first histogram drawn (an attribute may have no finite score)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+            break
     axes[0].set_ylabel("video-mask pairs", fontsize=8)
     fig.tight_layout()
     return fig
@@ -186,7 +195,7 @@ def diagnosis_markdown(table: AttributeTable, findings: Sequence[Finding], docs:
                        methods: Sequence[str], notes: Sequence[str] = ()) -> str:
     """The whole report as markdown."""
     parts = ["# DEVIL diagnosis\n", f"{len(table.rows)} video-mask pairs, {len({r.clip_id for r in table.rows})} "
-             "videos.\n", "## Headline\n", *[f"- {s}" for s in headline(findings, methods)], "",
+             "videos.\n", "## Headline\n", *[f"- {s}" for s in headline(findings, methods, table.unseparated)], "",
              "## Groups\n", *_rules_lines(table), ""]
     if findings:
         parts += ["## Low vs high, per method, metric and attribute\n",
@@ -222,7 +231,8 @@ def diagnosis_html(table: AttributeTable, findings: Sequence[Finding], docs: Seq
     style = ("body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}table{border-collapse:collapse;"
              "font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
     body = ["<h1>DEVIL diagnosis</h1>", "<h2>Headline</h2><ul>",
-            *[f"<li>{html.escape(s)}</li>" for s in headline(findings, methods)], "</ul>", "<h2>Groups</h2><ul>",
+            *[f"<li>{html.escape(s)}</li>" for s in headline(findings, methods, table.unseparated)], "</ul>",
+            "<h2>Groups</h2><ul>",
             *[f"<li><b>{a}</b>: {html.escape(table.rules.get(a, ''))}</li>" for a in ATTRIBUTES], "</ul>"]
     body += [f'<img src="{html.escape(p)}" alt="{html.escape(p)}">' for p in plots]
     if findings:

@@ -47,6 +47,7 @@ class VideoTask:
     masks: tuple[tuple[str, PairSource], ...]
     options: AttributeOptions
     cache_root: str | None
+    cache_writable: bool = True
 
 
 @dataclass
@@ -59,6 +60,8 @@ class VideoResult:
     seconds: dict[str, float] = field(default_factory=dict)
     computed: dict[str, int] = field(default_factory=dict)
     cached: dict[str, int] = field(default_factory=dict)
+    damaged: list[str] = field(default_factory=list)
+    write_error: str | None = None
 
 
 @dataclass
@@ -71,17 +74,43 @@ class PassStats:
     computed: dict[str, int] = field(default_factory=dict)
     cached: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    damaged: list[str] = field(default_factory=list)
+    write_error: str | None = None
+    metric_values: tuple[int, int] | None = None  # with predictions: (served from the cache, scored and stored)
 
     def add(self, r: VideoResult) -> None:
         for name, table in (("seconds", r.seconds), ("computed", r.computed), ("cached", r.cached)):
             mine = getattr(self, name)
             for k, v in table.items():
                 mine[k] = mine.get(k, 0) + v
+        self.damaged += r.damaged
+        self.write_error = self.write_error or r.write_error
+
+    def notes(self) -> list[str]:
+        """What the run should say about the cache: damaged entries recomputed, writes that failed.
+
+        >>> PassStats(damaged=["c/ab/ab1.json"]).notes()
+        ['attribute cache: 1 damaged entry (checksum mismatch) recomputed and rewritten: c/ab/ab1.json']
+        """
+        out = []
+        if self.damaged:
+            shown = ", ".join(self.damaged[:5]) + (f" and {len(self.damaged) - 5} more" if len(self.damaged) > 5
+                                                   else "")
+            out.append(f"attribute cache: {len(self.damaged)} damaged entr{'y' if len(self.damaged) == 1 else 'ies'} "
+                       f"(checksum mismatch) recomputed and rewritten: {shown}")
+        if self.write_error:
+            out.append(f"attribute cache: could not be written ({self.write_error}); scores were computed but not "
+                       "stored")
+        return out
 
     def summary(self) -> str:
         """One line: videos, pairs, computed and cached scores."""
-        return (f"attribute pass: {self.videos} videos, {self.pairs} pairs; computed {sum(self.computed.values())}, "
+        text = (f"attribute pass: {self.videos} videos, {self.pairs} pairs; computed {sum(self.computed.values())}, "
                 f"from cache {sum(self.cached.values())}")
+        if self.metric_values is not None:
+            text += (f"; metric values: {self.metric_values[0]} (method, pair) from cache, {self.metric_values[1]} "
+                     "scored")
+        return text
 
 
 def _cached(cache: AttributeCache | None, attr: str, content: str, options_key: str, compute,
@@ -168,7 +197,7 @@ def _video_scores(task: VideoTask, cache: AttributeCache | None,
 def score_video(task: VideoTask) -> VideoResult:
     """Run one :class:`VideoTask` (an engine's task function): a warm cache answers from the stored files'
     fingerprints without decoding them."""
-    cache = AttributeCache(task.cache_root) if task.cache_root else None
+    cache = AttributeCache(task.cache_root, writable=task.cache_writable) if task.cache_root else None
     result = VideoResult(task.clip_id, {}, {})
     result.video, first_hole = _video_scores(task, cache, result)
     for i, (mask_id, source) in enumerate(task.masks):
@@ -179,17 +208,21 @@ def score_video(task: VideoTask) -> VideoResult:
             _add_time(result, start)
             found = _mask_scores(hole, cache, fingerprint, result)
         result.masks[mask_id] = found
+    if cache is not None:
+        result.damaged = [str(p) for p in dict.fromkeys(cache.damaged)]
+        result.write_error = cache.write_error
     return result
 
 
-def video_tasks(pairs: Sequence[Pair], options: AttributeOptions, cache_root: str | Path | None) -> list[VideoTask]:
+def video_tasks(pairs: Sequence[Pair], options: AttributeOptions, cache_root: str | Path | None,
+                cache_writable: bool = True) -> list[VideoTask]:
     """One task per distinct clip id (in first-appearance order) holding all of its pairs."""
     by_clip: dict[str, list[Pair]] = {}
     for p in pairs:
         by_clip.setdefault(p.clip_id, []).append(p)
     root = str(cache_root) if cache_root is not None else None
     resolved = options.resolved()
-    return [VideoTask(c, ps[0].source, tuple((p.mask_id, p.source) for p in ps), resolved, root)
+    return [VideoTask(c, ps[0].source, tuple((p.mask_id, p.source) for p in ps), resolved, root, cache_writable)
             for c, ps in by_clip.items()]
 
 
@@ -198,12 +231,14 @@ def compute_attributes(
     *,
     options: AttributeOptions | None = None,
     cache_dir: str | Path | None = None,
+    cache_writable: bool = True,
     engine: Engine = Engine(),
     progress: bool = True,
 ) -> tuple[AttributeTable, PassStats]:
     """The attribute table of ``pairs`` (groups assigned) and the pass's costs.
 
-    ``cache_dir``: the attribute cache folder (None: no cache). ``engine``: where the video tasks run.
+    ``cache_dir``: the attribute cache folder (None: no cache; ``cache_writable=False``: read only). ``engine``:
+    where the video tasks run.
 
         >>> import tempfile, numpy as np
         >>> from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
@@ -217,7 +252,7 @@ def compute_attributes(
         (1.0, 1)
     """
     options = (options or AttributeOptions()).resolved()
-    tasks = video_tasks(pairs, options, cache_dir)
+    tasks = video_tasks(pairs, options, cache_dir, cache_writable)
     stats = PassStats(videos=len(tasks), pairs=len(pairs))
     bar = progress_bar(total=len(tasks), desc="attributes", unit="video", enabled=progress)
     start = time.perf_counter()

@@ -43,6 +43,7 @@ import numpy as np
 from ..core.atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
 from ..core.errors import DevilError
 from ..core.folder_lock import acquire_folder_lock
+from ..core.hole_check import CHANGED_LEVELS, INVERTED_MASK_FIX, OUTSIDE_CHANGED_FRACTION, check_hole, hole_problem
 from ..core.progress import progress_bar
 from ..core.release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
 
@@ -213,20 +214,23 @@ def link_prediction(source_dir: str | Path, clip_dir: str | Path) -> None:
 class RunSummary:
     """Clip ids written in this run and those skipped because their predictions were already complete;
     ``outside_hole``: clip id -> fraction of its known pixels the method changed (:func:`known_pixels_changed`),
-    for the clips above :data:`WROTE_OUTSIDE_FRACTION`."""
+    and ``hole_problems``: clip id -> what looked wrong, for the clips the package's inverted-mask check
+    (:func:`devil_dataset.core.hole_check.hole_problem`) flags."""
 
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # redone: made by another version of the method (identity)
     outside_hole: dict[str, float] = field(default_factory=dict)
+    hole_problems: dict[str, str] = field(default_factory=dict)  # clip id -> hole_problem (core/hole_check.py)
 
 
 # A method that reads the masks inverted (release PNGs and --command inputs: white = known; the dataset's hole:
 # white = hole) inpaints the known region: most known pixels change a lot. Known pixels changed by more than
 # WROTE_OUTSIDE_LEVELS (8-bit levels, above the noise of a lossy round trip) on more than WROTE_OUTSIDE_FRACTION of
 # them get a warning; methods that keep the known pixels (every baseline) or re-render them closely do not.
-WROTE_OUTSIDE_LEVELS = 8
-WROTE_OUTSIDE_FRACTION = 0.05
+# The thresholds are the package's one inverted-mask check's (core/hole_check.py).
+WROTE_OUTSIDE_LEVELS = CHANGED_LEVELS
+WROTE_OUTSIDE_FRACTION = OUTSIDE_CHANGED_FRACTION
 OUTSIDE_HOLE_WARNING = "your method wrote outside the hole; were the masks read inverted?"
 
 
@@ -239,21 +243,18 @@ def known_pixels_changed(pred: np.ndarray, frames: np.ndarray, hole: np.ndarray)
     >>> known_pixels_changed(pred, frames, hole), known_pixels_changed(frames, frames, hole)
     (1.0, 0.0)
     """
-    known = ~np.asarray(hole, bool)
-    n_known = int(np.count_nonzero(known))
-    if n_known == 0:
-        return 0.0
-    diff = np.abs(pred.astype(np.int16) - frames.astype(np.int16)).max(axis=-1) > WROTE_OUTSIDE_LEVELS
-    return float(np.count_nonzero(diff & known)) / n_known
+    changed = check_hole(hole, pred, frames).known_changed
+    return 0.0 if changed != changed else changed
 
 
 def _warn_outside_hole(summary: RunSummary) -> None:
-    if summary.outside_hole:
+    if summary.hole_problems:
         worst = max(summary.outside_hole, key=summary.outside_hole.__getitem__)
-        print(f"devil inpaint: warning: {OUTSIDE_HOLE_WARNING} In {len(summary.outside_hole)} of "
+        print(f"devil inpaint: warning: {OUTSIDE_HOLE_WARNING} In {len(summary.hole_problems)} of "
               f"{len(summary.written)} clips it changed known pixels (clip {worst}: "
-              f"{summary.outside_hole[worst]:.0%} of them). Release mask PNGs and --command inputs: white = known; "
-              "the dataset's hole and --callable's hole argument: True = hole.", file=sys.stderr)
+              f"{summary.hole_problems[worst]}). Release mask PNGs and --command inputs: white = known; "
+              f"the dataset's hole and --callable's hole argument: True = hole; {INVERTED_MASK_FIX}.",
+              file=sys.stderr)
 
 
 def _check_clip_id(clip_id: object) -> str:
@@ -358,9 +359,12 @@ def run_inpainter(
             if folder.stale(clip_id):
                 summary.stale.append(clip_id)
             pred = inpaint_clip(inpainter, frames, hole, clip_id)
-            changed = known_pixels_changed(pred, frames, hole)
-            if changed > WROTE_OUTSIDE_FRACTION:
-                summary.outside_hole[clip_id] = changed
+            check = check_hole(hole, pred, frames)
+            problem = hole_problem(check)
+            if problem:  # masks read inverted, or the method wrote outside the hole
+                summary.hole_problems[clip_id] = problem
+                summary.outside_hole[clip_id] = 0.0 if check.known_changed != check.known_changed \
+                    else check.known_changed
             write_prediction(clip_dir, pred)
             folder.record(clip_id, fingerprint)
             summary.written.append(clip_id)

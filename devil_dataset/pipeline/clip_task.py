@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.errors import DevilError
+from ..core.hole_check import check_hole, hole_problem
 from ..core.release_format import read_frame_pngs
 from ..data import iter_slice
 from ..eval.engine.clip_scoring import ClipScorer
@@ -71,6 +72,7 @@ class ItemResult(NamedTuple):
     values: dict[str, float] | None
     score_cpu: float
     error: str | None = None
+    hole_problem: str | None = None  # masks read inverted? (:func:`devil_dataset.core.hole_check.hole_problem`)
 
 
 def clip_frames(dataset: str | os.PathLike, slice_name: str, clip_id: str) -> np.ndarray:
@@ -118,9 +120,10 @@ def clip_task(task: ClipTask) -> list[ItemResult]:
                 pred = read_frame_pngs(Path(str(it.source)), "pred")
             values = scorer.score(pred, hole, it.key)
             score_cpu = time.process_time() - c + shared
+        problem = hole_problem(check_hole(hole, pred, gt)) if pred is not None else None
         if task.cache is not None and (values is not None or (it.target is not None and not task.metric_names)):
             task.cache.save(it.method, task.clip_id, fingerprint, values or {}, task.identities.get(it.method))
-        out.append(ItemResult(it.key, it.method, inpaint_cpu, values, score_cpu))
+        out.append(ItemResult(it.key, it.method, inpaint_cpu, values, score_cpu, None, problem))
     return out
 
 

@@ -17,11 +17,13 @@
 from __future__ import annotations
 
 import operator
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ..core.errors import DevilError
+from ..core.hole_check import hole_warning
 from ..core.progress import progress_bar
 from ..eval.engine.evaluate import evaluate_slice
 from ..eval.engine.one_pass import evaluation_from_values
@@ -44,6 +46,8 @@ class InpaintScoreRun:
     inpaint_cpu: dict[str, float]
     score_cpu: dict[str, float]
     failures: dict[str, list[str]] = field(default_factory=dict)
+    #: method -> unit key -> what looked wrong (masks read inverted? :mod:`devil_dataset.core.hole_check`)
+    hole_problems: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _holding_slices(plan: BenchmarkPlan, method: str, unit: Unit) -> list[str]:
@@ -172,6 +176,8 @@ def inpaint_and_score(plan: BenchmarkPlan, *, cache: ValuesCache | None = None, 
                 plan.folders[(r.method, unit.slices[0])].record(unit.clip_id, unit.fingerprint)
             if r.values is not None:  # the worker stored them in the cache as the unit finished
                 values[(r.key, r.method)] = r.values
+            if r.hole_problem:
+                run.hole_problems.setdefault(r.method, {})[unit.clip_id] = r.hole_problem
             slices_done.done(unit)
 
     # Clips go to the workers largest first (longest-processing-time order): the last tasks are the short ones, so
@@ -182,6 +188,10 @@ def inpaint_and_score(plan: BenchmarkPlan, *, cache: ValuesCache | None = None, 
             finish(results)
     finally:
         bar.close()
+    for m, problems in run.hole_problems.items():
+        line = hole_warning(problems, len(plan.units), f"method {m}")
+        if line:
+            print(f"devil benchmark: {line}", file=sys.stderr)
     link_shared_predictions(plan, skip=set(run.failures))
     return run
 

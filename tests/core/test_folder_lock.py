@@ -149,24 +149,6 @@ def test_a_second_devil_build_exits_2_and_leaves_the_first_runs_files(tmp_path):
     assert (tmp_path / "ds" / ".tmp-scene-00.mp4.x").read_bytes() == b"being written"
 
 
-@pytest.fixture
-def unwritable_folder(tmp_path):
-    """A folder this process cannot write: ``chattr +i`` as root (who ignores file modes), else ``chmod 555``."""
-    import shutil
-
-    folder = tmp_path / "readonly"
-    folder.mkdir()
-    if os.geteuid() == 0:
-        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)]).returncode != 0:
-            pytest.skip("running as root without chattr +i here: no folder is unwritable for root")
-        yield folder
-        subprocess.run(["chattr", "-i", str(folder)], check=True)
-    else:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-
-
 def test_an_unwritable_output_folder_is_exit_2_cannot_write(unwritable_folder, tmp_path, capsys):
     """Issue 40 item 12: the lock file of a folder that cannot be written (chmod 555, chattr +i) is a clear error
     naming the folder, not a PermissionError traceback."""

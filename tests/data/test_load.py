@@ -151,7 +151,7 @@ def test_iter_slice_columns_and_errors(data_tiny_dataset, tmp_path):
         next(iter_slice(data_tiny_dataset, "camera_motion_medium"))
     with pytest.raises(DevilError, match="no data/all"):
         next(iter_slice(tmp_path, "all"))
-    with pytest.raises(DevilError, match="no such dataset directory"):
+    with pytest.raises(DevilError, match="no such folder"):
         next(iter_slice(tmp_path / "missing" / "x" / "y", "all"))
 
 
@@ -301,5 +301,5 @@ def test_hub_repo_id_offline_error_names_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(DevilError, match=r"org/devil: cannot fetch config fg_size_high.*network access.*local folder"):
         fetch_slice("org/devil", "fg_size_high", cache_dir=tmp_path / "empty-cache")
-    with pytest.raises(DevilError, match="no such dataset directory"):
+    with pytest.raises(DevilError, match="no such folder"):
         list(iter_slice(tmp_path / "missing", "all"))

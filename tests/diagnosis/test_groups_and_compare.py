@@ -67,3 +67,27 @@ def test_comparison_statistics_and_confounding():
     assert "fg_motion" in size.confounders and "fg_size" in found["fg_motion"].confounders
     assert "fg_displacement" not in size.confounders
     assert attribute_correlations(table)["fg_size"]["fg_motion"] < -0.9
+
+
+def test_attribute_without_spread_separates_nothing_and_is_not_tested(tmp_path):
+    """Issue 46 item 6: four videos whose masks are the same ellipse (fg_size equal to the 4th significant figure):
+    fg_size gets no groups, the rule and the headline say it does not separate the set, and nothing is tested."""
+    from devil_dataset.diagnosis.report import headline
+
+    sizes = [0.100121, 0.100134, 0.100187, 0.100209]
+    rows = [AttributeRow(f"v{i}", f"v{i}", {"camera_motion": 0.1 * i, "bg_scene_motion": 0.5 * i, "fg_size": s,
+                                            "fg_displacement": 0.01 * (i + 1), "fg_motion": 0.1 * (i + 1)})
+            for i, s in enumerate(sizes)]
+    table = assign_groups(AttributeTable(rows))
+    assert {r.groups["fg_size"] for r in table.rows} == {""}
+    assert table.unseparated == {"fg_size": "the groups differ by 0.09% (median 0.10012 vs 0.10021), below the 5% "
+                                            "that separates a set"}
+    assert "does not separate this set" in table.rules["fg_size"]
+    assert [r.groups["fg_displacement"] for r in table.rows] == ["low", "", "", "high"]  # the others still do
+    scores = {"m": {r.key: {"psnr": 30.0 + i} for i, r in enumerate(table.rows)}}
+    found = compare_groups(table, scores)
+    assert "fg_size" not in {f.attribute for f in found} and "fg_displacement" in {f.attribute for f in found}
+    [line] = headline(found, ["m"], table.unseparated)
+    assert line.endswith("fg_size does not separate this set (scores too close to form groups; not tested).")
+    write_attribute_table(tmp_path, table)
+    assert read_attribute_table(tmp_path).unseparated == table.unseparated

@@ -152,3 +152,22 @@ def reference_vfid(data: DavisData, size: tuple[int, int], net, train_mode: bool
     covmean = np.real(covmean)
     diff = m1 - m2
     return float(diff.dot(diff) + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean))
+
+
+def write_moving_davis(root: Path, names: tuple[str, ...] = ("bear", "boat", "car", "dog"), frames: int = 12) -> None:
+    """A small DAVIS layout for ``devil diagnose``: video ``v`` pans a texture at ``v`` px per frame under a box
+    hole growing with ``v`` (``GT/JPEGImages/<name>/%05d.jpg`` and ``MASKS/<name>/%05d.png`` at 96x64), and a
+    method's output ``PRED/<name>/%05d.png`` at the protocol's 432x240 (the frames resized)."""
+    rng = np.random.default_rng(0)
+    texture = (rng.random((64, 140, 3)) * 255).astype(np.uint8)
+    for v, name in enumerate(names):
+        for d in ("GT/JPEGImages", "MASKS", "PRED"):
+            (root / d / name).mkdir(parents=True, exist_ok=True)
+        for t in range(frames):
+            frame = np.ascontiguousarray(texture[:, t * v: t * v + 96])
+            mask = np.zeros((64, 96), np.uint8)
+            mask[10:20 + 6 * v, 10 + t * v: 30 + t * v] = 255
+            cv2.imwrite(str(root / f"GT/JPEGImages/{name}/{t:05d}.jpg"), frame[..., ::-1])
+            cv2.imwrite(str(root / f"MASKS/{name}/{t:05d}.png"), mask)
+            cv2.imwrite(str(root / f"PRED/{name}/{t:05d}.png"),
+                        cv2.resize(frame[..., ::-1], (432, 240), interpolation=cv2.INTER_LINEAR))

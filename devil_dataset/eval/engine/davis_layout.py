@@ -78,11 +78,101 @@ def frames_root(gt_dir: str | Path) -> Path:
     return nested if nested.is_dir() else gt_dir
 
 
+def is_hidden(path: Path) -> bool:
+    """A hidden file (``.name``), among them macOS's AppleDouble metadata ``._00000.png`` beside every file copied
+    from a Mac: never an image, whatever its suffix.
+
+    >>> is_hidden(Path("._00000.png")), is_hidden(Path("00000.png"))
+    (True, False)
+    """
+    return path.name.startswith(".")
+
+
 def image_files(folder: Path, suffixes: tuple[str, ...] = FRAME_SUFFIXES) -> tuple[Path, ...]:
     """The files of ``folder`` whose suffix (any case) is one of ``suffixes``, in sorted name order (the order their
-    code pairs frames with masks by)."""
-    return tuple(sorted((p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes),
+    code pairs frames with masks by); hidden files (``._*`` AppleDouble, :func:`is_hidden`) are not images and are
+    left out (:func:`layout_notes` says so)."""
+    return tuple(sorted((p for p in folder.iterdir()
+                         if p.is_file() and p.suffix.lower() in suffixes and not is_hidden(p)),
                         key=lambda p: p.name))
+
+
+def layout_notes(gt_dir: str | Path, mask_dir: str | Path, videos: list[DavisVideo],
+                 pred_dir: str | Path | None = None) -> tuple[dict[str, str], list[str]]:
+    """What a run over ``videos`` leaves out, for the results and stderr: ground-truth videos without a mask
+    folder (video -> why; their code takes the video list from the mask folder), and the hidden ``._*`` files
+    ignored (one line per kind of folder, with the first of them named).
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for f in ("GT/bear", "GT/boat", "MASKS/bear"): (d / f).mkdir(parents=True)
+    >>> _ = (d / "MASKS/bear/._00000.png").write_bytes(b"")
+    >>> left, notes = layout_notes(d / "GT", d / "MASKS", [DavisVideo("bear", (), ())])
+    >>> left["boat"].startswith("no mask folder"), notes[0].startswith("ignored 1 hidden file (._00000.png")
+    (True, True)
+    """
+    mask_dir, root = Path(mask_dir), frames_root(gt_dir)
+    have_masks = {p.name for p in mask_dir.iterdir() if p.is_dir()} if mask_dir.is_dir() else set()
+    left_out = {p.name: f"no mask folder {mask_dir / p.name} (the video list comes from --mask-dir, as in their "
+                        "code); the ground truth has it"
+                for p in sorted(root.iterdir()) if p.is_dir() and not is_hidden(p) and p.name not in have_masks} \
+        if root.is_dir() else {}
+    notes = []
+    kinds = [("ground-truth", root), ("mask", mask_dir)] + ([("output", Path(pred_dir))] if pred_dir else [])
+    for kind, base in kinds:
+        hidden = [f for v in videos if (base / v.name).is_dir() for f in sorted((base / v.name).iterdir())
+                  if f.is_file() and f.name.startswith("._")]
+        if hidden:
+            notes.append(f"ignored {len(hidden)} hidden file{'s' if len(hidden) > 1 else ''} ({hidden[0].name} in "
+                         f"{hidden[0].parent}{' ...' if len(hidden) > 1 else ''}) in the {kind} folders: macOS "
+                         "AppleDouble metadata, not images (`dot_clean` or `find . -name '._*' -delete` removes them)")
+    if left_out:
+        notes.append(f"left out {len(left_out)} ground-truth video{'s' if len(left_out) > 1 else ''} without masks: "
+                     + "; ".join(f"{v}: {why}" for v, why in left_out.items()))
+    return left_out, notes
+
+
+def describe_folder(folder: Path, limit: int = 4) -> str:
+    """What ``folder`` holds, for an error message: its files counted by suffix with the first names, and its
+    subfolders (hidden ``._*`` / ``.*`` entries are left out).
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for n in ("00000.jpg", "00001.jpg", "notes.txt"): _ = (d / n).write_text("x")
+    >>> (d / "480p").mkdir(); describe_folder(d)
+    'holds 2 .jpg (00000.jpg, 00001.jpg), 1 .txt (notes.txt) and the folder 480p'
+    >>> describe_folder(d / "missing")
+    'does not exist'
+    """
+    if not folder.is_dir():
+        return "does not exist"
+    entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=lambda p: p.name)
+    files, dirs = [p for p in entries if p.is_file()], [p.name for p in entries if p.is_dir()]
+    by_suffix: dict[str, list[str]] = {}
+    for f in files:
+        by_suffix.setdefault(f.suffix.lower() or "(no suffix)", []).append(f.name)
+    parts = [f"{len(names)} {suffix} ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})"
+             for suffix, names in by_suffix.items()]
+    if dirs:
+        shown = ", ".join(dirs[:limit]) + (f" and {len(dirs) - limit} more" if len(dirs) > limit else "")
+        parts.append(f"the folder{'s' if len(dirs) > 1 else ''} {shown}")
+    if not parts:
+        return "is empty"
+    return "holds " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+
+
+def _missing_frames_folder(name: str, frame_dir: Path, gt_dir: Path) -> str:
+    """The problem of a video without a ground-truth folder: where it looked (``JPEGImages/`` included), what the
+    folder it looked in holds, and a subfolder that does hold the video (``JPEGImages/480p/<video>``)."""
+    root = frame_dir.parent
+    looked = (f"looked in {root}/ (the JPEGImages/ of --gt-dir {gt_dir}, used when present)" if root != gt_dir
+              else f"looked in {root}/ and in {root / JPEG_FOLDER}/ (absent)")
+    hint = ""
+    if root.is_dir():
+        deeper = [p for p in sorted(root.iterdir()) if p.is_dir() and (p / name).is_dir()]
+        if deeper:
+            hint = f"; {deeper[0] / name} exists: give --gt-dir {deeper[0]}"
+    return f"{name}: no ground-truth folder {frame_dir} ({looked}; {root.name}/ {describe_folder(root)}){hint}"
 
 
 def _raise_problems(problems: list[str], what: str) -> None:
@@ -92,18 +182,22 @@ def _raise_problems(problems: list[str], what: str) -> None:
         raise DevilError(f"{what}: {len(problems)} problem(s):\n" + "\n".join(f"  {p}" for p in shown) + more)
 
 
-def _video_problems(name: str, frame_dir: Path, mask_dir: Path) -> tuple[DavisVideo | None, list[str]]:
+def _video_problems(name: str, frame_dir: Path, mask_dir: Path,
+                    gt_dir: Path | None = None) -> tuple[DavisVideo | None, list[str]]:
     if not frame_dir.is_dir():
-        return None, [f"{name}: no ground-truth folder {frame_dir}"]
+        return None, [_missing_frames_folder(name, frame_dir, gt_dir or frame_dir.parent)]
     frames = image_files(frame_dir)
     if not frames:
-        return None, [f"{name}: {frame_dir} holds no {'/'.join(FRAME_SUFFIXES)} frames"]
+        return None, [f"{name}: {frame_dir} holds no {'/'.join(FRAME_SUFFIXES)} frames (it "
+                      f"{describe_folder(frame_dir)})"]
     masks = tuple(mask_dir / MASK_NAME.format(i) for i in range(len(frames)))
     missing = [p.name for p in masks if not p.is_file()]
     problems = []
     if missing:
         listed = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        problems.append(f"{name}: {len(frames)} frames in {frame_dir} but {mask_dir} lacks {listed}")
+        problems.append(f"{name}: {len(frames)} frames in {frame_dir} but {mask_dir} lacks {listed} (it "
+                        f"{describe_folder(mask_dir)}; masks must be PNG files named {MASK_NAME.format(0)}, "
+                        f"{MASK_NAME.format(1)} ...)")
     else:
         n_masks = len(image_files(mask_dir, (".png",)))
         if n_masks != len(frames):
@@ -125,19 +219,19 @@ def list_davis_videos(gt_dir: str | Path, mask_dir: str | Path) -> list[DavisVid
     Traceback (most recent call last):
     ...
     devil_dataset.core.errors.DevilError: .../MASKS vs .../GT: 1 problem(s):
-      bear: no ground-truth folder .../GT/bear
+      bear: no ground-truth folder .../GT/bear (looked in .../GT/ and in .../GT/JPEGImages/ (absent); GT/ is empty)
     """
     gt_dir, mask_dir = Path(gt_dir), Path(mask_dir)
     for folder, what in ((gt_dir, "ground-truth"), (mask_dir, "mask")):
         if not folder.is_dir():
             raise DevilError(f"{folder}: {what} folder does not exist")
-    names = sorted(p.name for p in mask_dir.iterdir() if p.is_dir())
+    names = sorted(p.name for p in mask_dir.iterdir() if p.is_dir() and not is_hidden(p))
     if not names:
         raise DevilError(f"{mask_dir}: no video folders (expected {mask_dir}/<video>/{MASK_NAME.format(0)} ...)")
     root = frames_root(gt_dir)
     videos, problems = [], []
     for name in names:
-        video, found = _video_problems(name, root / name, mask_dir / name)
+        video, found = _video_problems(name, root / name, mask_dir / name, gt_dir)
         problems += found
         if video is not None:
             videos.append(video)
@@ -204,7 +298,9 @@ def list_prediction_frames(pred_dir: str | Path, videos: list[DavisVideo]) -> di
             continue
         pngs = image_files(folder, (".png",))
         if len(pngs) != len(video.frame_paths):
-            problems.append(f"{video.name}: {len(pngs)} PNG frames in {folder}, expected {len(video.frame_paths)}")
+            problems.append(f"{video.name}: {len(pngs)} PNG frames in {folder}, expected {len(video.frame_paths)} "
+                            f"(it {describe_folder(folder)}; outputs are read as PNG only: save them losslessly "
+                            "as .png)")
         found[video.name] = pngs
     _raise_problems(problems, f"{pred_dir}")
     return found
@@ -226,6 +322,7 @@ def read_prediction_video(paths: tuple[Path, ...], size: tuple[int, int] = PROTO
     return np.stack(frames)
 
 
-__all__ = ["FRAME_SUFFIXES", "JPEG_FOLDER", "MASK_NAME", "PROTOCOL_SIZE", "DavisVideo", "frames_root", "image_files",
+__all__ = ["FRAME_SUFFIXES", "JPEG_FOLDER", "MASK_NAME", "PROTOCOL_SIZE", "DavisVideo", "describe_folder",
+           "frames_root", "image_files", "is_hidden", "layout_notes",
            "list_davis_videos", "list_prediction_frames", "read_davis_video", "read_prediction_video",
            "read_protocol_frame", "read_protocol_mask"]

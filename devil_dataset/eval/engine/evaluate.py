@@ -38,11 +38,15 @@ def _finish(
     ev: Evaluation, metrics, skipped, options: EvalOptions, *, method: str, slice_name: str | None, inputs: dict,
     report: bool = True,
 ) -> dict:
-    """The results document of ``ev``; the skipped metrics are reported on stderr when ``report``."""
+    """The results document of ``ev``; the skipped metrics are reported on stderr when ``report``, and the clips
+    whose masks look inverted (``warnings``) always."""
     for name, reason in (skipped.items() if report else ()):
         print(f"devil evaluate: skipped metric {name}: {reason}", file=sys.stderr)
-    return build_results(ev, method=method, slice_name=slice_name, inputs=inputs, options=options,
-                         metrics=list(metrics), skipped=skipped)
+    doc = build_results(ev, method=method, slice_name=slice_name, inputs=inputs, options=options,
+                        metrics=list(metrics), skipped=skipped)
+    for line in doc.get("warnings", ()):
+        print(f"devil evaluate: {method}: {line}", file=sys.stderr)
+    return doc
 
 
 def _prepare(metric_names: Sequence[str] | None, options: EvalOptions) -> tuple[EvalOptions, dict, dict]:
@@ -131,11 +135,12 @@ def _row_info(row):
 def _score_rows(rows: Iterable, stores: Mapping[str, PredictionStore], metric_names: Sequence[str] | None,
                 options: EvalOptions, metrics: Mapping[str, Mapping[str, VideoMetric]] | None = None, *,
                 total: int | None = None, progress: bool = False, gt_cache: GroundTruthCache | None = None,
-                outside: dict[str, list[str]] | None = None):
+                outside: dict[str, list[str]] | None = None, problems: dict[str, dict[str, str]] | None = None):
     """One pass over ``rows`` for every method of ``stores``; returns (raw per-video rows, frames, metrics).
 
     ``outside`` (method -> [], for the methods without an inpaint manifest) receives the clips whose prediction
-    differs from the ground truth outside this slice's hole (:func:`~.composite.differs_outside_hole`).
+    differs from the ground truth outside this slice's hole (:func:`~.composite.differs_outside_hole`); ``problems``
+    (method -> {}) the clips whose masks look inverted (:mod:`devil_dataset.core.hole_check`).
     """
 
     if metrics is None:
@@ -157,7 +162,7 @@ def _score_rows(rows: Iterable, stores: Mapping[str, PredictionStore], metric_na
         return read
 
     per_video, frames = _one_pass(clips(), {m: reader(m, store) for m, store in stores.items()}, metrics,
-                                  total=total, progress=progress, gt_cache=gt_cache)
+                                  total=total, progress=progress, gt_cache=gt_cache, problems=problems)
     return per_video, frames, metrics
 
 
@@ -214,10 +219,11 @@ def _chunk_task(run: _SliceEval, ids: list[str], rows: list | None):
             if not hasattr(metric, "state_dict"):
                 raise DevilError(f"metric {name}: its state cannot be merged, score it in one process (jobs 1)")
     outside: dict[str, list[str]] = {m: [] for m in run.watch}
+    problems: dict[str, dict[str, str]] = {m: {} for m in stores}
     per_video, frames, metrics = _score_rows(mine, stores, run.metric_names, run.options, metrics,
-                                             gt_cache=run.gt_cache, outside=outside)
+                                             gt_cache=run.gt_cache, outside=outside, problems=problems)
     states = {m: {n: x.state_dict() for n, x in ms.items()} for m, ms in metrics.items()}
-    return per_video, states, frames, (run.gt_cache.stats if run.gt_cache is not None else None), outside
+    return per_video, states, frames, (run.gt_cache.stats if run.gt_cache is not None else None), outside, problems
 
 
 def _chunk_task_of(task: tuple):
@@ -356,13 +362,17 @@ def _score_slice(run: _SliceEval, stores: Mapping[str, PredictionStore],
     """Score every method on the slice's clips ``ids``: in this process, or in parts on a parallel engine (two
     clips or more); then warn of the predictions that differ from the ground truth outside the hole."""
     outside: dict[str, list[str]] = {m: [] for m in run.watch}
+    problems: dict[str, dict[str, str]] = {m: {} for m in stores}
     if not run.engine.parallel or len(ids) < 2:
         per_video, frames, _ = _score_rows(_slice_iter(run.dataset, run.config, rows, ("clip_id", "frames", "hole")),
                                            stores, run.metric_names, run.options, metrics, total=len(ids),
-                                           progress=run.progress, gt_cache=run.gt_cache, outside=outside)
+                                           progress=run.progress, gt_cache=run.gt_cache, outside=outside,
+                                           problems=problems)
         evs = {m: collect(metrics[m], per_video[m], frames) for m in stores}
     else:
-        evs = _score_parallel(run, ids, rows, metrics, outside)
+        evs = _score_parallel(run, ids, rows, metrics, outside, problems)
+    for m, ev in evs.items():
+        ev.hole_problems = problems.get(m, {})
     _warn_outside(outside, run.predictions, run.config, len(ids))
     return evs
 
@@ -381,7 +391,8 @@ def _documents(run: _SliceEval, evs: Mapping[str, Evaluation], stores: Mapping[s
 
 def _score_parallel(run: _SliceEval, ids: list[str], rows: Iterable | None,
                     metrics: Mapping[str, Mapping[str, VideoMetric]],
-                    outside: dict[str, list[str]] | None = None) -> dict[str, Evaluation]:
+                    outside: dict[str, list[str]] | None = None,
+                    problems: dict[str, dict[str, str]] | None = None) -> dict[str, Evaluation]:
     """Contiguous parts of ``ids``, one task of ``run.engine`` each; states merged and per-video rows joined in slice
     order; ``outside`` (method -> [] for the methods to watch) receives the parts' outside-hole clips in order."""
     gpu = run.options.device != "cpu"
@@ -398,9 +409,12 @@ def _score_parallel(run: _SliceEval, ids: list[str], rows: Iterable | None,
     # every part in flight at once; networks load once per part
     results = list(run.engine.map_ordered(_chunk_task_of, tasks, window=len(tasks),
                                           num_gpus=run.engine.task_gpus(gpu=gpu)))
-    for *_, cache_stats, part_outside in results:
+    for *_, cache_stats, part_outside, part_problems in results:
         if run.gt_cache is not None and cache_stats is not None:
             run.gt_cache.stats.add(cache_stats)
+        for m, found in part_problems.items():
+            if problems is not None:
+                problems.setdefault(m, {}).update(found)
         for m, clip_ids in part_outside.items():
             if outside is not None:
                 outside[m].extend(clip_ids)

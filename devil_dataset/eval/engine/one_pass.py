@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ...core.errors import DevilError, UnknownNameError
+from ...core.hole_check import check_hole, hole_problem
 from ...core.prefetch import prefetched
 from ...core.progress import progress_bar
 from ..kernels.pixel import clip_psnr_values
@@ -48,6 +49,8 @@ class Evaluation:
     metric_provenance: dict[str, dict] = field(default_factory=dict)
     num_frames: int = 0
     set_level_uncertainty: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: clip id -> :func:`~devil_dataset.core.hole_check.hole_problem` of the clips whose masks look inverted
+    hole_problems: dict[str, str] = field(default_factory=dict)
 
 
 def resolve_device(device: str) -> str:
@@ -156,15 +159,21 @@ def evaluate_methods(
     >>> round(out["white"].summary["psnr"], 2), out["black"].clipped
     (12.04, {'psnr': ['a']})
     """
-    per_video, frames = _one_pass(clips, predictions, metrics, total=total, progress=progress)
-    return {m: collect(metrics[m], per_video[m], frames) for m in predictions}
+    problems: dict[str, dict[str, str]] = {m: {} for m in predictions}
+    per_video, frames = _one_pass(clips, predictions, metrics, total=total, progress=progress, problems=problems)
+    evs = {m: collect(metrics[m], per_video[m], frames) for m in predictions}
+    for m, ev in evs.items():
+        ev.hole_problems = problems[m]
+    return evs
 
 
-def _one_pass(clips, predictions, metrics, *, total, progress,
-              gt_cache: GroundTruthCache | None = None) -> tuple[dict[str, dict[str, dict[str, float]]], int]:
+def _one_pass(clips, predictions, metrics, *, total, progress, gt_cache: GroundTruthCache | None = None,
+              problems: dict[str, dict[str, str]] | None = None
+              ) -> tuple[dict[str, dict[str, dict[str, float]]], int]:
     """The updates of :func:`evaluate_methods`: raw per-video rows per method and the number of GT frames.
 
-    ``gt_cache``: the cached metrics' ground-truth work is read from it or computed and stored there."""
+    ``gt_cache``: the cached metrics' ground-truth work is read from it or computed and stored there. ``problems``
+    (method -> {}): receives each clip whose masks look inverted (:mod:`devil_dataset.core.hole_check`)."""
 
     methods = list(predictions)
     if not methods:
@@ -192,6 +201,10 @@ def _one_pass(clips, predictions, metrics, *, total, progress,
         if clip_id in per_video[methods[0]]:
             raise DevilError(f"clip {clip_id}: appears twice in the evaluation")
         for m in methods:
+            if problems is not None:
+                problem = hole_problem(check_hole(hole, preds[m], gt))
+                if problem:
+                    problems.setdefault(m, {})[clip_id] = problem
             video = VideoSample(clip_id, gt, preds.pop(m), hole)
             per_video[m][clip_id] = update_metrics(metrics[m], video, prepared)
             del video
@@ -212,15 +225,21 @@ def evaluate(
     """
 
     per_video: dict[str, dict[str, float]] = {}
+    problems: dict[str, str] = {}
     frames = 0
     bar = progress_bar(videos, total=total, desc="evaluate", unit="video", enabled=progress)
     for video in bar:
         if video.clip_id in per_video:
             raise DevilError(f"clip {video.clip_id}: appears twice in the evaluation")
+        problem = hole_problem(check_hole(video.hole, video.pred, video.gt))
+        if problem:
+            problems[video.clip_id] = problem
         per_video[video.clip_id] = update_metrics(metrics, video, {})
         frames += video.num_frames
         del video
-    return collect(metrics, per_video, frames)
+    ev = collect(metrics, per_video, frames)
+    ev.hole_problems = problems
+    return ev
 
 
 def evaluation_from_values(

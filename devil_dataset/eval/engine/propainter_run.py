@@ -38,11 +38,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...core.engines.local import map_ordered
-from ...core.errors import DevilError, unknown_name
+from ...core.errors import DevilError, WeightsMissingError, unknown_name
 from ...core.flow import flow_estimator
+from ...core.hole_check import check_hole, hole_problem, hole_warning
 from ...core.progress import progress_bar
 from ...core.version import __version__
-from ...core.weights import cached_network, weights_provenance
+from ...core.weights import cached_network, verify_cached, weights_provenance
 from ..kernels.composite import composite
 from ..kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ..kernels.propainter import (
@@ -58,12 +59,14 @@ from ..kernels.propainter import (
 )
 from ..metrics.propainter_i3d import BATCH_NORM_MODES, BATCH_NORM_OF_PARITY, FEATURE_LAYER, video_feature
 from ..metrics.protocol import EvalOptions
+from ..metrics.registry import skipped_lines
 from ..stats.frame_weighted import frame_weighted_summary
 from ..stats.intervals import video_summary
 from .davis_layout import (
     PROTOCOL_SIZE,
     DavisVideo,
     frames_root,
+    layout_notes,
     list_davis_videos,
     list_prediction_frames,
     read_davis_video,
@@ -95,17 +98,23 @@ class VideoFrameScores:
     name: str
     num_frames: int
     values: dict[str, np.ndarray]
+    hole_problem: str | None = None  # :func:`~devil_dataset.core.hole_check.hole_problem` of the video
 
 
-def protocol_video(video: DavisVideo, pred_paths: tuple[Path, ...], size: tuple[int, int] = PROTOCOL_SIZE
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def protocol_video(video: DavisVideo, pred_paths: tuple[Path, ...], size: tuple[int, int] = PROTOCOL_SIZE,
+                   problems: dict[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ground truth, composite, dilated hole) of one video as the protocol scores it: uint8 [T, H, W, 3] twice and
-    bool [T, H, W]. The output frames must be ``size``."""
+    bool [T, H, W]. The output frames must be ``size``. ``problems`` receives the video's
+    :func:`~devil_dataset.core.hole_check.hole_problem` (masks read inverted?), if any."""
     gt, hole = read_davis_video(video, size)
     pred = read_prediction_video(pred_paths, size)
     if len(pred) != len(gt):
         raise DevilError(f"{video.name}: {len(pred)} output frames, expected {len(gt)}")
     dilated = dilate_hole(hole)
+    if problems is not None:
+        problem = hole_problem(check_hole(dilated, pred, gt))
+        if problem:
+            problems[video.name] = problem
     return gt, composite(pred, gt, dilated), dilated
 
 
@@ -113,8 +122,51 @@ def score_video_frames(task: tuple[DavisVideo, tuple[Path, ...]], metrics: tuple
                        size: tuple[int, int] = PROTOCOL_SIZE) -> VideoFrameScores:
     """The per-frame metrics of one video (a module-level function: workers run it)."""
     video, pred_paths = task
-    gt, comp, hole = protocol_video(video, pred_paths, size)
-    return VideoFrameScores(video.name, len(gt), {m: _FRAME_FUNCTIONS[m](gt, comp, hole) for m in metrics})
+    problems: dict[str, str] = {}
+    gt, comp, hole = protocol_video(video, pred_paths, size, problems)
+    return VideoFrameScores(video.name, len(gt), {m: _FRAME_FUNCTIONS[m](gt, comp, hole) for m in metrics},
+                            problems.get(video.name))
+
+
+#: The network weights each metric of the protocol needs (checked before any work: :func:`runnable_metrics`).
+METRIC_WEIGHTS: dict[str, tuple[str, ...]] = {"vfid": ("i3d",), "hole_lpips": ("alexnet",)}
+
+
+def runnable_metrics(metrics: Sequence[str], explicit: bool, injected: Sequence[str] = ()
+                     ) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``(metrics that can run, skipped metric -> reason)``, decided before any frame is read: a metric whose weights
+    (:data:`METRIC_WEIGHTS`) are missing or corrupt is skipped with the reason naming the file when the metrics are
+    the default ones (as DEVIL's protocol does), and raises :class:`~devil_dataset.core.errors.WeightsMissingError`
+    naming every such file when they were asked for (``explicit``). ``injected``: networks given by the caller.
+
+        >>> import os, tempfile; os.environ["DEVIL_WEIGHTS_DIR"] = tempfile.mkdtemp()
+        >>> ran, skipped = runnable_metrics(("psnr", "ssim", "vfid"), explicit=False)
+        >>> ran, skipped["vfid"].split(":")[0]
+        (('psnr', 'ssim'), 'rgb_imagenet.pt')
+        >>> runnable_metrics(("psnr", "vfid"), explicit=True)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        devil_dataset.core.errors.WeightsMissingError: metric vfid: rgb_imagenet.pt: not in the weights cache ...
+        >>> del os.environ["DEVIL_WEIGHTS_DIR"]
+    """
+    skipped: dict[str, str] = {}
+    missing: list[str] = []
+    for m in metrics:
+        network = {"vfid": "i3d", "hole_lpips": "lpips"}.get(m)
+        if network in injected:
+            continue
+        for name in METRIC_WEIGHTS.get(m, ()):
+            try:
+                verify_cached(name)
+            except WeightsMissingError as exc:
+                if explicit:
+                    missing.append(f"metric {m}: {exc}")
+                else:
+                    skipped[m] = str(exc)
+                break
+    if missing:
+        raise WeightsMissingError("; ".join(missing))
+    return tuple(m for m in metrics if m not in skipped), skipped
 
 
 def _check_metrics(metric_names: Sequence[str] | None) -> tuple[str, ...]:
@@ -168,6 +220,7 @@ class _NetworkPass:
     fake: GaussianStats
     ewarp: dict[str, float]
     hole_lpips: dict[str, np.ndarray]
+    hole_problems: dict[str, str]
 
 
 def _i3d(options: EvalOptions, network: Any) -> Any:
@@ -200,11 +253,11 @@ def hole_lpips_frames(net: Any, gt: np.ndarray, comp: np.ndarray, hole: np.ndarr
 
 def _network_pass(tasks: list[tuple[DavisVideo, tuple[Path, ...]]], metrics: Sequence[str], options: EvalOptions,
                   size: tuple[int, int], nets: dict[str, Any], flow: Any, progress: bool) -> _NetworkPass:
-    out = _NetworkPass(GaussianStats(), GaussianStats(), {}, {})
+    out = _NetworkPass(GaussianStats(), GaussianStats(), {}, {}, {})
     batch_norm = BATCH_NORM_OF_PARITY[str(options.parity)]
     net = nets.get("i3d")
     for video, pred_paths in progress_bar(tasks, desc="propainter networks", unit="video", enabled=progress):
-        gt, comp, hole = protocol_video(video, pred_paths, size)
+        gt, comp, hole = protocol_video(video, pred_paths, size, out.hole_problems)
         if "hole_lpips" in metrics:
             out.hole_lpips[video.name] = hole_lpips_frames(nets["lpips"], gt, comp, hole)
         if "vfid" in metrics:  # the real and the composite video each alone in a forward pass
@@ -292,7 +345,9 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     networks / a flow function injected (tests). Every layout problem is one DevilError before anything is scored.
     See the module docstring.
     """
-    metrics = _check_metrics(metric_names)
+    metrics, skipped = runnable_metrics(_check_metrics(metric_names), metric_names is not None, list(networks or ()))
+    if not metrics:
+        raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     size = (int(size[0]), int(size[1]))
     options = replace(options or EvalOptions(), protocol="propainter")
     if options.device == "auto":
@@ -300,6 +355,10 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
         options = replace(options, device=resolve_device("auto") if needs_device else "cpu")
     videos = list_davis_videos(gt_dir, mask_dir)
     preds = list_prediction_frames(pred_dir, videos)
+    left_out, notes = layout_notes(gt_dir, mask_dir, videos, pred_dir)
+    notes = [*skipped_lines(skipped), *notes]
+    flow = flow_estimator(options.flow, options.device, flow_fn, precision=options.precision) \
+        if "ewarp" in metrics else None  # before the pixel pass: a missing flow network fails first
     tasks = [(v, preds[v.name]) for v in videos]
     frame_metrics = tuple(m for m in metrics if m in FRAME_METRICS)
     score = partial(score_video_frames, metrics=frame_metrics, size=size)
@@ -309,12 +368,15 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     injected = networks or {}
     nets = {**({"i3d": _i3d(options, injected.get("i3d"))} if "vfid" in metrics else {}),
             **({"lpips": _lpips(options, injected.get("lpips"))} if "hole_lpips" in metrics else {})}
-    flow = flow_estimator(options.flow, options.device, flow_fn, precision=options.precision) \
-        if "ewarp" in metrics else None
     passed = _network_pass(tasks, metrics, options, size, nets, flow, progress) if nets or flow else None
     if "hole_lpips" in metrics and passed is not None:
         for s in scores:
             s.values["hole_lpips"] = passed.hole_lpips[s.name]
+    problems = {s.name: s.hole_problem for s in scores if s.hole_problem} if frame_metrics else \
+        (passed.hole_problems if passed is not None else {})
+    inverted = hole_warning(problems, len(videos), str(mask_dir))
+    if inverted:
+        notes.append(inverted)
     summary, per_video, uncertainty, infinite = _frame_summaries(
         scores, tuple(m for m in metrics if m in FRAME_METRICS + NETWORK_FRAME_METRICS), options.seed)
     vfid_note: dict[str, Any] = {}
@@ -339,12 +401,12 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
         "format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION, "protocol": "propainter",
         "parity": options.parity, "method": method or Path(pred_dir).resolve().name, "slice": None,
         "num_videos": len(videos), "num_frames": sum(s.num_frames for s in scores), "metrics": list(metrics),
-        "summary": {m: summary[m] for m in metrics}, "videos": per_video,
+        "summary": {**{m: summary[m] for m in metrics}, **{m: float("nan") for m in skipped}}, "videos": per_video,
         "frame_counts": {s.name: s.num_frames for s in scores}, "uncertainty": uncertainty, "infinite": infinite,
-        "clipped": {}, "skipped": {}, "provenance": provenance,
+        "clipped": {}, "skipped": skipped, "left_out": left_out, "warnings": notes, "provenance": provenance,
     }
 
 
-__all__ = ["DEFAULT_PROPAINTER_METRICS", "FRAME_METRICS", "NETWORK_FRAME_METRICS", "PROPAINTER_METRICS",
-           "VideoFrameScores", "evaluate_propainter", "hole_lpips_frames", "protocol_video", "score_video_frames",
-           "vfid_of"]
+__all__ = ["DEFAULT_PROPAINTER_METRICS", "FRAME_METRICS", "METRIC_WEIGHTS", "NETWORK_FRAME_METRICS",
+           "PROPAINTER_METRICS", "VideoFrameScores", "evaluate_propainter", "hole_lpips_frames", "protocol_video",
+           "runnable_metrics", "score_video_frames", "vfid_of"]

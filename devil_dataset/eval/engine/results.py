@@ -16,6 +16,9 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
                               "method": "jackknife over 10 groups of videos ..."}},  # with --set-level-ci
       "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)
       "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
+      "left_out": {"<video>": "<reason>"},      # --protocol propainter: ground-truth videos without masks
+      "warnings": ["<line>", ...],              # what the run noticed (ignored hidden files, inverted masks)
+      "hole_problems": {"<clip id>": "<what>"}, # the clips whose masks look inverted (core/hole_check.py)
       "provenance": {"package_version": ..., "options": {...}, "inputs": {...}, "flow_backend": ...,
                      "weights": {...}, "metrics": {"<name>": {...modes, hashes...}}}
     }
@@ -47,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
 from ...core.errors import DevilError
+from ...core.hole_check import hole_warning
 from ...core.version import __version__
 from ...data.load import MANIFEST_NAME
 from ..metrics.protocol import EvalOptions
@@ -148,6 +152,8 @@ def build_results(
             "weights": weights,
             "metrics": ev.metric_provenance,
         },
+        **({"warnings": [w], "hole_problems": dict(ev.hole_problems)}
+           if (w := hole_warning(ev.hole_problems, len(ev.videos), str(inputs.get("predictions", "")))) else {}),
     }
 
 
