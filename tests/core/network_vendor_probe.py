@@ -7,16 +7,16 @@ portable kernels (``DEVIL_NETWORK_KERNELS=portable``, the default) and, as a con
 ``native``. RAFT is left out under QEMU 7.2, whose TCG crashes in ATen's AVX2 ``grid_sample`` (gathers); its
 convolutions, products and square roots are the portable ones checked here.
 """
+# ruff: noqa: I001  (devil_dataset must be imported before numpy and torch)
 from __future__ import annotations
 
 import hashlib
 import json
 import sys
 
+import devil_dataset  # noqa: F401  (first: it sets the CPU pins before numpy and torch load)
 import numpy as np
 import torch
-
-import devil_dataset  # noqa: F401  (sets the CPU pins before numpy and torch load)
 
 NETWORKS = ("lpips", "inception", "i3d", "raft")
 
