@@ -39,7 +39,7 @@ from ...core.version import __version__
 from ..kernels import prove as k
 from ..metrics.protocol import EvalOptions
 from ..metrics.registry import higher_is_better
-from ..metrics.removal import REMOVAL_METRICS, FeatureFn, mask_report, removal_scores
+from ..metrics.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS, FeatureFn, mask_report, removal_scores
 from ..stats.intervals import video_summary
 from .one_pass import resolve_device
 from .prove_layout import MAX_FRAMES, ProveVideo, list_prove_videos, read_prove_video
@@ -67,12 +67,13 @@ def _network(model: str, device: str) -> Any:
     return _NETWORKS[key]
 
 
-def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, device: str, batch_size: int,
-                      network: FeatureFn | None = None, limit: int = MAX_FRAMES) -> ProveVideoScores:
+def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, device: str,  # noqa: PLR0913
+                      batch_size: int, network: FeatureFn | None = None, limit: int = MAX_FRAMES,
+                      arithmetic: str = "float32") -> ProveVideoScores:
     """Read and score one video (a module-level function: engine workers run it, loading the model once each)."""
     frames = read_prove_video(video, limit)
     features = network if network is not None else _network(model, device).patch_features
-    scores = removal_scores(frames.result, frames.masks, features, metrics, batch_size)
+    scores = removal_scores(frames.result, frames.masks, features, metrics, batch_size, arithmetic)
     counts = {"frames": len(frames.result), "rc_s_frames": scores.frames_scored, "rc_t_pairs": scores.pairs_scored,
               "forward_crops": scores.forward_crops}
     notes: dict[str, Any] = {}
@@ -104,7 +105,7 @@ def directions(metrics: Sequence[str]) -> dict[str, str]:
     return {m: "higher" if higher_is_better(m) else "lower" for m in metrics}
 
 
-def protocol_record(metrics: Sequence[str]) -> dict[str, Any]:
+def protocol_record(metrics: Sequence[str], arithmetic: str = "float32") -> dict[str, Any]:
     """What the protocol did, as the results' provenance records it (constants from :mod:`..kernels.prove`)."""
     return {
         "name": "prove", "source": "xiaomi-research/prove run_prove_metrics.py, utils/metrics.py, "
@@ -121,7 +122,7 @@ def protocol_record(metrics: Sequence[str]) -> dict[str, Any]:
                    f"{k.WINDOW_GRID:g}; RC-S: > {k.RCS_MIN_CELLS} hole and > {k.RCS_MIN_CELLS} known cells, or > "
                    f"{k.RCS_MIN_CELLS} hole and no known cell (vs every known cell of the crop); RC-T: >= "
                    f"{k.RCT_MIN_CELLS} shared cells",
-        "mmd": f"RBF, sigma {k.MMD_SIGMA:g}, L2-normalised features, biased, x {k.MMD_SCALE:g}, float64; RC-S "
+        "mmd": f"RBF, sigma {k.MMD_SIGMA:g}, L2-normalised features, biased, x {k.MMD_SCALE:g}, {arithmetic}; RC-S "
                f"exp(-max(0, mean)/{k.RCS_TAU:g}) averaged over components",
         "averaging": "mean over scored frames (RC-S) / pairs (RC-T) per video; mean over videos with a value",
     }
@@ -166,7 +167,8 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
     if network is None:  # a missing model fails here, before any video is read
         _network(options.dino_model, device)
     score = partial(score_prove_video, metrics=metrics, model=options.dino_model, device=device,
-                    batch_size=options.batch_size, network=network)
+                    batch_size=options.batch_size, network=network,
+                    arithmetic=ARITHMETIC_OF_PARITY[str(options.parity)])
     runs = engine.map_ordered(score, layout.videos) if engine is not None and network is None \
         else map_ordered(score, layout.videos)
     scores = []
@@ -181,7 +183,7 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
         "package_version": __version__, "options": options_record(options),
         "inputs": {"mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir),
                    "mask_dir": str(mask_dir)},
-        "protocol": protocol_record(metrics), "dino": dino,
+        "protocol": protocol_record(metrics, ARITHMETIC_OF_PARITY[str(options.parity)]), "dino": dino,
     }
     return {
         "format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION, "protocol": "prove",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -295,31 +296,76 @@ def set_mmd(k_xx: np.ndarray, k_yy: np.ndarray, k_xy: np.ndarray, x: np.ndarray,
     return (sxx / nx ** 2 + syy / ny ** 2 - 2.0 * sxy / (nx * ny)) * MMD_SCALE
 
 
-def rcs_crop_value(features: np.ndarray, pooled: np.ndarray) -> float:
+def float32_mmds(x_features: np.ndarray, y_features: np.ndarray, x_sets: np.ndarray, y_sets: np.ndarray
+                 ) -> list[Any]:
+    """The MMD of each pair of sets in PROVE's own arithmetic (``utils/predictors.py`` ``compute_rbf_mmd``): torch
+    float32, rows L2-normalised, ``cdist(...).pow(2)``, ``exp``, ``mean``, one window at a time. Returns 0-d float32
+    tensors (RC-S sums them as such). The float32 rounding of a difference of means near 1 moves a small MMD by up to
+    a few 1e-4 of its value: the ``release`` parity keeps it, ``corrected`` uses :func:`set_mmd` (float64)."""
+    import torch
+
+    fx = torch.as_tensor(np.asarray(x_features, np.float32))
+    fy = torch.as_tensor(np.asarray(y_features, np.float32))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small matrices: one thread is ~15x faster than several (measured on 2 cores)
+    try:
+        return _float32_mmds(torch, fx, fy, x_sets, y_sets)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _float32_mmds(torch: Any, fx: Any, fy: Any, x_sets: np.ndarray, y_sets: np.ndarray) -> list[Any]:
+    gamma = 1.0 / (2.0 * MMD_SIGMA ** 2)
+    out = []
+    k_yy_of: dict[bytes, Any] = {}  # RC-S's inner windows share the crop's known set: its K(Y, Y), computed once
+    for xs, ys in zip(x_sets, y_sets):
+        x = torch.nn.functional.normalize(fx[torch.as_tensor(np.flatnonzero(xs))], p=2, dim=1)
+        y = torch.nn.functional.normalize(fy[torch.as_tensor(np.flatnonzero(ys))], p=2, dim=1)
+        k_xx = torch.exp(-gamma * torch.cdist(x, x).pow(2)).mean()
+        key = np.packbits(ys).tobytes()
+        if key not in k_yy_of:
+            k_yy_of[key] = torch.exp(-gamma * torch.cdist(y, y).pow(2)).mean()
+        k_xy = torch.exp(-gamma * torch.cdist(x, y).pow(2)).mean()
+        out.append((k_xx + k_yy_of[key] - 2 * k_xy) / 1 * MMD_SCALE)
+    return out
+
+
+#: How the MMDs compute: ``float32`` as PROVE's code (parity ``release``), ``float64`` exact (``corrected``).
+MMD_ARITHMETICS: tuple[str, ...] = ("float32", "float64")
+
+
+def rcs_crop_value(features: np.ndarray, pooled: np.ndarray, arithmetic: str = "float64") -> float:
     """RC-S of one crop: exp(-max(0, mean over the scored windows of the hole/known MMD) / :data:`RCS_TAU`), NaN
     when no window is scored. ``features`` float [grid_h * grid_w, C] (row-major cells), ``pooled`` the crop's
-    pooled mask (:func:`pooled_mask`)."""
+    pooled mask (:func:`pooled_mask`), ``arithmetic`` one of :data:`MMD_ARITHMETICS`."""
     hole, known = rcs_window_sets(pooled)
     if not len(hole):
         return float("nan")
-    f = normalized(features)
-    k = rbf_kernel(f, f)
-    raw = float(np.mean(set_mmd(k, k, k, hole, known)))
+    if arithmetic == "float32":
+        scores = float32_mmds(features, features, hole, known)
+        raw = float(sum(scores) / len(scores))  # 0-d float32 tensors summed, as theirs
+    else:
+        f = normalized(features)
+        k = rbf_kernel(f, f)
+        raw = float(np.mean(set_mmd(k, k, k, hole, known)))
     return math.exp(-max(0.0, raw) / RCS_TAU)
 
 
 def rct_pair_value(features_t: np.ndarray, features_t1: np.ndarray, pooled_t: np.ndarray,
-                   pooled_t1: np.ndarray) -> float:
+                   pooled_t1: np.ndarray, arithmetic: str = "float64") -> float:
     """RC-T of one pair of crops: the mean over the scored windows (:func:`rct_window_sets`) of the MMD between
     frame t's and frame t+1's features of the window's shared cells; NaN when no window is scored."""
     cells = rct_window_sets(pooled_t, pooled_t1)
     if not len(cells):
         return float("nan")
+    if arithmetic == "float32":
+        scores = [float(v.item()) for v in float32_mmds(features_t, features_t1, cells, cells)]
+        return sum(scores) / len(scores)  # Python floats, as theirs (``.item()``)
     a, b = normalized(features_t), normalized(features_t1)
     return float(np.mean(set_mmd(rbf_kernel(a, a), rbf_kernel(b, b), rbf_kernel(a, b), cells, cells)))
 
 
-__all__ = ["DINO_TARGET_SIZE", "MASK_THRESHOLD", "MIN_COMPONENT_AREA", "MMD_SCALE", "MMD_SIGMA", "PAD_RGB",
+__all__ = ["DINO_TARGET_SIZE", "MASK_THRESHOLD", "MMD_ARITHMETICS", "float32_mmds", "MIN_COMPONENT_AREA", "MMD_SCALE", "MMD_SIGMA", "PAD_RGB",
            "PATCH_SIZE", "RCS_MIN_CELLS", "RCS_TAU", "RCT_MIN_CELLS", "SQUARE_EXPANSION", "Box", "GridGeometry",
            "bounding_square", "first_channel_mask", "grey_mask", "grid_geometry", "kept_components",
            "network_input", "normalized", "pooled_mask", "rbf_kernel", "rcs_crop_value", "rcs_window_sets",

@@ -48,6 +48,9 @@ from .protocol import EvalOptions, Metric, VideoSample
 FeatureFn = Callable[[Sequence[np.ndarray]], np.ndarray]
 #: The removal metrics and their result keys.
 REMOVAL_METRICS: tuple[str, ...] = ("rc_s", "rc_t")
+#: The MMD arithmetic of each parity: ``release`` computes as PROVE's code (torch float32, one window at a time),
+#: ``corrected`` in float64 (exact to ~1e-12; PROVE's float32 rounding moves a small RC-T by up to ~3e-4 of it).
+ARITHMETIC_OF_PARITY: dict[str, str] = {"release": "float32", "corrected": "float64"}
 
 
 @dataclass
@@ -147,12 +150,14 @@ class _FeatureStore:
             del self.held[c]
 
 
-def removal_scores(frames: np.ndarray, masks: np.ndarray, features: FeatureFn,
-                   metrics: Sequence[str] = REMOVAL_METRICS, batch_size: int = 8) -> RemovalScores:
+def removal_scores(frames: np.ndarray, masks: np.ndarray, features: FeatureFn,  # noqa: PLR0913
+                   metrics: Sequence[str] = REMOVAL_METRICS, batch_size: int = 8,
+                   arithmetic: str = "float64") -> RemovalScores:
     """RC-S and RC-T of one video: ``frames`` uint8 [T, H, W, 3] RGB (the removal result), ``masks`` uint8 [T, H, W]
     or [T, H, W, 3] (white = removed object; grey values kept: RC-S reads them as PROVE does), ``features`` the
     network (:data:`FeatureFn`). Frames are taken in chunks of ``batch_size``; each distinct (frame, crop) goes
-    through the network once. See the module docstring."""
+    through the network once. ``arithmetic``: the MMDs' (:data:`~devil_dataset.eval.kernels.prove.MMD_ARITHMETICS`;
+    ``float32`` = PROVE's own, :data:`ARITHMETIC_OF_PARITY`). See the module docstring."""
     n = len(frames)
     if len(masks) != n:
         raise ValueError(f"{n} frames but {len(masks)} masks")
@@ -171,7 +176,7 @@ def removal_scores(frames: np.ndarray, masks: np.ndarray, features: FeatureFn,
                 wanted += [_Crop(t, plan[0]), _Crop(t + 1, plan[0])] if t + 1 < stop else [_Crop(t, plan[0])]
         store.compute(wanted)
         for t in range(start, stop):
-            values = [rcs_crop_value(store.held[_Crop(t, box)], pooled_mask(crop, store.geometry(box)))
+            values = [rcs_crop_value(store.held[_Crop(t, box)], pooled_mask(crop, store.geometry(box)), arithmetic)
                       for box, crop in rcs_plans.get(t, [])]
             if values:
                 rcs[t] = sum(values) / len(values)  # a component without a scored window makes the frame NaN
@@ -181,7 +186,7 @@ def removal_scores(frames: np.ndarray, masks: np.ndarray, features: FeatureFn,
                 box, crop_t, crop_t1 = plan
                 g = store.geometry(box)
                 rct[t] = rct_pair_value(store.held[_Crop(t, box)], store.held[_Crop(t + 1, box)],
-                                        pooled_mask(crop_t, g), pooled_mask(crop_t1, g))
+                                        pooled_mask(crop_t, g), pooled_mask(crop_t1, g), arithmetic)
         store.drop_before(stop - 1)
     return RemovalScores(rcs, rct, store.computed)
 
@@ -200,9 +205,12 @@ def mask_report(masks: np.ndarray) -> dict[str, int]:
 
 
 def _dino(options: EvalOptions) -> Any:
+    import torch
+
     from ...core.networks.dinov2 import load_dinov2
 
-    return load_dinov2(options.dino_model, options.device if options.device != "auto" else "cpu")
+    device = options.device if options.device != "auto" else "cuda" if torch.cuda.is_available() else "cpu"
+    return load_dinov2(options.dino_model, device)
 
 
 class _RemovalMetric(Metric):
@@ -222,7 +230,8 @@ class _RemovalMetric(Metric):
     def update(self, video: VideoSample, prepared: Any = None) -> dict[str, float]:
         masks = video.hole.astype(np.uint8) * 255
         key = self.keys[0]
-        scores = removal_scores(video.pred, masks, self.network.patch_features, (key,), self.options.batch_size)
+        scores = removal_scores(video.pred, masks, self.network.patch_features, (key,), self.options.batch_size,
+                                ARITHMETIC_OF_PARITY[str(self.options.parity)])
         value = getattr(scores, key)
         self.values.append(value)
         return {key: value}
@@ -232,7 +241,8 @@ class _RemovalMetric(Metric):
 
     def provenance(self) -> dict:
         identity = self.network.identity() if hasattr(self.network, "identity") else {"name": "injected"}
-        return {"protocol": "prove", "dino": identity, "higher_is_better": self.higher_better}
+        return {"protocol": "prove", "dino": identity, "higher_is_better": self.higher_better,
+                "mmd_arithmetic": ARITHMETIC_OF_PARITY[str(self.options.parity)]}
 
 
 class RCSMetric(_RemovalMetric):
@@ -249,5 +259,5 @@ class RCTMetric(_RemovalMetric):
     higher_better = False
 
 
-__all__ = ["REMOVAL_METRICS", "FeatureFn", "RCSMetric", "RCTMetric", "RemovalScores", "mask_report",
+__all__ = ["ARITHMETIC_OF_PARITY", "REMOVAL_METRICS", "FeatureFn", "RCSMetric", "RCTMetric", "RemovalScores", "mask_report",
            "removal_scores"]
