@@ -131,8 +131,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--pred-dir", type=existing_path, metavar="PRED", help="matching frame_%%04d_pred.png folders")
     pp = p.add_argument_group("--protocol propainter (DAVIS / YouTube-VOS layout; docs/propainter-protocol.md)")
     pp.add_argument("--protocol", default="devil", choices=PROTOCOLS,
-                    help="the whole evaluation protocol: devil (default), prove (RC-S / RC-T of object removals, see below) "
-                    "or propainter (the ProPainter / E2FGVI "
+                    help="the whole evaluation protocol: devil (default), prove (RC-S / RC-T of object removals, "
+                    "see below) or propainter (the ProPainter / E2FGVI "
                     "table: --gt-dir GT with JPEGImages/<video>/*.jpg, --mask-dir MASKS with <video>/00000.png ..., "
                     "--pred-dir PRED with <video>/*.png at 432x240; metrics " + " ".join(PROPAINTER_METRICS) +
                     ", default psnr ssim vfid; --parity release = their BatchNorm in training mode for VFID, "

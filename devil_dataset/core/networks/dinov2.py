@@ -27,6 +27,7 @@ import torch  # noqa: TID253
 from ..atomic import file_sha256
 from ..errors import WeightsMissingError
 from . import DEFAULT_DINO_MODEL
+
 #: The weights files a ``save_pretrained`` folder may hold, in the order looked for.
 WEIGHTS_FILES: tuple[str, ...] = ("model.safetensors", "pytorch_model.bin")
 #: DINOv2's image processor settings (``facebook/dinov2-*`` ``preprocessor_config.json``): ImageNet mean and std.
@@ -40,8 +41,9 @@ GIANT_SHAPE: dict[str, Any] = {"hidden_size": 1536, "num_hidden_layers": 40, "nu
 def _missing(model: str, why: str) -> WeightsMissingError:
     return WeightsMissingError(
         f"DINOv2 model {model!r}: {why}. Fetch it once with network access (pip install 'devil-dataset[removal]'; "
-        f"python -c \"from transformers import AutoModel, AutoImageProcessor as P; AutoModel.from_pretrained('{model}');"
-        f" P.from_pretrained('{model}')\"), or pass --dino-model a folder written by save_pretrained")
+        f"python -c \"from transformers import AutoModel, AutoImageProcessor as P; "
+        f"AutoModel.from_pretrained('{model}'); P.from_pretrained('{model}')\"), or pass --dino-model a folder "
+        "written by save_pretrained")
 
 
 def _weights_file(folder: Path) -> Path | None:

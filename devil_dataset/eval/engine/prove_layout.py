@@ -115,7 +115,7 @@ def read_frames(path: Path, limit: int = MAX_FRAMES) -> np.ndarray:
             raise DevilError(f"{path}: frames of different sizes")
         return np.stack(frames)
     cap = cv2.VideoCapture(str(path))
-    out = []
+    out: list[np.ndarray] = []
     while cap.isOpened() and len(out) < limit:
         ok, frame = cap.read()
         if not ok:

@@ -4,7 +4,8 @@
 
 Per video (:mod:`devil_dataset.eval.engine.prove_layout`): frames read as their code reads them, RC-S per frame and
 RC-T per consecutive pair (:mod:`devil_dataset.eval.metrics.removal`), each a mean over what was scored; the dataset
-value is the mean of the per-video values. Beyond their code: per-video values with the frames and pairs scored, a
+value is the mean of the per-video values. Beyond their code: per-video values (``videos``) with the frames and pairs
+scored and the network passes (``video_counts``), a
 seeded bootstrap interval over videos, the videos without a score named (``unscored``; left out of the mean as
 theirs leaves them out), names missing from a folder (``unmatched``), masks that are not binary and results resized
 (``input_notes``), the model's name, revision and weights sha256, and each metric's better direction.
@@ -20,8 +21,8 @@ theirs leaves them out), names missing from a folder (``unmatched``), masks that
     >>> rng = np.random.default_rng(0)
     >>> net = lambda images: np.stack([rng.normal(size=(i.shape[0] // 14, i.shape[1] // 14, 4)) for i in images])
     >>> doc = evaluate_prove(root / "IN", root / "OUT", root / "MASKS", network=net)
-    >>> doc["protocol"], doc["directions"], doc["videos"]["cat"]["rc_s_frames"], doc["videos"]["cat"]["rc_t_pairs"]
-    ('prove', {'rc_s': 'higher', 'rc_t': 'lower'}, 3, 2)
+    >>> doc["protocol"], doc["directions"], doc["video_counts"]["cat"]  # a moving mask: 3 squares + 2 pairs x 2
+    ('prove', {'rc_s': 'higher', 'rc_t': 'lower'}, {'rc_s_frames': 3, 'rc_t_pairs': 2, 'forward_crops': 7})
 """
 from __future__ import annotations
 
@@ -190,7 +191,8 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
         "parity": options.parity, "method": method or Path(pred_dir).resolve().name, "slice": None,
         "num_videos": len(scores), "num_frames": sum(s.counts["frames"] for s in scores), "metrics": list(metrics),
         "directions": directions(metrics), "summary": summary,
-        "videos": {s.name: {**s.values, **{c: v for c, v in s.counts.items() if c != "frames"}} for s in scores},
+        "videos": {s.name: dict(s.values) for s in scores},
+        "video_counts": {s.name: {c: v for c, v in s.counts.items() if c != "frames"} for s in scores},
         "frame_counts": {s.name: s.counts["frames"] for s in scores}, "uncertainty": uncertainty,
         "unscored": unscored, "unmatched": layout.unmatched,
         "input_notes": {s.name: s.notes for s in scores if s.notes},

@@ -365,8 +365,8 @@ def rct_pair_value(features_t: np.ndarray, features_t1: np.ndarray, pooled_t: np
     return float(np.mean(set_mmd(rbf_kernel(a, a), rbf_kernel(b, b), rbf_kernel(a, b), cells, cells)))
 
 
-__all__ = ["DINO_TARGET_SIZE", "MASK_THRESHOLD", "MMD_ARITHMETICS", "float32_mmds", "MIN_COMPONENT_AREA", "MMD_SCALE", "MMD_SIGMA", "PAD_RGB",
-           "PATCH_SIZE", "RCS_MIN_CELLS", "RCS_TAU", "RCT_MIN_CELLS", "SQUARE_EXPANSION", "Box", "GridGeometry",
-           "bounding_square", "first_channel_mask", "grey_mask", "grid_geometry", "kept_components",
-           "network_input", "normalized", "pooled_mask", "rbf_kernel", "rcs_crop_value", "rcs_window_sets",
-           "rct_pair_value", "rct_window_sets", "set_mmd", "window_cells", "window_geometry"]
+__all__ = ["DINO_TARGET_SIZE", "MASK_THRESHOLD", "MIN_COMPONENT_AREA", "MMD_ARITHMETICS", "MMD_SCALE", "MMD_SIGMA",
+           "PAD_RGB", "PATCH_SIZE", "RCS_MIN_CELLS", "RCS_TAU", "RCT_MIN_CELLS", "SQUARE_EXPANSION", "Box",
+           "GridGeometry", "bounding_square", "first_channel_mask", "float32_mmds", "grey_mask", "grid_geometry",
+           "kept_components", "network_input", "normalized", "pooled_mask", "rbf_kernel", "rcs_crop_value",
+           "rcs_window_sets", "rct_pair_value", "rct_window_sets", "set_mmd", "window_cells", "window_geometry"]

@@ -23,7 +23,7 @@ once and crops of one size batched.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -61,7 +61,6 @@ class RemovalScores:
     rcs_frames: np.ndarray
     rct_pairs: np.ndarray
     forward_crops: int
-    notes: list[str] = field(default_factory=list)
 
     @property
     def rc_s(self) -> float:
@@ -220,6 +219,7 @@ class _RemovalMetric(Metric):
 
     keys: tuple[str, ...] = ()
     higher_better = True
+    values: list[float]  # declared state (add_state): one value per video
 
     def __init__(self, options: EvalOptions, network: Any = None) -> None:
         super().__init__()
@@ -259,5 +259,5 @@ class RCTMetric(_RemovalMetric):
     higher_better = False
 
 
-__all__ = ["ARITHMETIC_OF_PARITY", "REMOVAL_METRICS", "FeatureFn", "RCSMetric", "RCTMetric", "RemovalScores", "mask_report",
-           "removal_scores"]
+__all__ = ["ARITHMETIC_OF_PARITY", "REMOVAL_METRICS", "FeatureFn", "RCSMetric", "RCTMetric", "RemovalScores",
+           "mask_report", "removal_scores"]

@@ -89,9 +89,9 @@ def test_every_case_equals_the_restatement_in_both_parities(model, layout, one_t
 
 def test_each_distinct_crop_goes_through_the_network_once(model, layout):
     doc = evaluate_prove(*layout, ["rc_s", "rc_t"], EvalOptions(protocol="prove", dino_model=str(model)))
-    corner = doc["videos"]["corner"]  # a still mask: RC-S's crop is RC-T's, one pass per frame
+    corner = doc["video_counts"]["corner"]  # a still mask: RC-S's crop is RC-T's, one pass per frame
     assert corner["forward_crops"] == doc["frame_counts"]["corner"]
-    moving = doc["videos"]["moving"]  # a moving mask: the per-frame square and each pair's union square differ
+    moving = doc["video_counts"]["moving"]  # a moving mask: the per-frame square and each pair's union square differ
     assert moving["forward_crops"] <= 3 * doc["frame_counts"]["moving"] - 2
 
 
