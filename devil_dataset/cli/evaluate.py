@@ -12,7 +12,7 @@ from ..core.networks import DEFAULT_DINO_MODEL, check_precision
 from ..eval.engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice, prediction_method_name
 from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
 from ..eval.engine.propainter_run import PROPAINTER_METRICS, evaluate_propainter
-from ..eval.engine.prove_run import evaluate_prove, removal_lines
+from ..eval.engine.prove_run import PROVE_METRICS, evaluate_prove, removal_lines
 from ..eval.engine.results import dumps, locate_inputs, write_results
 from ..eval.metrics.protocol import PROTOCOLS, EvalOptions
 from ..eval.metrics.registry import METRICS
@@ -143,7 +143,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     pv = p.add_argument_group("--protocol prove (object removal without ground truth; docs/removal.md)")
     pv.add_argument("--input-dir", type=existing_path, metavar="IN",
                     help="with --protocol prove: the videos with the object (<name>.mp4 or <name>/ of PNG/JPEG "
-                    "frames); --pred-dir holds the method's removals and --mask-dir the masks, matched by name")
+                    "frames); --pred-dir holds the method's removals and --mask-dir the masks, matched by name; "
+                    "metrics " + " ".join(PROVE_METRICS) + " (default rc_s rc_t; bg_* and masked_* against the input)")
     pv.add_argument("--dino-model", default=DEFAULT_DINO_MODEL, metavar="DINO",
                     help="DINOv2 of RC-S / RC-T: a folder written by transformers' save_pretrained or a Hub id read "
                     f"from the Hugging Face cache (default {DEFAULT_DINO_MODEL}, PROVE's; never downloaded here). "

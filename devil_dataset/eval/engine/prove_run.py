@@ -32,6 +32,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import cv2
+import numpy as np
+
 from ...core.engines import Engine
 from ...core.engines.local import map_ordered
 from ...core.errors import unknown_name
@@ -41,12 +44,16 @@ from ..kernels import prove as k
 from ..metrics.protocol import EvalOptions
 from ..metrics.registry import higher_is_better
 from ..metrics.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS, FeatureFn, mask_report, removal_scores
+from ..metrics.removal_fidelity import REMOVAL_FIDELITY_METRICS, fidelity_video
 from ..stats.intervals import video_summary
 from .one_pass import resolve_device
 from .prove_layout import MAX_FRAMES, ProveVideo, list_prove_videos, read_prove_video
 from .results import RESULTS_FORMAT, RESULTS_FORMAT_VERSION, options_record
 
 _NETWORKS: dict[tuple[str, str], Any] = {}  # one DINOv2 per (model, device) in each process
+#: The metrics of ``--protocol prove``: RC-S / RC-T (the default) and the background / masked PSNR / SSIM against the
+#: input video (:mod:`devil_dataset.eval.metrics.removal_fidelity`).
+PROVE_METRICS: tuple[str, ...] = (*REMOVAL_METRICS, *REMOVAL_FIDELITY_METRICS)
 
 
 @dataclass
@@ -73,11 +80,29 @@ def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, d
                       arithmetic: str = "float32") -> ProveVideoScores:
     """Read and score one video (a module-level function: engine workers run it, loading the model once each)."""
     frames = read_prove_video(video, limit)
-    features = network if network is not None else _network(model, device).patch_features
-    scores = removal_scores(frames.result, frames.masks, features, metrics, batch_size, arithmetic)
-    counts = {"frames": len(frames.result), "rc_s_frames": scores.frames_scored, "rc_t_pairs": scores.pairs_scored,
-              "forward_crops": scores.forward_crops}
+    rc = tuple(m for m in metrics if m in REMOVAL_METRICS)
+    values: dict[str, float] = {}
+    counts = {"frames": len(frames.result)}
     notes: dict[str, Any] = {}
+    if rc:
+        features = network if network is not None else _network(model, device).patch_features
+        scores = removal_scores(frames.result, frames.masks, features, rc, batch_size, arithmetic)
+        values.update(scores.values(rc))
+        counts.update({"rc_s_frames": scores.frames_scored, "rc_t_pairs": scores.pairs_scored,
+                       "forward_crops": scores.forward_crops})
+    fidelity = [m for m in metrics if m in REMOVAL_FIDELITY_METRICS]
+    if fidelity:
+        hole = np.stack([k.grey_mask(m) for m in frames.masks]) > k.MASK_THRESHOLD
+        inputs = frames.inputs
+        if inputs.shape[1:3] != hole.shape[1:3]:
+            notes["input_resized"] = {"from": [int(inputs.shape[2]), int(inputs.shape[1])],
+                                      "to": [int(hole.shape[2]), int(hole.shape[1])]}
+            inputs = np.stack([cv2.resize(f, (hole.shape[2], hole.shape[1]), interpolation=cv2.INTER_LINEAR)
+                               for f in inputs])
+        for m in fidelity:
+            values[m], capped = fidelity_video(m, inputs, frames.result, hole)
+            if capped:
+                notes.setdefault("capped_frames", {})[m] = capped
     report = mask_report(frames.masks)
     if report["non_binary_frames"]:
         notes["non_binary_mask"] = report
@@ -86,14 +111,14 @@ def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, d
                                    "to": [int(frames.masks.shape[2]), int(frames.masks.shape[1])]}
     if len(set(frames.frame_counts.values())) > 1:
         notes["frames_cut"] = {**frames.frame_counts, "kept": len(frames.result)}
-    return ProveVideoScores(video.name, scores.values(metrics), counts, notes)
+    return ProveVideoScores(video.name, {m: values[m] for m in metrics}, counts, notes)
 
 
 def _check_metrics(metric_names: Sequence[str] | None) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(metric_names or REMOVAL_METRICS))
     for n in names:
-        if n not in REMOVAL_METRICS:
-            raise unknown_name("metric of the prove protocol", n, REMOVAL_METRICS, prefix="--metrics: ")
+        if n not in PROVE_METRICS:
+            raise unknown_name("metric of the prove protocol", n, PROVE_METRICS, prefix="--metrics: ")
     return names
 
 
@@ -165,7 +190,7 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
     options = options or EvalOptions(protocol="prove")
     device = resolve_device(options.device)
     layout = list_prove_videos(input_dir, pred_dir, mask_dir)
-    if network is None:  # a missing model fails here, before any video is read
+    if network is None and set(metrics) & set(REMOVAL_METRICS):  # a missing model fails here, before any video
         _network(options.dino_model, device)
     score = partial(score_prove_video, metrics=metrics, model=options.dino_model, device=device,
                     batch_size=options.batch_size, network=network,
@@ -178,8 +203,8 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
         if on_video is not None:
             on_video(s)
     summary, uncertainty, unscored = _summaries(scores, metrics, options.seed)
-    dino = identity if identity is not None else \
-        (_network(options.dino_model, device).identity() if network is None else {"name": "injected"})
+    dino = identity if identity is not None else {"name": "injected"} if network is not None else \
+        _network(options.dino_model, device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
     provenance = {
         "package_version": __version__, "options": options_record(options),
         "inputs": {"mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir),
@@ -218,10 +243,17 @@ def removal_lines(doc: dict) -> list[str]:
             r = notes["result_resized"]
             lines.append(f"{name}: result {r['from'][0]}x{r['from'][1]} resized to the mask's {r['to'][0]}x"
                          f"{r['to'][1]} (INTER_LINEAR, as PROVE does)")
+        if "input_resized" in notes:
+            r = notes["input_resized"]
+            lines.append(f"{name}: input {r['from'][0]}x{r['from'][1]} resized to the mask's {r['to'][0]}x"
+                         f"{r['to'][1]} for the background / masked metrics (INTER_LINEAR)")
+        for m, n in (notes.get("capped_frames") or {}).items():
+            lines.append(f"{name}: {m}: {n} frame(s) identical where compared (infinite PSNR), capped at the "
+                         "one-grey-level PSNR 10 log10(N 255^2)")
         if "frames_cut" in notes:
             lines.append(f"{name}: frame counts {notes['frames_cut']}: cut to the shortest")
     return lines
 
 
-__all__ = ["ProveVideoScores", "directions", "evaluate_prove", "protocol_record", "removal_lines",
+__all__ = ["PROVE_METRICS", "ProveVideoScores", "directions", "evaluate_prove", "protocol_record", "removal_lines",
            "score_prove_video"]

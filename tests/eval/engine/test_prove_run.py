@@ -140,3 +140,32 @@ def test_missing_model_is_a_clear_error(tmp_path):
         load_dinov2("nobody/no-such-dinov2")
     with pytest.raises(WeightsMissingError, match="lacks config.json"):
         load_dinov2(str(tmp_path))
+
+
+def test_background_and_masked_metrics_against_the_input(tmp_path, capsys):
+    """No DINOv2 needed; a result equal to the input outside the mask gets the capped PSNR, and the note says so."""
+    import cv2
+    from PIL import Image
+
+    from devil_dataset.eval.kernels.pixel import one_grey_level_psnr
+
+    dirs = write_prove_layout(tmp_path, cases=("moving",), resized_result=None)
+    folder = tmp_path / "composited" / "moving"
+    folder.mkdir(parents=True)
+    from devil_dataset.eval.engine.prove_layout import read_frames
+
+    inputs, masks = read_frames(dirs[0] / "moving.mp4"), read_frames(dirs[2] / "moving.mp4")
+    for t, (f, m) in enumerate(zip(inputs, masks)):
+        out = f.copy()
+        out[m[..., 0] > 127] = 0  # a crude fill, the background put back exactly
+        cv2.imwrite(str(folder / f"{t:05d}.png"), cv2.cvtColor(out, cv2.COLOR_RGB2BGR))
+    doc = evaluate_prove(dirs[0], folder.parent, dirs[2], ["bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim"])
+    grey = np.stack([np.asarray(Image.fromarray(m).convert("L")) for m in masks]) > 127
+    cap = np.mean([one_grey_level_psnr(int((~g).sum()) * 3) for g in grey])
+    values = doc["videos"]["moving"]
+    assert values["bg_psnr"] == pytest.approx(cap, rel=1e-12)
+    assert doc["input_notes"]["moving"]["capped_frames"] == {"bg_psnr": len(masks)}
+    assert 0 < values["bg_ssim"] < 1  # windows next to the hole see the fill
+    assert values["masked_psnr"] < 60 and values["masked_ssim"] < 1
+    assert doc["provenance"]["dino"] is None
+    assert any("capped at the one-grey-level PSNR" in line for line in removal_lines(doc))
