@@ -46,6 +46,7 @@ def fidelity_video(key: str, reference: np.ndarray, result: np.ndarray, hole: np
 class _FidelityMetric(Metric):
     keys: tuple[str, ...] = ()
     values: list[float]
+    capped: dict[str, int]
 
     def __init__(self, options: EvalOptions | None = None) -> None:
         super().__init__()
