@@ -80,3 +80,42 @@ def tiny_dinov2_folder(root: str, hidden_size: int = 32, layers: int = 2) -> Pat
 
     return save_random_dinov2(Path(root) / f"dinov2-{hidden_size}-{layers}", hidden_size=hidden_size,
                               layers=layers, heads=2)
+
+
+def write_varied_layout(root: Path, videos: int = 9, frames: int = 12, seed: int = 0,
+                        methods: tuple[str, ...] = ("copy-fill", "noise-fill")) -> tuple[Path, Path, dict[str, Path]]:
+    """``videos`` removals whose attributes vary: the camera pans at ``i`` px per frame (video ``i``), the hole's
+    size and speed grow with ``i`` in other orders; two methods: ``copy-fill`` (the hole filled with the frame
+    before's background) and ``noise-fill`` (the hole filled with noise). Returns (inputs, masks, method -> results)."""
+    rng = np.random.default_rng(seed)
+    w, h = SIZE
+    dirs = {d: root / d for d in ("inputs", "masks", *methods)}
+    for d in dirs.values():
+        d.mkdir(parents=True, exist_ok=True)
+    big = np.clip(rng.normal(120, 50, (h + 40, w + 12 * frames * 2, 3)), 0, 255).astype(np.uint8)
+    big = cv2.GaussianBlur(big, (0, 0), 2)
+    for i in range(videos):
+        pan, side, speed = i % 5, 10 + 4 * ((i * 2) % videos), (i * 3) % 4
+        ins, masks, outs = [], {"m": []}, {m: [] for m in methods}
+        for t in range(frames):
+            scene = big[20:20 + h, pan * t:pan * t + w].copy()
+            m = np.zeros((h, w), np.uint8)
+            x0 = 8 + speed * t
+            m[20:20 + side, x0:x0 + side] = 255
+            obj = scene.copy()
+            obj[m > 0] = (220, 40, 40)
+            ins.append(obj)
+            masks["m"].append(np.repeat(m[:, :, None], 3, 2))
+            prev = big[20:20 + h, max(0, pan * (t - 1)):max(0, pan * (t - 1)) + w]
+            copy = scene.copy()
+            copy[m > 0] = prev[m > 0]
+            noise = scene.copy()
+            noise[m > 0] = rng.integers(0, 255, (int((m > 0).sum()), 3))
+            outs.get("copy-fill", []).append(copy)
+            outs.get("noise-fill", []).append(noise)
+        name = f"v{i:02d}"
+        _write(dirs["inputs"] / f"{name}.mp4", ins)
+        _write(dirs["masks"] / f"{name}.mp4", masks["m"])
+        for mth in methods:
+            _write(dirs[mth] / f"{name}.mp4", outs[mth])
+    return dirs["inputs"], dirs["masks"], {m: dirs[m] for m in methods}
