@@ -67,9 +67,10 @@ def labelling_layout(videos: Sequence[ProveVideo], root: Path) -> tuple[Path, Pa
         n = min(len(frames), len(mask))
         for t in range(n):
             _write_png(gt / v.name / f"{t:05d}.png", cv2.cvtColor(frames[t], cv2.COLOR_RGB2BGR))
-            hole = (grey_mask(mask[t]) > MASK_THRESHOLD).astype(np.uint8) * 255
+            hole: np.ndarray = (grey_mask(mask[t]) > MASK_THRESHOLD).astype(np.uint8) * 255
             if hole.shape != frames[t].shape[:2]:
-                hole = cv2.resize(hole, (frames[t].shape[1], frames[t].shape[0]), interpolation=cv2.INTER_NEAREST)
+                hole = np.asarray(cv2.resize(hole, (frames[t].shape[1], frames[t].shape[0]),
+                                             interpolation=cv2.INTER_NEAREST))
             _write_png(masks / v.name / MASK_NAME.format(t), hole)
         atomic_write_text(gt / v.name / ".done", f"{n}\n")
     return gt, masks
