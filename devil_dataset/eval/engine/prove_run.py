@@ -234,11 +234,14 @@ def removal_lines(doc: dict) -> list[str]:
     lines = [f"{n}: not in {', '.join(w)}, not scored" for n, w in (doc.get("unmatched") or {}).items()]
     lines += [f"{m}: no score for {', '.join(v)} (no window scored; left out of the mean)"
               for m, v in (doc.get("unscored") or {}).items()]
-    for name, notes in (doc.get("input_notes") or {}).items():
-        if "non_binary_mask" in notes:
-            r = notes["non_binary_mask"]
-            lines.append(f"{name}: {r['non_binary_frames']} of {r['frames']} mask frames not binary "
-                         f"({r['non_binary_pixels']} pixels): thresholded at > {k.MASK_THRESHOLD} as PROVE does")
+    notes_of = doc.get("input_notes") or {}
+    grey = [n for n, notes in notes_of.items() if "non_binary_mask" in notes]
+    if grey:
+        frames = sum(notes_of[n]["non_binary_mask"]["non_binary_frames"] for n in grey)
+        lines.append(f"masks not binary in {len(grey)} of {doc.get('num_videos', len(grey))} videos ({frames} frames; "
+                     f"{', '.join(grey[:3])}{' ...' if len(grey) > 3 else ''}): thresholded at > {k.MASK_THRESHOLD} as "
+                     "PROVE does (RC-S windows read the grey values; per video in input_notes)")
+    for name, notes in notes_of.items():
         if "result_resized" in notes:
             r = notes["result_resized"]
             lines.append(f"{name}: result {r['from'][0]}x{r['from'][1]} resized to the mask's {r['to'][0]}x"
