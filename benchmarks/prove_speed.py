@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tests" / "eval"))
 
 import prove_data  # noqa: E402
 import prove_reference  # noqa: E402
+from propainter_run import cpu_model  # noqa: E402
 
 from devil_dataset.core.networks.dinov2 import GIANT_SHAPE, Dinov2Features, default_processor  # noqa: E402
 from devil_dataset.eval.engine.prove_run import evaluate_prove  # noqa: E402
@@ -49,14 +48,6 @@ def random_dinov2(shape: dict, seed: int = 0) -> Dinov2Features:
         torch.manual_seed(seed)
         model = Dinov2Model(Dinov2Config(**shape)).eval()
     return Dinov2Features(f"random {shape['hidden_size']}x{shape['num_hidden_layers']}", model, default_processor())
-
-
-def cpu_name() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or "unknown CPU"
 
 
 def compare(name: str, net: Dinov2Features, dirs: tuple[Path, Path, Path]) -> dict:
@@ -92,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--giant", action="store_true", help="also time one crop through a giant-sized random DINOv2")
     p.add_argument("--frames", type=int, default=prove_data.FRAMES, help="frames per generated video")
     args = p.parse_args(argv)
-    print(f"CPU: {cpu_name()}, {torch.get_num_threads()} torch threads; torch {torch.__version__}")
+    print(f"CPU: {cpu_model()}, {torch.get_num_threads()} torch threads; torch {torch.__version__}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         prove_data.FRAMES = args.frames

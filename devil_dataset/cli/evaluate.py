@@ -385,18 +385,28 @@ def _evaluate_directory_mode(args: argparse.Namespace, metrics: list[str] | None
     return {doc["method"]: doc}
 
 
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _check_folder_mode(args: argparse.Namespace, protocol: str, needed: tuple[str, ...],
+                       refused: tuple[str, ...]) -> None:
+    """A folder protocol's flags: every ``needed`` one given, none of ``refused``; ``--out`` writable."""
+    if any(getattr(args, r) is not None for r in refused):
+        raise DevilError(f"--protocol {protocol}: give {', '.join(map(_flag, needed[:-1]))} and {_flag(needed[-1])}, "
+                         f"not {'/'.join(map(_flag, refused))}")
+    if any(getattr(args, n) is None for n in needed):
+        raise DevilError(f"--protocol {protocol} needs {', '.join(map(_flag, needed[:-1]))} and {_flag(needed[-1])}")
+    if args.out is not None:
+        check_output_file(args.out)
+
+
 def _evaluate_propainter_mode(args: argparse.Namespace) -> dict[str, dict]:
     """Method -> results document of the ProPainter protocol on DAVIS / YouTube-VOS folders (one method)."""
 
     if args.protocol != "propainter":
         raise DevilError("--mask-dir: only with --protocol propainter (the release's layout keeps masks in --gt-dir)")
-    if any(v is not None for v in (args.dataset, args.config, args.predictions)):
-        raise DevilError("--protocol propainter: give --gt-dir, --mask-dir and --pred-dir, not --dataset/--config/"
-                         "--predictions")
-    if args.gt_dir is None or args.mask_dir is None or args.pred_dir is None:
-        raise DevilError("--protocol propainter needs --gt-dir, --mask-dir and --pred-dir")
-    if args.out is not None:
-        check_output_file(args.out)
+    _check_folder_mode(args, "propainter", ("gt_dir", "mask_dir", "pred_dir"), ("dataset", "config", "predictions"))
     doc = evaluate_propainter(args.gt_dir, args.mask_dir, args.pred_dir, _metric_list(args.metrics),
                               _eval_options(args), method=args.method_name, workers=args.jobs,
                               progress=not args.no_progress)
@@ -409,13 +419,8 @@ def _evaluate_prove_mode(args: argparse.Namespace) -> dict[str, dict]:
 
     if args.protocol != "prove":
         raise DevilError("--input-dir: only with --protocol prove")
-    if any(v is not None for v in (args.dataset, args.config, args.predictions, args.gt_dir)):
-        raise DevilError("--protocol prove: give --input-dir, --pred-dir and --mask-dir, not --dataset/--config/"
-                         "--predictions/--gt-dir")
-    if args.input_dir is None or args.mask_dir is None or args.pred_dir is None:
-        raise DevilError("--protocol prove needs --input-dir, --pred-dir and --mask-dir")
-    if args.out is not None:
-        check_output_file(args.out)
+    _check_folder_mode(args, "prove", ("input_dir", "pred_dir", "mask_dir"),
+                       ("dataset", "config", "predictions", "gt_dir"))
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address) \
         if args.jobs > 1 or args.engine != "local" else None
     doc = evaluate_prove(args.input_dir, args.pred_dir, args.mask_dir, _metric_list(args.metrics),
