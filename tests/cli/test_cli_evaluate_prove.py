@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+pytest.importorskip("transformers", reason="the removal metrics' DINOv2 needs the [removal] extra")
+
 from devil_dataset.cli import main
 
 from ..eval.prove_data import write_prove_layout

@@ -8,6 +8,8 @@ import shutil
 
 import numpy as np
 import pytest
+
+pytest.importorskip("transformers", reason="the removal metrics' DINOv2 needs the [removal] extra")
 import torch
 
 from devil_dataset.core.errors import DevilError

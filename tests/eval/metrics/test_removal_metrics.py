@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+pytest.importorskip("transformers", reason="the removal metrics' DINOv2 needs the [removal] extra")
+
 from devil_dataset.eval.engine.evaluate import evaluate_directory
 from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import METRICS, higher_is_better
