@@ -171,3 +171,16 @@ def test_background_and_masked_metrics_against_the_input(tmp_path, capsys):
     assert values["masked_psnr"] < 60 and values["masked_ssim"] < 1
     assert doc["provenance"]["dino"] is None
     assert any("capped at the one-grey-level PSNR" in line for line in removal_lines(doc))
+
+
+def test_davis_layout_is_read_as_frame_folders(model, tmp_path):
+    """DAVIS / YouTube-VOS layout: IN = GT/JPEGImages, masks and outputs as frame folders; the outputs at 112x72 are
+    resized to the masks' 160x96 (reported), values as for the same frames given as folders."""
+    from ..davis_data import write_davis_layout
+
+    data = write_davis_layout(tmp_path, (3, 2))
+    doc = evaluate_prove(data.gt_dir / "JPEGImages", data.pred_dir, data.mask_dir, ["rc_s", "rc_t", "bg_psnr"],
+                         EvalOptions(protocol="prove", dino_model=str(model)))
+    assert list(doc["videos"]) == ["v0", "v1"] and doc["unmatched"] == {}
+    assert doc["input_notes"]["v0"]["result_resized"] == {"from": [112, 72], "to": [160, 96]}
+    assert all(0 < v["rc_s"] <= 1 and v["rc_t"] >= 0 and v["bg_psnr"] > 0 for v in doc["videos"].values())
