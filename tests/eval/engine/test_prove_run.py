@@ -184,3 +184,19 @@ def test_davis_layout_is_read_as_frame_folders(model, tmp_path):
     assert list(doc["videos"]) == ["v0", "v1"] and doc["unmatched"] == {}
     assert doc["input_notes"]["v0"]["result_resized"] == {"from": [112, 72], "to": [160, 96]}
     assert all(0 < v["rc_s"] <= 1 and v["rc_t"] >= 0 and v["bg_psnr"] > 0 for v in doc["videos"].values())
+
+
+def test_hub_id_read_from_the_cache_records_its_revision(model, tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
+    from devil_dataset.core.atomic import file_sha256
+
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    snapshot = tmp_path / "models--someone--dinov2-tiny" / "snapshots" / revision
+    shutil.copytree(model, snapshot)
+    (tmp_path / "models--someone--dinov2-tiny" / "refs").mkdir()
+    (tmp_path / "models--someone--dinov2-tiny" / "refs" / "main").write_text(revision)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    identity = load_dinov2("someone/dinov2-tiny").identity()
+    assert identity == {"name": "someone/dinov2-tiny", "revision": revision, "weights_file": "model.safetensors",
+                        "sha256": file_sha256(model / "model.safetensors")}
