@@ -203,13 +203,19 @@ def mask_report(masks: np.ndarray) -> dict[str, int]:
             "non_binary_pixels": int(odd.sum())}
 
 
+_NETWORKS: dict[tuple[str, str], Any] = {}
+
+
 def _dino(options: EvalOptions) -> Any:
+    """The DINOv2 of ``options`` (loaded once per model and device in a process: RC-S and RC-T share it)."""
     import torch
 
     from ...core.networks.dinov2 import load_dinov2
 
     device = options.device if options.device != "auto" else "cuda" if torch.cuda.is_available() else "cpu"
-    return load_dinov2(options.dino_model, device)
+    if (options.dino_model, device) not in _NETWORKS:
+        _NETWORKS[(options.dino_model, device)] = load_dinov2(options.dino_model, device)
+    return _NETWORKS[(options.dino_model, device)]
 
 
 class _RemovalMetric(Metric):
@@ -224,14 +230,18 @@ class _RemovalMetric(Metric):
     def __init__(self, options: EvalOptions, network: Any = None) -> None:
         super().__init__()
         self.options = options
-        self.network = network if network is not None else _dino(options)
+        self.network = network if network is not None else _dino(options)  # one per (model, device): _NETWORKS
         self.add_state("values", list)
 
     def update(self, video: VideoSample, prepared: Any = None) -> dict[str, float]:
-        masks = video.hole.astype(np.uint8) * 255
+        arithmetic = ARITHMETIC_OF_PARITY[str(self.options.parity)]
+        shared = ("prove", self.options.dino_model, arithmetic, id(self.network))
+        scores = video.cache.get(shared)  # RC-S and RC-T of one video share one DINOv2 pass per crop
+        if scores is None:
+            scores = video.cache[shared] = removal_scores(video.pred, video.hole.astype(np.uint8) * 255,
+                                                          self.network.patch_features, REMOVAL_METRICS,
+                                                          self.options.batch_size, arithmetic)
         key = self.keys[0]
-        scores = removal_scores(video.pred, masks, self.network.patch_features, (key,), self.options.batch_size,
-                                ARITHMETIC_OF_PARITY[str(self.options.parity)])
         value = getattr(scores, key)
         self.values.append(value)
         return {key: value}

@@ -49,3 +49,4 @@ def test_metric_equals_the_function(model, eval_samples):
     assert s.update(video)["rc_s"] == pytest.approx(direct.rc_s, rel=1e-12, nan_ok=True)
     assert t.update(video)["rc_t"] == pytest.approx(direct.rc_t, rel=1e-12, nan_ok=True)
     assert s.provenance()["dino"]["sha256"] and t.provenance()["higher_is_better"] is False
+    assert len(video.cache) == 1  # one DINOv2 pass per crop served both metrics
