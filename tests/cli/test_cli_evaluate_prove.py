@@ -10,14 +10,12 @@ pytest.importorskip("transformers", reason="the removal metrics' DINOv2 needs th
 
 from devil_dataset.cli import main
 
-from ..eval.prove_data import write_prove_layout
+from ..eval.prove_data import tiny_dinov2_folder, write_prove_layout
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    from devil_dataset.core.networks.dinov2 import save_random_dinov2
-
-    return save_random_dinov2(tmp_path_factory.mktemp("dino") / "tiny", hidden_size=16, layers=1, heads=2)
+    return tiny_dinov2_folder(str(tmp_path_factory.mktemp("dino")), hidden_size=16, layers=1)
 
 
 @pytest.fixture(scope="module")

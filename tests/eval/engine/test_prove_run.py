@@ -19,14 +19,12 @@ from devil_dataset.eval.engine.prove_run import evaluate_prove, removal_lines
 from devil_dataset.eval.metrics.protocol import EvalOptions
 
 from ...conftest import load_benchmark
-from ..prove_data import CASES, write_prove_layout
+from ..prove_data import CASES, tiny_dinov2_folder, write_prove_layout
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    from devil_dataset.core.networks.dinov2 import save_random_dinov2
-
-    return save_random_dinov2(tmp_path_factory.mktemp("dino") / "tiny", hidden_size=32, layers=2, heads=2)
+    return tiny_dinov2_folder(str(tmp_path_factory.mktemp("dino")), hidden_size=32, layers=2)
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,12 @@ from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import METRICS, higher_is_better
 from devil_dataset.eval.metrics.removal import RCSMetric, RCTMetric, removal_scores
 
+from ..prove_data import tiny_dinov2_folder
+
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    from devil_dataset.core.networks.dinov2 import save_random_dinov2
-
-    return save_random_dinov2(tmp_path_factory.mktemp("dino") / "tiny", hidden_size=16, layers=1, heads=2)
+    return tiny_dinov2_folder(str(tmp_path_factory.mktemp("dino")), hidden_size=16, layers=1)
 
 
 def test_directions_are_declared_once():
