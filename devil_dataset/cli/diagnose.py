@@ -6,8 +6,11 @@ import argparse
 from pathlib import Path
 
 from ..core.engines import get_engine
+from ..core.errors import DevilError
+from ..core.networks import DEFAULT_DINO_MODEL
 from ..diagnosis.attributes import ATTRIBUTES, AttributeOptions
 from ..diagnosis.diagnose import default_scoring_size, diagnose, input_mode
+from ..diagnosis.removal import REMOVAL_DIAGNOSIS_METRICS, diagnose_removals
 from ..diagnosis.scores import DEFAULT_METRICS
 from ..eval.metrics.protocol import EvalOptions
 from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int, resolution, writable_directory
@@ -23,6 +26,10 @@ example:
   #    confounding), diagnosis.tsv, groups_table1.tsv, attribute_correlation.tsv, plots/, index.html
   devil diagnose --gt-dir davis/JPEGImages --mask-dir davis/masks --out diag-davis/ --predictions mine=out/mine
   # DAVIS / YouTube-VOS layout (GT/<video>/*.jpg, MASKS/<video>/00000.png ...); outputs PRED/<video>/*.png
+  devil diagnose --input-dir IN --mask-dir MASKS --out diag-removal/ --predictions a=results/a b=results/b \
+      --dino-model facebook/dinov2-giant
+  # object removals without ground truth (IN/<name>.mp4 with the object, MASKS/<name>.mp4, results/<m>/<name>.mp4):
+  # attributes from the input videos, RC-S / RC-T (PROVE) compared between the groups (docs/removal.md)
 """
 
 
@@ -44,7 +51,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--gt-dir", type=existing_path, metavar="DIR",
                      help="release layout (DIR/<clip>/frame_%%04d_gt.png + _mask.png), or with --mask-dir the DAVIS "
                      "/ YouTube-VOS frames (DIR/JPEGImages/<video>/ or DIR/<video>/)")
-    src.add_argument("--mask-dir", type=existing_path, metavar="DIR", help="DAVIS masks: DIR/<video>/00000.png ...")
+    src.add_argument("--mask-dir", type=existing_path, metavar="DIR", help="DAVIS masks: DIR/<video>/00000.png ...; "
+                     "with --input-dir the removal masks <name>.mp4 (white = removed object)")
+    src.add_argument("--input-dir", type=existing_path, metavar="DIR",
+                     help="object removals without ground truth (PROVE layout): the videos with the object, "
+                     "<name>.mp4 or <name>/ of frames; with --mask-dir and --predictions NAME=RESULTS; metrics "
+                     "rc_s rc_t by default (docs/removal.md)")
+    src.add_argument("--dino-model", default=DEFAULT_DINO_MODEL, metavar="DINO",
+                     help=f"with --input-dir: the DINOv2 of RC-S / RC-T (default {DEFAULT_DINO_MODEL}, from the "
+                     "Hugging Face cache, or a save_pretrained folder)")
     p.add_argument("--out", type=output_directory, required=True, metavar="DIR", help="where the outputs go")
     p.add_argument("--predictions", nargs="+", type=named_predictions, metavar="NAME=DIR",
                    help="methods' outputs: for a dataset DIR/<config>/<clip>/ (as `devil benchmark` writes them; a "
@@ -71,6 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     writable_directory(args.out)  # before any work: the attribute pass would be lost
+    if args.input_dir is not None:
+        return _run_removals(args)
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
     predictions = _prediction_mapping(args.predictions) if args.predictions else None
     mode = input_mode(dataset=args.dataset, gt_dir=args.gt_dir, mask_dir=args.mask_dir)
@@ -86,4 +103,26 @@ def run(args: argparse.Namespace) -> int:
     for line in result.headline():
         print(line)
     print(f"wrote {args.out / 'attributes.tsv'}" + (f" and {args.out / 'diagnosis.md'}" if predictions else ""))
+    return 0
+
+
+def _run_removals(args: argparse.Namespace) -> int:
+    """``--input-dir``: the diagnosis of object removals (:func:`devil_dataset.diagnosis.removal.diagnose_removals`)."""
+    if args.dataset is not None or args.gt_dir is not None:
+        raise DevilError("--input-dir (object removals) cannot be combined with --dataset or --gt-dir")
+    if args.mask_dir is None or not args.predictions:
+        raise DevilError("--input-dir needs --mask-dir and --predictions NAME=RESULTS ...")
+    metrics = REMOVAL_DIAGNOSIS_METRICS if list(args.metrics) == list(DEFAULT_METRICS) else tuple(args.metrics)
+    options = AttributeOptions(scoring_size=args.scoring_size or default_scoring_size("davis"),
+                               detector=args.detector, scene_mode=args.scene_mode)
+    result = diagnose_removals(args.out, input_dir=args.input_dir, mask_dir=args.mask_dir,
+                               predictions=_prediction_mapping(args.predictions), metrics=metrics, options=options,
+                               eval_options=EvalOptions(device="cpu", protocol="prove", dino_model=args.dino_model),
+                               cache_dir=args.cache, engine=get_engine(args.engine, jobs=args.jobs,
+                                                                       address=args.ray_address),
+                               progress=not args.quiet)
+    print(result.stats.summary())
+    for line in result.headline():
+        print(line)
+    print(f"wrote {args.out / 'attributes.tsv'} and {args.out / 'diagnosis.md'}")
     return 0

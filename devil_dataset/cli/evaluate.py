@@ -8,10 +8,11 @@ from pathlib import Path
 
 from ..core.engines import get_engine
 from ..core.errors import DevilError, unknown_name
-from ..core.networks import check_precision
+from ..core.networks import DEFAULT_DINO_MODEL, check_precision
 from ..eval.engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice, prediction_method_name
 from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
 from ..eval.engine.propainter_run import PROPAINTER_METRICS, evaluate_propainter
+from ..eval.engine.prove_run import PROVE_METRICS, evaluate_prove, removal_lines
 from ..eval.engine.results import dumps, locate_inputs, write_results
 from ..eval.metrics.protocol import PROTOCOLS, EvalOptions
 from ..eval.metrics.registry import METRICS
@@ -51,8 +52,16 @@ examples:
   # the ProPainter / E2FGVI table on DAVIS (GT/JPEGImages/<video>/*.jpg, MASKS/<video>/00000.png, PRED/<video>/*.png)
   devil evaluate --protocol propainter --gt-dir GT --mask-dir MASKS --pred-dir PRED --metrics psnr ssim vfid --json
 
+  # object removal without ground truth: PROVE's RC-S (higher better) and RC-T (lower better); three folders of
+  # <name>.mp4 (or <name>/ frame folders) matched by name; DINOv2 from the HF cache or a save_pretrained folder
+  devil evaluate --protocol prove --input-dir IN --pred-dir RESULT --mask-dir MASKS --metrics rc_s rc_t \
+--dino-model facebook/dinov2-giant --json
+
+  # the same metrics on a DEVIL slice, beside the reference metrics (the prediction is the removal result)
+  devil evaluate --dataset devil-build/ --config fg_displacement_high --predictions preds/a --metrics psnr rc_s rc_t
+
 Metrics (default: every DEVIL metric that can run here; missing weights skip a metric with a note on stderr):
-  psnr ssim lpips pvcs fid vfid warp_error pcons  (+ self_consistency ff_alpha ff_beta unchanged_region)
+  psnr ssim lpips pvcs fid vfid warp_error pcons  (+ self_consistency ff_alpha ff_beta unchanged_region rc_s rc_t)
 """
 
 
@@ -122,14 +131,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--pred-dir", type=existing_path, metavar="PRED", help="matching frame_%%04d_pred.png folders")
     pp = p.add_argument_group("--protocol propainter (DAVIS / YouTube-VOS layout; docs/propainter-protocol.md)")
     pp.add_argument("--protocol", default="devil", choices=PROTOCOLS,
-                    help="the whole evaluation protocol: devil (default) or propainter (the ProPainter / E2FGVI "
+                    help="the whole evaluation protocol: devil (default), prove (RC-S / RC-T of object removals, "
+                    "see below) or propainter (the ProPainter / E2FGVI "
                     "table: --gt-dir GT with JPEGImages/<video>/*.jpg, --mask-dir MASKS with <video>/00000.png ..., "
                     "--pred-dir PRED with <video>/*.png at 432x240; metrics " + " ".join(PROPAINTER_METRICS) +
                     ", default psnr ssim vfid (a default one whose weights are missing is skipped with a note, "
                     "checked before any work); --parity release = their BatchNorm in training mode for VFID, "
                     "corrected = eval mode; --jobs processes for the pixel metrics)")
     pp.add_argument("--mask-dir", type=existing_path, metavar="MASKS",
-                    help="with --protocol propainter: one folder of 00000.png ... masks per video (nonzero = hole)")
+                    help="with --protocol propainter: one folder of 00000.png ... masks per video (nonzero = hole); "
+                    "with --protocol prove: <name>.mp4 masks (white = removed object)")
+    pv = p.add_argument_group("--protocol prove (object removal without ground truth; docs/removal.md)")
+    pv.add_argument("--input-dir", type=existing_path, metavar="IN",
+                    help="with --protocol prove: the videos with the object (<name>.mp4 or <name>/ of PNG/JPEG "
+                    "frames); --pred-dir holds the method's removals and --mask-dir the masks, matched by name; "
+                    "metrics " + " ".join(PROVE_METRICS) + " (default rc_s rc_t; bg_* and masked_* against the input)")
+    pv.add_argument("--dino-model", default=DEFAULT_DINO_MODEL, metavar="DINO",
+                    help="DINOv2 of RC-S / RC-T: a folder written by transformers' save_pretrained or a Hub id read "
+                    f"from the Hugging Face cache (default {DEFAULT_DINO_MODEL}, PROVE's; never downloaded here). "
+                    "--parity release computes the MMDs in PROVE's float32, corrected in float64")
     p.add_argument("--metrics", nargs="+", metavar="NAME", help="metrics to compute (space or comma separated)")
     p.add_argument("--out", type=Path, metavar="FILE", help="write the results JSON here")
     p.add_argument("--json", action="store_true", help="print the results JSON on stdout")
@@ -265,6 +285,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.protocol == "prove" or args.input_dir is not None:
+        docs = _evaluate_prove_mode(args)
+        _write_and_print(args, docs, False)
+        return 0
     if args.protocol == "propainter" or args.mask_dir is not None:
         docs = _evaluate_propainter_mode(args)
         _write_and_print(args, docs, False)
@@ -330,7 +354,7 @@ def _eval_options(args: argparse.Namespace) -> EvalOptions:
                        seed=args.seed, second_inpainter=args.second_inpainter,
                        self_consistency_submetric=args.self_consistency_submetric,
                        self_consistency_k=args.self_consistency_k, set_level_ci=args.set_level_ci,
-                       protocol=args.protocol)
+                       protocol=args.protocol, dino_model=args.dino_model)
 
 
 def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, options: EvalOptions,
@@ -362,21 +386,48 @@ def _evaluate_directory_mode(args: argparse.Namespace, metrics: list[str] | None
     return {doc["method"]: doc}
 
 
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _check_folder_mode(args: argparse.Namespace, protocol: str, needed: tuple[str, ...],
+                       refused: tuple[str, ...]) -> None:
+    """A folder protocol's flags: every ``needed`` one given, none of ``refused``; ``--out`` writable."""
+    if any(getattr(args, r) is not None for r in refused):
+        raise DevilError(f"--protocol {protocol}: give {', '.join(map(_flag, needed[:-1]))} and {_flag(needed[-1])}, "
+                         f"not {'/'.join(map(_flag, refused))}")
+    if any(getattr(args, n) is None for n in needed):
+        raise DevilError(f"--protocol {protocol} needs {', '.join(map(_flag, needed[:-1]))} and {_flag(needed[-1])}")
+    if args.out is not None:
+        check_output_file(args.out)
+
+
 def _evaluate_propainter_mode(args: argparse.Namespace) -> dict[str, dict]:
     """Method -> results document of the ProPainter protocol on DAVIS / YouTube-VOS folders (one method)."""
 
     if args.protocol != "propainter":
         raise DevilError("--mask-dir: only with --protocol propainter (the release's layout keeps masks in --gt-dir)")
-    if any(v is not None for v in (args.dataset, args.config, args.predictions)):
-        raise DevilError("--protocol propainter: give --gt-dir, --mask-dir and --pred-dir, not --dataset/--config/"
-                         "--predictions")
-    if args.gt_dir is None or args.mask_dir is None or args.pred_dir is None:
-        raise DevilError("--protocol propainter needs --gt-dir, --mask-dir and --pred-dir")
-    if args.out is not None:
-        check_output_file(args.out)
+    _check_folder_mode(args, "propainter", ("gt_dir", "mask_dir", "pred_dir"), ("dataset", "config", "predictions"))
     doc = evaluate_propainter(args.gt_dir, args.mask_dir, args.pred_dir, _metric_list(args.metrics),
                               _eval_options(args), method=args.method_name, workers=args.jobs,
                               progress=not args.no_progress)
+    return {doc["method"]: doc}
+
+
+def _evaluate_prove_mode(args: argparse.Namespace) -> dict[str, dict]:
+    """Method -> results document of PROVE's RC-S / RC-T on three folders (one method); the input problems (names
+    missing from a folder, masks not binary, results resized, videos without a score) printed on stderr."""
+
+    if args.protocol != "prove":
+        raise DevilError("--input-dir: only with --protocol prove")
+    _check_folder_mode(args, "prove", ("input_dir", "pred_dir", "mask_dir"),
+                       ("dataset", "config", "predictions", "gt_dir"))
+    engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address) \
+        if args.jobs > 1 or args.engine != "local" else None
+    doc = evaluate_prove(args.input_dir, args.pred_dir, args.mask_dir, _metric_list(args.metrics),
+                         _eval_options(args), method=args.method_name, engine=engine, progress=not args.no_progress)
+    for line in removal_lines(doc):
+        print(f"devil evaluate: {line}", file=sys.stderr)
     return {doc["method"]: doc}
 
 

@@ -17,6 +17,10 @@ PRECISIONS: tuple[str, ...] = ("float32", "tf32", "bf16")
 #: Where the pins apply (x86-64 with AVX2, with or without AVX-512) the values are identical bit for bit.
 NETWORK_CPU_TOLERANCE = 1e-4
 
+#: The DINOv2 model of PROVE's RC-S / RC-T (issue 45): the one PROVE's paper uses (``run_prove_metrics.py``:
+#: ``DINO_PATH = ".../dinov2-giant"``), read from the Hugging Face cache (:mod:`devil_dataset.core.networks.dinov2`).
+DEFAULT_DINO_MODEL = "facebook/dinov2-giant"
+
 
 def check_precision(precision: str, *, prefix: str = "", kind: str = "network precision") -> str:
     """``precision`` when it is one of :data:`PRECISIONS`, else an ``UnknownNameError`` with did-you-mean (``kind``

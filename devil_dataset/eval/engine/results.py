@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from ...core.atomic import atomic_write_text
 from ...core.errors import DevilError
 from ...core.hole_check import hole_warning
+from ...core.networks import DEFAULT_DINO_MODEL
 from ...core.version import __version__
 from ...data.load import MANIFEST_NAME
 from ..metrics.protocol import EvalOptions
@@ -107,6 +108,8 @@ def options_record(options: EvalOptions) -> dict:
         del record["protocol"]
     if record.get("psnr_cap") == "slice_max":  # issue 40: the release's rule, recorded as before the field existed
         del record["psnr_cap"]
+    if record.get("dino_model") == DEFAULT_DINO_MODEL:  # issue 45: recorded when it differs (removal metrics)
+        del record["dino_model"]
     return record
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 from ...core.errors import unknown_name
-from ...core.networks import PRECISIONS, check_precision
+from ...core.networks import DEFAULT_DINO_MODEL, PRECISIONS, check_precision
 from ...core.parity import Parity, resolve_modes
 from ..kernels.batches import frame_batches
 from ..kernels.composite import composite
@@ -205,7 +205,9 @@ EVAL_PARITY_MODES: dict[str, dict[str, str]] = {
 PIXEL_BACKENDS = ("auto", "numpy", "torch")
 #: Whole evaluation protocols (``EvalOptions.protocol``; issue 38): ``devil`` (DEVIL's own, the default) and
 #: ``propainter`` (the ProPainter / E2FGVI table on DAVIS / YouTube-VOS layouts, ``docs/propainter-protocol.md``).
-PROTOCOLS = ("devil", "propainter")
+#: ``prove`` (issue 45): PROVE's reference-free removal metrics RC-S / RC-T on three folders of videos (inputs,
+#: results, masks; ``docs/removal.md``).
+PROTOCOLS = ("devil", "propainter", "prove")
 #: The networks' arithmetic (``EvalOptions.precision``): float32 is the reference; tf32 and bf16 are faster on a GPU.
 NETWORK_PRECISIONS = PRECISIONS
 
@@ -239,6 +241,8 @@ class EvalOptions:
     ``"devil"`` (DEVIL's results files keep their bytes).
     ``set_level_ci``: also give FID and VFID an interval (a delete-a-group jackknife over videos, kept as per-group
     Gaussian statistics: opt-in because of its memory and time, see ``devil evaluate --help``).
+    ``dino_model``: the DINOv2 of the removal metrics RC-S / RC-T (a ``save_pretrained`` folder or a Hub id in the
+    Hugging Face cache; default ``facebook/dinov2-giant``, PROVE's).
 
     >>> EvalOptions().ssim_mode, EvalOptions(parity="corrected").ssim_mode
     ('release', 'standard')
@@ -261,6 +265,7 @@ class EvalOptions:
     set_level_ci: bool = False
     protocol: str = "devil"
     psnr_cap: str | None = None
+    dino_model: str = DEFAULT_DINO_MODEL
 
     def __post_init__(self) -> None:
         if self.pixel_backend not in PIXEL_BACKENDS:

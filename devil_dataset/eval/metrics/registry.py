@@ -61,6 +61,19 @@ METRICS: dict[str, MetricEntry] = {
         _E("unchanged_region", "devil_dataset.eval.metrics.fidelity:UnchangedRegionMetric", ("unchanged_region",),
            (False,),
            (".4f",), False),
+        # Issue 45: PROVE's reference-free removal metrics (xiaomi-research/prove utils/metrics.py; docs/removal.md):
+        # RC-S (fill vs its surroundings, higher better), RC-T (fill between consecutive frames, lower better)
+        _E("rc_s", "devil_dataset.eval.metrics.removal:RCSMetric", ("rc_s",), (True,), (".4f",), True),
+        _E("rc_t", "devil_dataset.eval.metrics.removal:RCTMetric", ("rc_t",), (False,), (".4f",), True),
+        # Issue 45: the removal papers' background (MiniMax-Remover) and masked (VideoPainter) PSNR / SSIM
+        _E("bg_psnr", "devil_dataset.eval.metrics.removal_fidelity:BackgroundPSNRMetric", ("bg_psnr",), (True,),
+           (".2f",), False),
+        _E("bg_ssim", "devil_dataset.eval.metrics.removal_fidelity:BackgroundSSIMMetric", ("bg_ssim",), (True,),
+           (".4f",), False),
+        _E("masked_psnr", "devil_dataset.eval.metrics.removal_fidelity:MaskedPSNRMetric", ("masked_psnr",), (True,),
+           (".2f",), False),
+        _E("masked_ssim", "devil_dataset.eval.metrics.removal_fidelity:MaskedSSIMMetric", ("masked_ssim",), (True,),
+           (".4f",), False),
     )
 }
 
