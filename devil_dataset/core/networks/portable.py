@@ -42,16 +42,15 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import threading
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch  # noqa: TID253
 import torch.nn.functional as F  # noqa: TID253
 from scipy.linalg import blas
-from threadpoolctl import threadpool_limits
 from torch.overrides import TorchFunctionMode  # noqa: TID253
 
+from ..blas_threads import one_blas_thread
 from ..cpu_pins import torch_pins_in_force
 from ..errors import unknown_name
 
@@ -62,9 +61,6 @@ NETWORK_KERNELS_ENV = "DEVIL_NETWORK_KERNELS"
 #: sums depend on a product's shape (which kernel covers a column), so the slicing is a function of the tensor shapes
 #: alone, the same on every machine: a constant, not a setting.
 PATCH_BUFFER_ELEMENTS = 1 << 24  # 64 MiB
-#: OpenBLAS threads of the portable products (the engines parallelise over clips; threads would split the rows and
-#: columns only, so the count does not change a bit, but one keeps the CPU time that of torch's one-thread pass).
-PORTABLE_BLAS_THREADS = 1
 
 
 def sgemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -261,30 +257,13 @@ class _PortableMode(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-_blas_lock = threading.Lock()
-_blas_users = 0  # portable passes running now, in any thread of this process
-_blas_limit: Any = None  # the threadpoolctl limit the first of them set; restored when the last one ends
-
-
 @contextlib.contextmanager
 def portable_arithmetic() -> Iterator[None]:
-    """Run the block's convolutions and matrix products on OpenBLAS's pinned ``sgemm`` (module docstring), with
-    :data:`PORTABLE_BLAS_THREADS` BLAS thread. The mode is per thread; the BLAS limit is process-wide, so it is set
-    by the first pass that starts and restored when the last one ends (the read-ahead thread runs passes too)."""
-    global _blas_users, _blas_limit
-    with _blas_lock:
-        if _blas_users == 0:
-            _blas_limit = threadpool_limits(limits=PORTABLE_BLAS_THREADS, user_api="blas")
-        _blas_users += 1
-    try:
-        with _PortableMode():
-            yield
-    finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0 and _blas_limit is not None:
-                _blas_limit.restore_original_limits()
-                _blas_limit = None
+    """Run the block's convolutions, matrix products and square roots the portable way (module docstring), with
+    one BLAS thread (:func:`~devil_dataset.core.blas_threads.one_blas_thread`, shared with the other parts of the
+    package that need one). The mode is per thread: the read-ahead thread's passes enter their own."""
+    with one_blas_thread(), _PortableMode():
+        yield
 
 
 def portable_in_force(device: str | torch.device = "cpu") -> tuple[bool, str]:
@@ -308,5 +287,5 @@ def portable_in_force(device: str | torch.device = "cpu") -> tuple[bool, str]:
     return True, "convolutions and products on OpenBLAS sgemm (Haswell core), square roots correctly rounded"
 
 
-__all__ = ["NETWORK_KERNELS_ENV", "PATCH_BUFFER_ELEMENTS", "PORTABLE_BLAS_THREADS", "conv_nd", "matmul",
+__all__ = ["NETWORK_KERNELS_ENV", "PATCH_BUFFER_ELEMENTS", "conv_nd", "matmul",
            "portable_arithmetic", "portable_in_force", "sgemm"]

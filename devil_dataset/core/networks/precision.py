@@ -48,7 +48,7 @@ from typing import Any, Iterator, TypeVar
 import torch  # noqa: TID253
 
 from . import NETWORK_CPU_TOLERANCE, PRECISIONS, check_precision
-from .portable import portable_arithmetic, portable_in_force
+from .portable import portable_arithmetic, portable_in_force  # noqa: TID253
 
 T = TypeVar("T")
 

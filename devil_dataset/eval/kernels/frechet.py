@@ -21,6 +21,7 @@ from scipy import linalg
 from scipy.linalg import blas
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from ...core.blas_threads import one_blas_thread
 from ...core.cpu_pins import AVX2_PINS
 
 # SPEC section 7 constants.
@@ -100,7 +101,11 @@ def fixed_blas() -> Iterator[None]:
     3.0
     """
 
-    with threadpool_limits(limits=FRECHET_BLAS_THREADS, user_api="blas"):
+    if FRECHET_BLAS_THREADS != 1:  # benchmarks/networks.py's "before" mode
+        with threadpool_limits(limits=FRECHET_BLAS_THREADS, user_api="blas"):
+            yield
+        return
+    with one_blas_thread():  # shared safely with the network passes' products in the read-ahead thread
         yield
 
 
