@@ -31,19 +31,13 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from ..core.alignment import (
-    MASK_WARP_DTYPE,
-    Features,
-    estimate_similarity,
-    resolve_detector,
-    single_threaded_blas,
-    warp_frame,
-    warp_valid_mask,
-)
-from ..core.cv_determinism import pin_opencv
+from ..core.alignment import MASK_WARP_DTYPE, resolve_detector, single_threaded_blas, warp_frame, warp_valid_mask
+from ..core.cv_determinism import pin_opencv, serial_opencv
 from ..core.errors import UnknownNameError, WeightsMissingError
 from ..core.flow import flow_estimator, resolve_flow_backend
-from .camera_motion import SCORING_SIZE, resize_for_scoring, scoring_features
+from ..core.thread_map import default_threads, thread_map
+from .camera_motion import SCORING_SIZE, resize_for_scoring
+from .clip_features import ClipFeatures
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -174,21 +168,35 @@ def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
     return flow_estimator(flow, device or "cpu")  # the one flow dispatcher
 
 
-def segment_flow_stats(frames: np.ndarray, start: int, end: int, features: list[Features],
-                       flow_fn: FlowFn) -> tuple[float, int]:
-    """Sum of valid flow magnitudes and their count over consecutive pairs k -> k+1 in [start, end)."""
+def pair_flow_stats(source: np.ndarray, target: np.ndarray, matrix: np.ndarray | None,
+                    flow_fn: FlowFn) -> tuple[float, int]:
+    """Sum of the valid flow magnitudes and their count for ``source`` aligned onto ``target`` with ``matrix``;
+    ``(0.0, 0)`` when the alignment failed (SPEC section 4: such a pair is skipped)."""
+    if matrix is None:
+        return 0.0, 0
+    size = (target.shape[1], target.shape[0])
+    aligned = warp_frame(source, matrix, size)
+    flow = flow_fn(aligned, target)
+    keep = valid_flow_vectors(flow, warp_valid_mask(matrix, size))
+    magnitude = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=2))
+    return float(magnitude[keep].sum()), int(keep.sum())
+
+
+def segment_flow_stats(features: ClipFeatures, start: int, end: int, flow_fn: FlowFn,
+                       threads: int = 1) -> tuple[float, int]:
+    """Sum of valid flow magnitudes and their count over consecutive pairs k -> k+1 in [start, end).
+
+    Pairs run on ``threads`` threads; their sums are added in pair order (the same float sum for any thread count).
+    """
+    frames = features.frames
+    pairs = [(k, k + 1) for k in range(start, end - 1)]
+    sims = features.similarities(pairs)
+    stats = thread_map(lambda a: pair_flow_stats(frames[a[0][0]], frames[a[0][1]], a[1], flow_fn),
+                       list(zip(pairs, sims)), threads=threads)
     total, count = 0.0, 0
-    size = (frames.shape[2], frames.shape[1])
-    for k in range(start, end - 1):
-        matrix = estimate_similarity(features[k], features[k + 1])
-        if matrix is None:
-            continue  # SPEC section 4: skip a pair whose alignment fails
-        aligned = warp_frame(frames[k], matrix, size)
-        flow = flow_fn(aligned, frames[k + 1])
-        keep = valid_flow_vectors(flow, warp_valid_mask(matrix, size))
-        magnitude = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=2))
-        total += float(magnitude[keep].sum())
-        count += int(keep.sum())
+    for pair_total, pair_count in stats:
+        total += pair_total
+        count += pair_count
     return total, count
 
 
@@ -200,29 +208,51 @@ def scene_motion(
     detector: str | None = None,
     scoring_size: tuple[int, int] | None = SCORING_SIZE,
     threshold: float | None = None,
+    threads: int | None = None,
+    features: ClipFeatures | None = None,
 ) -> SceneMotionResult:
     """Background-scene-motion score of uint8 RGB frames [T, H, W, 3] with its segments.
 
     ``mode``: "release" (uint8 wrap-around AffineScore, threshold 375) or "corrected" (true difference,
     threshold :data:`CORRECTED_AFFINE_THRESHOLD`); ``threshold`` overrides the mode's threshold.
     ``flow``: "dis" or "raft". Higher = more motion of the scene itself (pixels per frame at 854x480).
+    ``threads``: frames and pairs are spread over this many threads (default: the CPUs this process may use; RAFT
+    flow runs on one); the score does not depend on it.
+    ``features``: the camera-motion scorer's :class:`~devil_dataset.builder.clip_features.ClipFeatures` of the same
+    frames (``camera_motion(...).features``, same detector and scoring size): its resized frames, features and
+    alignments are used instead of computing them again (:func:`devil_dataset.builder.motion_scores.motion_scores`).
     """
     _check_mode(mode)
     flow_fn = resolve_flow(flow)
     detector = resolve_detector(detector)
     if threshold is None:
         threshold = RELEASE_AFFINE_THRESHOLD if mode == "release" else CORRECTED_AFFINE_THRESHOLD
-    frames = resize_for_scoring(frames, scoring_size)
-    features = [scoring_features(f, detector, remember=False) for f in frames]  # the camera scorer's: found again
+    threads = (features.threads if features is not None else default_threads()) if threads is None else threads
+    if features is None:
+        features = ClipFeatures(resize_for_scoring(frames, scoring_size), detector, threads=threads)
+    else:
+        _check_features(features, frames, detector, scoring_size)
+        features.threads = threads
+    frames = features.frames
+    ahead: dict[tuple[int, int], float] = {}
 
-    def score(i: int, k: int) -> float:
-        return pair_affine_score(frames[i], frames[k], estimate_similarity(features[i], features[k]), mode)
+    def score(i: int, k: int) -> float:  # AffineScore(i -> k); the next pairs of the walk computed meanwhile
+        if (i, k) not in ahead:
+            pairs = [(i, m) for m in range(k, min(k + threads, len(frames)))]
+            sims = features.similarities(pairs)
+            values = thread_map(lambda a: pair_affine_score(frames[a[0][0]], frames[a[0][1]], a[1], mode),
+                                list(zip(pairs, sims)), threads=threads)
+            ahead.update(zip(pairs, values))
+        return ahead[(i, k)]
 
-    with single_threaded_blas():
+    with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
         segments = split_segments(len(frames), score, threshold)
-    # RAFT runs on torch, whose own threads must not be limited; DIS does not use BLAS beyond the matcher
+        features.similarities([(k, k + 1) for start, end in segments for k in range(start, end - 1)])
+    # RAFT runs on torch, whose own threads must not be limited (nor run in several threads at once); DIS does not
+    # use BLAS
     with single_threaded_blas() if flow == "dis" else contextlib.nullcontext():
-        stats = [segment_flow_stats(frames, start, end, features, flow_fn) for start, end in segments]
+        stats = [segment_flow_stats(features, start, end, flow_fn, threads if flow == "dis" else 1)
+                 for start, end in segments]
     seg_scores: list[float] = []
     weighted, weight = 0.0, 0
     for (start, end), (total, count) in zip(segments, stats):
@@ -242,13 +272,27 @@ def scene_motion_score(
     flow: str = "dis",
     detector: str | None = None,
     scoring_size: tuple[int, int] | None = SCORING_SIZE,
+    threads: int | None = None,
+    features: ClipFeatures | None = None,
 ) -> float:
     """Background-scene-motion score (see :func:`scene_motion`); NaN when the clip has no segment.
 
     >>> scene_motion_score(np.zeros((5, 32, 32, 3), np.uint8), detector="orb", scoring_size=None)
     nan
     """
-    return scene_motion(frames, mode=mode, flow=flow, detector=detector, scoring_size=scoring_size).score
+    return scene_motion(frames, mode=mode, flow=flow, detector=detector, scoring_size=scoring_size,
+                        threads=threads, features=features).score
+
+
+def _check_features(features: ClipFeatures, frames: np.ndarray, detector: str,
+                    scoring_size: tuple[int, int] | None) -> None:
+    """``features`` must describe ``frames`` as this call would: same detector, frame count and scoring size."""
+    size = (frames.shape[2], frames.shape[1]) if scoring_size is None else tuple(scoring_size)
+    have = (features.frames.shape[2], features.frames.shape[1])
+    if features.detector != detector or len(features.frames) != len(frames) or have != size:
+        raise ValueError(f"features of {len(features.frames)} frames at {have[0]}x{have[1]} with "
+                         f"{features.detector!r} do not fit {len(frames)} frames at {size[0]}x{size[1]} with "
+                         f"{detector!r}")
 
 
 def _check_mode(mode: str) -> None:
