@@ -144,10 +144,11 @@ def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) ->
     or too large for exact float32 arithmetic (the caller then uses ``cv2.BFMatcher``).
 
     Every entry of the distance matrix is an exact integer (one product of the descriptors augmented with their squared
-    norms; its partial sums are integers below 2^24, so any BLAS kernel and summation order gives the same bits). Per block of query rows: the row minimum is numpy's
-    first ``argmin``; the column minimum and its first row come from one vectorised ``min`` over int32 keys
-    ``(distance << 8) | row`` (equal distances: the smaller row wins, as OpenCV's first minimum), and across blocks
-    only a strictly smaller distance replaces an earlier block's (an earlier query keeps a tie).
+    norms; its partial sums are integers below 2^24, so any BLAS kernel and summation order gives the same bits).
+    Per block of query rows: the row minimum is numpy's first ``argmin``; the column minimum and its first row come
+    from one vectorised ``min`` over int32 keys ``(distance << 8) | row`` (equal distances: the smaller row wins, as
+    OpenCV's first minimum), and across blocks only a strictly smaller distance replaces an earlier block's (an
+    earlier query keeps a tie).
 
     >>> d = np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32)  # two pairs of identical rows: ties both ways
     >>> _exact_cross_check(d, d, binary=False).tolist()
