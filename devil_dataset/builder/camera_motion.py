@@ -127,13 +127,16 @@ def camera_motion(
     detector: str | None = None,
     scoring_size: tuple[int, int] | None = SCORING_SIZE,
     threads: int | None = None,
+    features: ClipFeatures | None = None,
 ) -> CameraMotionResult:
     """Camera-motion score of uint8 RGB frames [T, H, W, 3] (T >= 10) with its pair matrix and detector.
 
     ``detector``: "surf" (when OpenCV has it), "sift" (default without SURF) or "orb".
     ``scoring_size``: frames are first resized there (area interpolation); ``None`` scores them as they are.
     ``threads``: frames and pairs are spread over this many threads (default: the CPUs this process may use);
-    the score does not depend on it.
+    the score does not depend on it. ``features``: a :class:`~devil_dataset.builder.clip_features.ClipFeatures` of
+    these frames at the scoring size to work in (its threads are used; ``frames`` is then only checked against it);
+    by default a new one. Either way the result carries it (``result.features``) for the scene-motion scorer.
 
     >>> rng = np.random.default_rng(1)
     >>> r = camera_motion(np.repeat((rng.random((1, 96, 128, 3)) * 255).astype(np.uint8), 12, 0),
@@ -142,9 +145,12 @@ def camera_motion(
     (0.0, 'orb', (0, 1, 2))
     """
     detector = resolve_detector(detector)
-    frames = resize_for_scoring(frames, scoring_size)
-    indices = sample_indices(len(frames))
-    features = ClipFeatures(frames, detector, threads=default_threads() if threads is None else threads)
+    if features is None:
+        frames = resize_for_scoring(frames, scoring_size)
+        features = ClipFeatures(frames, detector, threads=default_threads() if threads is None else threads)
+    else:
+        features.check_fits(frames, detector, scoring_size)
+    indices = sample_indices(len(features.frames))
     with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
         matrix = pair_matrix(features, indices)
     return CameraMotionResult(percentile_higher(matrix), detector, matrix, tuple(indices), features)

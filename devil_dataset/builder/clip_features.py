@@ -56,12 +56,22 @@ class ClipFeatures:
         self._matches: dict[Pair, np.ndarray] = {}
         self._similarity: dict[Pair, np.ndarray | None] = {}
 
+    def check_fits(self, frames: np.ndarray, detector: str, scoring_size: tuple[int, int] | None) -> None:
+        """Raise ``ValueError`` unless these features describe ``frames`` as a scorer would with ``detector`` at
+        ``scoring_size`` (None: the frames' own size): same detector, frame count and size."""
+        size = (frames.shape[2], frames.shape[1]) if scoring_size is None else tuple(scoring_size)
+        have = (self.frames.shape[2], self.frames.shape[1])
+        if self.detector != detector or len(self.frames) != len(frames) or have != size:
+            raise ValueError(f"features of {len(self.frames)} frames at {have[0]}x{have[1]} with {self.detector!r} "
+                             f"do not fit {len(frames)} frames at {size[0]}x{size[1]} with {detector!r}")
+
     @property
     def detections(self) -> int:
         """How many frames had their features detected so far (distinct contents only)."""
         return len(self._features)
 
-    def _same_as(self, k: int) -> int:
+    def same_as(self, k: int) -> int:
+        """The first frame whose bytes equal frame ``k``'s (``k`` itself for a frame unlike any before it)."""
         if self._first is None:
             keys = thread_map(_content_key, list(self.frames), threads=self.threads)
             seen: dict[bytes, int] = {}
@@ -70,33 +80,40 @@ class ClipFeatures:
 
     def detect(self, indices: Iterable[int]) -> None:
         """Detect the features of frames ``indices`` that have none yet (in parallel, in index order)."""
-        todo = sorted({self._same_as(k) for k in indices} - set(self._features))
+        todo = sorted({self.same_as(k) for k in indices} - set(self._features))
         found = thread_map(lambda k: detect_features(self.frames[k], self.detector), todo, threads=self.threads)
         self._features.update(zip(todo, found))
 
     def features(self, k: int) -> Features:
         """Features of frame ``k`` (detected now if needed)."""
         self.detect([k])
-        return self._features[self._same_as(k)]
+        return self._features[self.same_as(k)]
 
     def similarities(self, pairs: Sequence[Pair]) -> list[np.ndarray | None]:
         """The similarity [2, 3] aligning frame i onto frame j for each ``(i, j)`` (None where alignment fails),
-        as :func:`~devil_dataset.core.alignment.estimate_similarity` of their features gives it."""
-        keys = [(self._same_as(i), self._same_as(j)) for i, j in pairs]
+        as :func:`~devil_dataset.core.alignment.estimate_similarity` of their features gives it. One task per
+        unordered pair (matched once, then the RANSAC of each direction asked), spread over the threads."""
+        keys = [(self.same_as(i), self.same_as(j)) for i, j in pairs]
         todo = list(dict.fromkeys(k for k in keys if k not in self._similarity))
         self.detect(k for pair in todo for k in pair)
-        unordered = list(dict.fromkeys((min(k), max(k)) for k in todo if (min(k), max(k)) not in self._matches))
-        found = thread_map(lambda p: match_features(self._features[p[0]], self._features[p[1]]), unordered,
-                           threads=self.threads)
-        self._matches.update(zip(unordered, found))
-        sims = thread_map(self._similarity_of, todo, threads=self.threads)
-        self._similarity.update(zip(todo, sims))
+        directions: dict[Pair, list[Pair]] = {}
+        for i, j in todo:
+            directions.setdefault((min(i, j), max(i, j)), []).append((i, j))
+        found = thread_map(self._align, list(directions.items()), threads=self.threads)
+        for (unordered, asked), (matches, sims) in zip(directions.items(), found):
+            self._matches[unordered] = matches
+            self._similarity.update(zip(asked, sims))
         return [self._similarity[k] for k in keys]
 
-    def _similarity_of(self, key: Pair) -> np.ndarray | None:
-        i, j = key
-        matches = self._matches[(i, j)] if i <= j else reverse_matches(self._matches[(j, i)])
-        return similarity_from_matches(self._features[i], self._features[j], matches)
+    def _align(self, task: tuple[Pair, list[Pair]]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        (a, b), asked = task
+        matches = self._matches.get((a, b))
+        if matches is None:
+            matches = match_features(self._features[a], self._features[b])  # frame a -> frame b: query = b
+        sims = [similarity_from_matches(self._features[i], self._features[j],
+                                        matches if (i, j) == (a, b) else reverse_matches(matches))
+                for i, j in asked]
+        return matches, sims
 
 
 __all__ = ["ClipFeatures"]

@@ -1,9 +1,10 @@
 """Both motion labels of a clip in one pass: camera motion first, its frames and features handed to scene motion.
 
 The camera-motion scorer (SPEC section 3) and the scene-motion scorer (SPEC section 4) align frames of the same clip
-at the same scoring size. :func:`motion_scores` resizes the frames once, lets the camera scorer detect and align its
-ten sampled frames, and passes its :class:`~devil_dataset.builder.clip_features.ClipFeatures` to the scene scorer as
-an argument, so no frame is resized or described twice. The scores are those of the two scorers called alone.
+at the same scoring size. :func:`motion_scores` resizes the frames once and describes all of them at once (spread over
+the threads), lets the camera scorer align its ten sampled frames, and passes the camera scorer's
+:class:`~devil_dataset.builder.clip_features.ClipFeatures` to the scene scorer as an argument, so no frame is resized or
+described twice. The scores are those of the two scorers called alone.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -21,7 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.alignment import resolve_detector
+from ..core.cv_determinism import serial_opencv
+from ..core.thread_map import default_threads
 from .camera_motion import SCORING_SIZE, CameraMotionResult, camera_motion, resize_for_scoring
+from .clip_features import ClipFeatures
 from .scene_motion import SceneMotionResult, scene_motion
 
 
@@ -40,8 +44,12 @@ def motion_scores(
     :func:`~devil_dataset.builder.scene_motion.scene_motion` (``mode`` and ``flow`` are the scene scorer's).
     """
     detector = resolve_detector(detector)
-    resized = resize_for_scoring(frames, scoring_size)
-    camera = camera_motion(resized, detector=detector, scoring_size=None, threads=threads)
+    features = ClipFeatures(resize_for_scoring(frames, scoring_size), detector,
+                            threads=default_threads() if threads is None else threads)
+    with serial_opencv():  # every frame is needed by the scene scorer: all detected at once, over the threads
+        features.detect(range(len(frames)))
+    camera = camera_motion(frames, detector=detector, scoring_size=scoring_size, features=features)
+    resized = features.frames
     scene = scene_motion(resized, mode=mode, flow=flow, detector=detector, scoring_size=None, threads=threads,
                          features=camera.features)
     return camera, scene

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence, TypeVar
 
 import cv2
 import numpy as np
@@ -53,9 +53,13 @@ MIN_SEGMENT_FRAMES = 12
 # SPEC section 4: a flow vector is dropped when the target mask at its end is below this value.
 TARGET_MASK_MIN = 0.999
 MODES: tuple[str, ...] = ("release", "corrected")
+# The segment walk computes AffineScore(i -> k) for this many next frames per thread at once (speculatively: after a
+# break the rest are not used); 2 keeps the threads busy between the walk's steps and wastes little at a break.
+WALK_AHEAD = 2
 FLOWS: tuple[str, ...] = ("dis", "raft")
 
 FlowFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -84,10 +88,12 @@ def affine_score(target: np.ndarray, warped: np.ndarray, valid: np.ndarray, mode
     if not valid.any():
         return math.inf
     if mode == "release":
-        diff = (target.astype(np.uint8) - warped.astype(np.uint8)).astype(np.float64)  # wraps: 10 - 11 -> 255
+        diff = target.astype(np.uint8) - warped.astype(np.uint8)  # wraps: 10 - 11 -> 255
     else:
-        diff = np.abs(target.astype(np.int16) - warped.astype(np.int16)).astype(np.float64)
-    return float(diff.sum(axis=2)[valid].mean())
+        diff = np.abs(target.astype(np.int16) - warped.astype(np.int16))
+    # integer sums (exact), then one division: the bits of the float64 mean of the same integers
+    total = int(diff.sum(axis=2, dtype=np.int32)[valid].sum(dtype=np.int64))
+    return total / int(np.count_nonzero(valid))
 
 
 def pair_affine_score(source: np.ndarray, target: np.ndarray, matrix: np.ndarray | None,
@@ -182,22 +188,40 @@ def pair_flow_stats(source: np.ndarray, target: np.ndarray, matrix: np.ndarray |
     return float(magnitude[keep].sum()), int(keep.sum())
 
 
-def segment_flow_stats(features: ClipFeatures, start: int, end: int, flow_fn: FlowFn,
-                       threads: int = 1) -> tuple[float, int]:
-    """Sum of valid flow magnitudes and their count over consecutive pairs k -> k+1 in [start, end).
-
-    Pairs run on ``threads`` threads; their sums are added in pair order (the same float sum for any thread count).
-    """
+def pair_values(features: ClipFeatures, pairs: Sequence[tuple[int, int]],
+                fn: Callable[[np.ndarray, np.ndarray, np.ndarray | None], R], memo: dict[tuple[int, int], R],
+                threads: int) -> list[R]:
+    """``fn(frame i, frame j, similarity i -> j)`` for each pair ``(i, j)``, computed once per pair of frame contents
+    (``memo``, keyed by :meth:`ClipFeatures.same_as`) and spread over ``threads`` threads; in pair order."""
+    keys = [(features.same_as(i), features.same_as(j)) for i, j in pairs]
+    todo = [k for k in dict.fromkeys(keys) if k not in memo]
+    sims = features.similarities(todo)
     frames = features.frames
-    pairs = [(k, k + 1) for k in range(start, end - 1)]
-    sims = features.similarities(pairs)
-    stats = thread_map(lambda a: pair_flow_stats(frames[a[0][0]], frames[a[0][1]], a[1], flow_fn),
-                       list(zip(pairs, sims)), threads=threads)
-    total, count = 0.0, 0
-    for pair_total, pair_count in stats:
-        total += pair_total
-        count += pair_count
-    return total, count
+    values = thread_map(lambda task: fn(frames[task[0][0]], frames[task[0][1]], task[1]), list(zip(todo, sims)),
+                        threads=threads)
+    memo.update(zip(todo, values))
+    return [memo[k] for k in keys]
+
+
+def segment_flow_stats(features: ClipFeatures, segments: Sequence[tuple[int, int]], flow_fn: FlowFn,
+                       threads: int = 1) -> list[tuple[float, int]]:
+    """Per segment [start, end): the sum of valid flow magnitudes and their count over its pairs k -> k+1.
+
+    All pairs run on ``threads`` threads; each segment's sums are added in pair order (the same float sums for any
+    thread count).
+    """
+    pairs = [(k, k + 1) for start, end in segments for k in range(start, end - 1)]
+    memo: dict[tuple[int, int], tuple[float, int]] = {}
+    stats = iter(pair_values(features, pairs, lambda a, b, m: pair_flow_stats(a, b, m, flow_fn), memo, threads))
+    out = []
+    for start, end in segments:
+        total, count = 0.0, 0
+        for _ in range(start, end - 1):
+            pair_total, pair_count = next(stats)
+            total += pair_total
+            count += pair_count
+        out.append((total, count))
+    return out
 
 
 def scene_motion(
@@ -231,28 +255,26 @@ def scene_motion(
     if features is None:
         features = ClipFeatures(resize_for_scoring(frames, scoring_size), detector, threads=threads)
     else:
-        _check_features(features, frames, detector, scoring_size)
+        features.check_fits(frames, detector, scoring_size)
         features.threads = threads
-    frames = features.frames
+    num_frames = len(features.frames)
     ahead: dict[tuple[int, int], float] = {}
+    memo: dict[tuple[int, int], float] = {}
 
-    def score(i: int, k: int) -> float:  # AffineScore(i -> k); the next pairs of the walk computed meanwhile
+    def score(i: int, k: int) -> float:  # AffineScore(i -> k); the walk's next pairs are computed meanwhile
         if (i, k) not in ahead:
-            pairs = [(i, m) for m in range(k, min(k + threads, len(frames)))]
-            sims = features.similarities(pairs)
-            values = thread_map(lambda a: pair_affine_score(frames[a[0][0]], frames[a[0][1]], a[1], mode),
-                                list(zip(pairs, sims)), threads=threads)
+            pairs = [(i, m) for m in range(k, min(k + WALK_AHEAD * threads, num_frames))]
+            values = pair_values(features, pairs, lambda a, b, m: pair_affine_score(a, b, m, mode), memo, threads)
             ahead.update(zip(pairs, values))
         return ahead[(i, k)]
 
     with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
-        segments = split_segments(len(frames), score, threshold)
+        segments = split_segments(num_frames, score, threshold)
         features.similarities([(k, k + 1) for start, end in segments for k in range(start, end - 1)])
     # RAFT runs on torch, whose own threads must not be limited (nor run in several threads at once); DIS does not
     # use BLAS
     with single_threaded_blas() if flow == "dis" else contextlib.nullcontext():
-        stats = [segment_flow_stats(features, start, end, flow_fn, threads if flow == "dis" else 1)
-                 for start, end in segments]
+        stats = segment_flow_stats(features, segments, flow_fn, threads if flow == "dis" else 1)
     seg_scores: list[float] = []
     weighted, weight = 0.0, 0
     for (start, end), (total, count) in zip(segments, stats):
@@ -282,17 +304,6 @@ def scene_motion_score(
     """
     return scene_motion(frames, mode=mode, flow=flow, detector=detector, scoring_size=scoring_size,
                         threads=threads, features=features).score
-
-
-def _check_features(features: ClipFeatures, frames: np.ndarray, detector: str,
-                    scoring_size: tuple[int, int] | None) -> None:
-    """``features`` must describe ``frames`` as this call would: same detector, frame count and scoring size."""
-    size = (frames.shape[2], frames.shape[1]) if scoring_size is None else tuple(scoring_size)
-    have = (features.frames.shape[2], features.frames.shape[1])
-    if features.detector != detector or len(features.frames) != len(frames) or have != size:
-        raise ValueError(f"features of {len(features.frames)} frames at {have[0]}x{have[1]} with "
-                         f"{features.detector!r} do not fit {len(frames)} frames at {size[0]}x{size[1]} with "
-                         f"{detector!r}")
 
 
 def _check_mode(mode: str) -> None:
