@@ -6,7 +6,9 @@ each in its own subprocess importing its own package: the previous code from ``g
 ``bab91ab``) into a temp folder, this code from the checkout. Each side scores every video's camera motion and
 scene motion (release mode, DIS flow, SIFT unless ``--detector``) cold, the videos spread over ``--jobs`` worker
 processes as ``devil diagnose --jobs`` would; the frames are decoded before the clock starts. The script prints
-both wall times, their ratio, the scores, and exits 1 when any score differs in any bit (NaN equals NaN).
+both wall times and CPU times (all threads of the scoring processes), their ratios, the scores, and exits 1 when any
+score differs in any bit (NaN equals NaN). On a shared machine wall time follows the load: ``--rounds N``
+alternates the two sides N times and keeps each side's best.
 
     python benchmarks/labellers_vs_previous.py                          # 4 videos x 30 frames at 854x480, --jobs 1
     python benchmarks/labellers_vs_previous.py --jobs 2
@@ -43,7 +45,7 @@ def score(path):
     from devil_dataset.builder.camera_motion import camera_motion_score
     from devil_dataset.builder.scene_motion import scene_motion_score
     frames = np.load(path)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     try:
         from devil_dataset.builder.motion_scores import motion_scores
     except ImportError:  # the previous code: two scorers, the feature memo between them
@@ -51,7 +53,7 @@ def score(path):
     else:
         camera, scene = motion_scores(frames, detector=DETECTOR)
         pair = (camera.score, scene.score)
-    return [repr(float(v)) for v in pair], time.perf_counter() - t
+    return [repr(float(v)) for v in pair], time.perf_counter() - t, time.process_time() - c
 
 if __name__ == "__main__":
     DETECTOR, jobs, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -65,7 +67,7 @@ if __name__ == "__main__":
     else:
         out = [score(p) for p in paths]
     print(json.dumps({"wall_s": time.perf_counter() - t0, "scores": [o[0] for o in out],
-                      "video_s": [o[1] for o in out]}))
+                      "video_s": [o[1] for o in out], "cpu_s": sum(o[2] for o in out)}))
 """
 
 
@@ -103,6 +105,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="alternate the two sides this many times")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="labellers-") as tmp:
         work = Path(tmp)
         prev = export_commit(args.base, work)
@@ -120,12 +123,15 @@ def main() -> int:
             results["this"].append(run_side(ROOT, args.detector, args.jobs, paths, runner))
     before = min(r["wall_s"] for r in results["previous"])
     after = min(r["wall_s"] for r in results["this"])
-    print(f"{args.videos} videos x {args.frames} frames at {args.size}, {args.detector}, --jobs {args.jobs}:")
-    print(f"  previous ({args.base}): {before:6.2f} s wall   per video: "
-          + " ".join(f"{s:.2f}" for s in results["previous"][0]["video_s"]))
-    print(f"  this checkout:      {after:6.2f} s wall   per video: "
-          + " ".join(f"{s:.2f}" for s in results["this"][0]["video_s"]))
-    print(f"  ratio: {before / after:.2f}x faster")
+    cpu_before = min(r["cpu_s"] for r in results["previous"])
+    cpu_after = min(r["cpu_s"] for r in results["this"])
+    print(f"{args.videos} videos x {args.frames} frames at {args.size}, {args.detector}, --jobs {args.jobs}, "
+          f"load average before the run {load:.1f}:")
+    for name, side, wall, cpu in (("previous (" + args.base + ")", "previous", before, cpu_before),
+                                  ("this checkout", "this", after, cpu_after)):
+        print(f"  {name:20s} {wall:7.2f} s wall {cpu:7.2f} CPU s   wall per video: "
+              + " ".join(f"{s:.2f}" for s in min(results[side], key=lambda r: r["wall_s"])["video_s"]))
+    print(f"  ratio: {before / after:.2f}x faster in wall time, {cpu_before / cpu_after:.2f}x less CPU time")
     differ = [(i, p, t) for i, (p, t) in enumerate(zip(results["previous"][0]["scores"], results["this"][0]["scores"]))
               if p != t]
     for r in results["previous"] + results["this"]:
