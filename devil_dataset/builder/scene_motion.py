@@ -271,9 +271,10 @@ def scene_motion(
     with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
         segments = split_segments(num_frames, score, threshold)
         features.similarities([(k, k + 1) for start, end in segments for k in range(start, end - 1)])
-    # RAFT runs on torch, whose own threads must not be limited (nor run in several threads at once); DIS does not
-    # use BLAS
-    with single_threaded_blas() if flow == "dis" else contextlib.nullcontext():
+    # RAFT runs on torch, whose own threads must not be limited (nor run in several threads at once). DIS pairs run
+    # on the threads, each DIS on one OpenCV thread (its flow does not depend on OpenCV's thread count: tested), so
+    # OpenCV's own pool does not spin beside them
+    with single_threaded_blas(), serial_opencv() if flow == "dis" else contextlib.nullcontext():
         stats = segment_flow_stats(features, segments, flow_fn, threads if flow == "dis" else 1)
     seg_scores: list[float] = []
     weighted, weight = 0.0, 0
