@@ -19,6 +19,8 @@ CPU time (all threads of this process) is the number to trust on a shared machin
 Measured (2-core shared machine, load average ~1.7, SIFT, DIS flow): CPU s per clip cut 3.1, load 2.5 (x2),
 camera 2.9, scene 21.6, frames 2.8; mask 0.14 per mask, row 0.37 per row -> about 35 CPU s per clip and
 12.6 CPU hours for the full rebuild; clip JPEGs 25.6 MB per clip (32 GB work dir), parquet 7.1 MB per row.
+Re-measured for issue 47 (``AMD EPYC``, load 3-8): label 15.7 CPU s per clip (the previous camera + scene 2.4 +
+13.1), 24.8 CPU s per clip, 8.8 CPU hours (8.5 with the previous code in the same session).
 """
 from __future__ import annotations
 
