@@ -15,8 +15,8 @@ one 4-channel ``warpAffine``, missing pixels gathered by index), ``flow-propagat
 in the box of the invalid pixels, bilinear sampling through flat indices and a zero border, chains followed
 through the holes only) and ``telea`` (``cv2.inpaint`` on the hole's grown bounding box, also the temporal
 baselines' fallback); and the build's **labelling** of a clip (camera-motion then scene-motion score of a curated
-clip, as the build's ``_score_clip`` runs them: the scene scorer now finds the camera scorer's ten sampled frames'
-features instead of detecting them again), on the curated clips the demo's build left in
+clip, as the build's ``_score_clip`` runs them: since issue 47 in one pass, ``builder.motion_scores``, the camera
+scorer's features handed to the scene scorer), on the curated clips the demo's build left in
 ``OUT/dataset/.devil-build/curated/clips``.
 
     python benchmarks/demo_stages.py --demo demo-out                # stages + 4 units per function
@@ -118,11 +118,17 @@ def compare_labelling(clips: list[Path], old: str) -> bool:
     for path in clips:
         frames, scores = load_clip(path), {}
         for version, pkg in (("old", old), ("new", "devil_dataset")):
-            camera = importlib.import_module(f"{pkg}.builder.camera_motion").camera_motion_score
-            scene = importlib.import_module(f"{pkg}.builder.scene_motion").scene_motion_score
             start = time.process_time()
-            scores[version] = (camera(frames, scoring_size=SAMPLE_SCORING_SIZE),
-                               scene(frames, scoring_size=SAMPLE_SCORING_SIZE))
+            try:  # one pass (issue 47): the camera scorer's features handed to the scene scorer
+                joint = importlib.import_module(f"{pkg}.builder.motion_scores").motion_scores
+            except ImportError:
+                camera = importlib.import_module(f"{pkg}.builder.camera_motion").camera_motion_score
+                scene = importlib.import_module(f"{pkg}.builder.scene_motion").scene_motion_score
+                scores[version] = (camera(frames, scoring_size=SAMPLE_SCORING_SIZE),
+                                   scene(frames, scoring_size=SAMPLE_SCORING_SIZE))
+            else:
+                results = joint(frames, scoring_size=SAMPLE_SCORING_SIZE)
+                scores[version] = (results[0].score, results[1].score)
             cpu[version] += time.process_time() - start
         if repr(scores["old"]) != repr(scores["new"]):
             different.append(path.stem)

@@ -6,8 +6,8 @@ textured enough for feature matching), encoded with x264 like a Flickr upload, a
 
     cut     decode every frame (PyAV) + cut score + JPEG q95 files        (per clip)
     load    decode the clip's 90 JPEGs                                    (per clip, once for scoring)
-    camera  camera-motion score at 854x480 (default detector)             (per clip)
-    scene   background-scene-motion score at 854x480, mode release (DIS)  (per clip)
+    label   camera-motion + background-scene-motion scores at 854x480, default detector, release mode, DIS,
+            in one pass as the build runs them (builder.motion_scores: every frame described once) (per clip)
     frames  cover-crop to 832x480 + JPEG for the parquet rows             (per clip, once, cached)
     mask    render one 90-frame mask at 832x480                           (per distinct mask)
     row     mask statistics + hole encoding of one row                    (per row)
@@ -19,6 +19,8 @@ CPU time (all threads of this process) is the number to trust on a shared machin
 Measured (2-core shared machine, load average ~1.7, SIFT, DIS flow): CPU s per clip cut 3.1, load 2.5 (x2),
 camera 2.9, scene 21.6, frames 2.8; mask 0.14 per mask, row 0.37 per row -> about 35 CPU s per clip and
 12.6 CPU hours for the full rebuild; clip JPEGs 25.6 MB per clip (32 GB work dir), parquet 7.1 MB per row.
+Re-measured for issue 47 (``AMD EPYC``, load 3-8): label 15.7 CPU s per clip (the previous camera + scene 2.4 +
+13.1), 24.8 CPU s per clip, 8.8 CPU hours (8.5 with the previous code in the same session).
 """
 from __future__ import annotations
 
@@ -31,9 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.builder import samples  # noqa: E402
-from devil_dataset.builder.camera_motion import camera_motion_score  # noqa: E402
+from devil_dataset.builder.motion_scores import motion_scores  # noqa: E402
 from devil_dataset.builder.release_rebuild import curate_release_sources  # noqa: E402
-from devil_dataset.builder.scene_motion import scene_motion_score  # noqa: E402
 from devil_dataset.core.video_io import load_clip, write_video  # noqa: E402
 from devil_dataset.sources.catalog import load_catalog  # noqa: E402
 
@@ -69,8 +70,7 @@ def main() -> None:
     clip_dir = tmp / "curated" / report.clips[0].path
     jpeg_mb = sum(p.stat().st_size for p in clip_dir.glob("*.jpg")) / 1e6
     frames, *stages["load"] = timed(load_clip, clip_dir)
-    _, *stages["camera"] = timed(camera_motion_score, frames)
-    _, *stages["scene"] = timed(scene_motion_score, frames, mode="release")
+    _, *stages["label"] = timed(motion_scores, frames, mode="release")
     crop, c1, w1 = timed(cover_crop_frames, frames, (832, 480))
     enc, c2, w2 = timed(encode_frames, crop, "jpeg")
     stages["frames"] = [c1 + c2, w1 + w2]
@@ -93,14 +93,14 @@ def main() -> None:
     for k, (c, w) in stages.items():
         print(f"{k:8s} {c:8.2f} {w:8.2f}  {units.get(k, 'per clip')}")
     # the build decodes a clip's JPEGs twice: once for scoring, once for the row frames (then cached)
-    per_clip = sum(stages[k][0] for k in ("cut", "load", "camera", "scene", "frames")) + stages["load"][0]
+    per_clip = sum(stages[k][0] for k in ("cut", "load", "label", "frames")) + stages["load"][0]
     total = per_clip * FULL_CLIPS + stages["mask"][0] * FULL_MASKS + (stages["row"][0] + 0) * FULL_ROWS
     cores = os.cpu_count() or 1
-    print(f"\nper clip (cut + 2 x load + camera + scene + frames): {per_clip:.1f} CPU s")
+    print(f"\nper clip (cut + 2 x load + label + frames): {per_clip:.1f} CPU s")
     print(f"full rebuild: {FULL_CLIPS} clips x {per_clip:.1f} + {FULL_MASKS} masks x {stages['mask'][0]:.2f} + "
           f"{FULL_ROWS} rows x {stages['row'][0]:.2f} = {total / 3600:.1f} CPU hours "
           f"({total / 3600 / cores:.1f} h on this machine's {cores} cores if parallel; the build is one process "
-          "today, so about the CPU hours / threads it uses)")
+          "whose labellers spread each clip over the cores, so about the CPU hours / threads it uses)")
     print(f"disk: clip JPEGs {jpeg_mb:.1f} MB per clip ({jpeg_mb * FULL_CLIPS / 1e3:.0f} GB for {FULL_CLIPS}, "
           f"work dir); 832x480 row frames {row_mb:.1f} MB per row ({row_mb * FULL_ROWS / 1e3:.1f} GB of parquet)")
 

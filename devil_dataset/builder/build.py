@@ -46,6 +46,7 @@ from .assemble import ClipInfo, Pair, SlicePlan, mask_frames_for_clip, plan_slic
 from .build_options import BuildHooks, BuildOptions, MaskLoader, Scorer
 from .camera_motion import SCORING_SIZE, camera_motion_score
 from .curate import curate
+from .motion_scores import MotionScorer
 from .scene_motion import scene_motion_score
 
 SCORES_NAME = "scores.json"
@@ -91,15 +92,31 @@ class BuildResult:
         return "\n".join(lines)
 
 
-def _default_camera_scorer(detector: str | None, scoring_size: tuple[int, int] | None) -> Scorer:
-
-    # a partial of a module-level function, so that worker processes can receive it
-    return functools.partial(camera_motion_score, detector=detector, scoring_size=scoring_size or SCORING_SIZE)
+ClipScorer = Callable[[np.ndarray], tuple[float, float]]  # frames -> (camera-motion, scene-motion) score
 
 
-def _default_scene_scorer(detector: str | None, mode: str, scoring_size: tuple[int, int] | None) -> Scorer:
-    return functools.partial(scene_motion_score, mode=mode, detector=detector,
-                             scoring_size=scoring_size or SCORING_SIZE)
+@dataclass(frozen=True)
+class SeparateScorers:
+    """A :data:`ClipScorer` from two :data:`Scorer` hooks called one after the other (picklable when they are)."""
+
+    camera: Scorer
+    scene: Scorer
+
+    def __call__(self, frames: np.ndarray) -> tuple[float, float]:
+        return float(self.camera(frames)), float(self.scene(frames))
+
+
+def _clip_scorer(hooks: BuildHooks, detector: str | None, mode: str,
+                 scoring_size: tuple[int, int] | None) -> ClipScorer:
+    """The build's scorer: the built-in labellers in one pass (:class:`MotionScorer`, a picklable object so worker
+    processes can receive it), or the hooks' scorers where a test or pipeline replaces one."""
+    size = scoring_size or SCORING_SIZE
+    if hooks.camera_scorer is None and hooks.scene_scorer is None:
+        return MotionScorer(detector=detector, mode=mode, scoring_size=size)
+    # partials of module-level functions, so that worker processes can receive them
+    return SeparateScorers(
+        hooks.camera_scorer or functools.partial(camera_motion_score, detector=detector, scoring_size=size),
+        hooks.scene_scorer or functools.partial(scene_motion_score, mode=mode, detector=detector, scoring_size=size))
 
 
 def _default_curate(sources, out_dir, *, progress: bool, **options):
@@ -126,15 +143,14 @@ def score_clips(
     clip_dir: Path,
     cache_path: Path,
     *,
-    camera_scorer: Scorer,
-    scene_scorer: Scorer,
+    scorer: ClipScorer,
     clip_loader: Callable[[Path], np.ndarray],
     engine: Engine,
     scorer_key: str = "",
     progress: bool = True,
 ) -> dict[str, dict]:
-    """Camera- and scene-motion scores per clip, cached in ``cache_path`` (keyed by the clip file's sha256 and
-    ``scorer_key``, which names the scorers' settings).
+    """Camera- and scene-motion scores per clip (``scorer(frames)`` gives both), cached in ``cache_path`` (keyed by
+    the clip file's sha256 and ``scorer_key``, which names the scorers' settings).
 
     The cache is rewritten atomically after every clip, so an interrupted run only recomputes the clips that were
     in flight. ``engine`` (an :class:`devil_dataset.core.engines.Engine`) scores the clips: in this process, in
@@ -147,7 +163,7 @@ def score_clips(
     todo = [rec for rec in clips if (hit := cache.get(rec.clip_id)) is None or hit.get("sha256") != rec.sha256
             or hit.get("scorer", "") != scorer_key]
     bar = _progress(None, total=len(todo), desc="labelling", enabled=progress) if progress and todo else None
-    tasks = [(clip_dir / rec.path, camera_scorer, scene_scorer, clip_loader) for rec in todo]
+    tasks = [(clip_dir / rec.path, scorer, clip_loader) for rec in todo]
     for rec, (camera, scene) in zip(todo, engine.map_ordered(_score_clip, tasks)):
         cache[rec.clip_id] = {"sha256": rec.sha256, "scorer": scorer_key, "camera_motion": camera,
                               "bg_scene_motion": scene}
@@ -159,11 +175,11 @@ def score_clips(
     return {rec.clip_id: cache[rec.clip_id] for rec in clips}
 
 
-def _score_clip(task: tuple[Path, Scorer, Scorer, Callable[[Path], np.ndarray]]) -> tuple[float, float]:
+def _score_clip(task: tuple[Path, ClipScorer, Callable[[Path], np.ndarray]]) -> tuple[float, float]:
     """(camera-motion, scene-motion) score of one clip file (a stage function: runs in any worker)."""
-    path, camera_scorer, scene_scorer, clip_loader = task
-    frames = clip_loader(path)
-    return float(camera_scorer(frames)), float(scene_scorer(frames))
+    path, scorer, clip_loader = task
+    camera, scene = scorer(clip_loader(path))
+    return float(camera), float(scene)
 
 
 class _MaskCache:
@@ -405,8 +421,7 @@ def _label_stage(curated: _Curated, inputs: _Inputs, work: Path, options: BuildO
     custom = hooks.camera_scorer or hooks.scene_scorer
     scores = score_clips(
         curated.records, curated.clip_dir, work / SCORES_NAME,
-        camera_scorer=hooks.camera_scorer or _default_camera_scorer(detector, scoring_size),
-        scene_scorer=hooks.scene_scorer or _default_scene_scorer(detector, scene_mode, scoring_size),
+        scorer=_clip_scorer(hooks, detector, scene_mode, scoring_size),
         clip_loader=hooks.clip_loader or _default_clip_loader, engine=options.engine, progress=options.progress,
         scorer_key="custom" if custom else f"{detector}|{scene_mode}|{scoring_size}",
     )

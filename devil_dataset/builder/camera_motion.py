@@ -7,7 +7,8 @@ with its zero diagonal. Higher = more camera motion; the range is [0, 1] or +inf
 
 Unlike the release, features are detected once per sampled frame and each unordered pair is matched once
 (cross-checked matches are symmetric), which gives the same scores as the release's per-pair loop, faster
-(see ``benchmarks/camera_motion.py``).
+(see ``benchmarks/camera_motion.py``); frames and pairs are spread over threads
+(:class:`~devil_dataset.builder.clip_features.ClipFeatures`), and the result carries them to the scene-motion scorer.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -17,25 +18,16 @@ Unlike the release, features are detected once per sampled frame and each unorde
 """
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Sequence
 
 import cv2
 import numpy as np
 
-from ..core.alignment import (
-    Features,
-    detect_features,
-    match_features,
-    resolve_detector,
-    reverse_matches,
-    similarity_from_matches,
-    single_threaded_blas,
-    warp_valid_mask,
-)
-from ..core.cv_determinism import pin_opencv
+from ..core.alignment import resolve_detector, single_threaded_blas, warp_valid_mask
+from ..core.cv_determinism import pin_opencv, serial_opencv
+from ..core.thread_map import default_threads, thread_map
+from .clip_features import ClipFeatures
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -45,53 +37,22 @@ SCORING_SIZE: tuple[int, int] = (854, 480)
 NUM_SAMPLED_FRAMES = 10
 # SPEC section 3: clip score = this percentile of the 10x10 pair matrix, numpy method "higher".
 SCORE_PERCENTILE = 96
-# Frames whose features :func:`scoring_features` keeps (most recently used): the ten sampled frames of a clip and
-# of the clip before it.
-FEATURE_MEMO_FRAMES = 2 * NUM_SAMPLED_FRAMES
-_feature_memo: OrderedDict[tuple[str, str], Features] = OrderedDict()
-_feature_memo_lock = threading.Lock()  # scorers may run in threads of one process (read-ahead, thread pools)
-
-
-def scoring_features(frame: np.ndarray, detector: str, *, remember: bool = True) -> Features:
-    """``detect_features(frame, detector)``, found again for the last :data:`FEATURE_MEMO_FRAMES` frames it was
-    asked to ``remember`` (keyed by the frame's bytes and shape): the camera-motion scorer remembers its ten sampled
-    frames, and the scene-motion scorer of the same clip, which detects on the same resized frames, finds them
-    (``remember=False``: it needs none of its own again), so each frame's features are computed once.
-
-    >>> f = np.zeros((32, 32, 3), np.uint8)
-    >>> scoring_features(f, "orb") is scoring_features(f.copy(), "orb", remember=False)
-    True
-    """
-    frame = np.ascontiguousarray(frame)
-    digest = hashlib.blake2b(repr((frame.shape, frame.dtype.str)).encode(), digest_size=20)
-    digest.update(frame.data)
-    key = (digest.hexdigest(), detector)
-    with _feature_memo_lock:
-        found = _feature_memo.get(key)
-        if found is not None:
-            _feature_memo.move_to_end(key)
-            return found
-    found = detect_features(frame, detector)  # outside the lock: detection of other frames goes on meanwhile
-    if remember:
-        with _feature_memo_lock:
-            _feature_memo[key] = found
-            while len(_feature_memo) > FEATURE_MEMO_FRAMES:
-                _feature_memo.popitem(last=False)
-    return found
-
-
 @dataclass(frozen=True)
 class CameraMotionResult:
     """A clip's camera-motion score with what produced it.
 
     ``matrix[i, j]`` is the pair score of sampled frame i aligned onto sampled frame j (diagonal 0, +inf where
     alignment failed); ``indices`` are the sampled frame indices; ``detector`` is the feature detector used.
+    ``features`` holds the frames at the scoring size with the sampled frames' features and alignments: hand it to
+    :func:`devil_dataset.builder.scene_motion.scene_motion` (``features=``) and the clip's frames are resized and
+    described once.
     """
 
     score: float
     detector: str
     matrix: np.ndarray
     indices: tuple[int, ...]
+    features: ClipFeatures | None = field(default=None, compare=False, repr=False)
 
 
 def sample_indices(num_frames: int) -> list[int]:
@@ -143,20 +104,20 @@ def pair_score(matrix: np.ndarray | None, size: tuple[int, int]) -> float:
     return float(1.0 - warp_valid_mask(matrix, size).mean())
 
 
-def pair_matrix(features: list[Features], size: tuple[int, int]) -> np.ndarray:
-    """The [N, N] pair-score matrix over per-frame features: entry (i, j) aligns frame i onto frame j.
+def pair_matrix(features: ClipFeatures, indices: Sequence[int]) -> np.ndarray:
+    """The [N, N] pair-score matrix over frames ``indices`` of ``features``: entry (i, j) aligns frame i onto frame j.
 
     Each unordered pair is matched once; the reversed pair reuses the same cross-checked matches in the order
-    OpenCV would have returned them, then runs its own RANSAC.
+    OpenCV would have returned them, then runs its own RANSAC. Pairs are spread over ``features.threads`` threads.
     """
-    n = len(features)
+    n = len(indices)
+    pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
+    sims = features.similarities([(indices[i], indices[j]) for i, j in pairs])
+    size = (features.frames.shape[2], features.frames.shape[1])
+    scores = thread_map(lambda m: pair_score(m, size), sims, threads=features.threads)
     out = np.zeros((n, n), np.float64)
-    for i in range(n):
-        for j in range(i + 1, n):
-            forward = match_features(features[i], features[j])  # frame i -> frame j
-            out[i, j] = pair_score(similarity_from_matches(features[i], features[j], forward), size)
-            backward = reverse_matches(forward)  # frame j -> frame i
-            out[j, i] = pair_score(similarity_from_matches(features[j], features[i], backward), size)
+    for (i, j), value in zip(pairs, scores):
+        out[i, j] = value
     return out
 
 
@@ -165,11 +126,17 @@ def camera_motion(
     *,
     detector: str | None = None,
     scoring_size: tuple[int, int] | None = SCORING_SIZE,
+    threads: int | None = None,
+    features: ClipFeatures | None = None,
 ) -> CameraMotionResult:
     """Camera-motion score of uint8 RGB frames [T, H, W, 3] (T >= 10) with its pair matrix and detector.
 
     ``detector``: "surf" (when OpenCV has it), "sift" (default without SURF) or "orb".
     ``scoring_size``: frames are first resized there (area interpolation); ``None`` scores them as they are.
+    ``threads``: frames and pairs are spread over this many threads (default: the CPUs this process may use);
+    the score does not depend on it. ``features``: a :class:`~devil_dataset.builder.clip_features.ClipFeatures` of
+    these frames at the scoring size to work in (its threads are used; ``frames`` is then only checked against it);
+    by default a new one. Either way the result carries it (``result.features``) for the scene-motion scorer.
 
     >>> rng = np.random.default_rng(1)
     >>> r = camera_motion(np.repeat((rng.random((1, 96, 128, 3)) * 255).astype(np.uint8), 12, 0),
@@ -178,13 +145,15 @@ def camera_motion(
     (0.0, 'orb', (0, 1, 2))
     """
     detector = resolve_detector(detector)
-    frames = resize_for_scoring(frames, scoring_size)
-    indices = sample_indices(len(frames))
-    size = (frames.shape[2], frames.shape[1])
-    features = [scoring_features(frames[k], detector) for k in indices]
-    with single_threaded_blas():
-        matrix = pair_matrix(features, size)
-    return CameraMotionResult(percentile_higher(matrix), detector, matrix, tuple(indices))
+    if features is None:
+        frames = resize_for_scoring(frames, scoring_size)
+        features = ClipFeatures(frames, detector, threads=default_threads() if threads is None else threads)
+    else:
+        features.check_fits(frames, detector, scoring_size)
+    indices = sample_indices(len(features.frames))
+    with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
+        matrix = pair_matrix(features, indices)
+    return CameraMotionResult(percentile_higher(matrix), detector, matrix, tuple(indices), features)
 
 
 def camera_motion_score(
@@ -192,13 +161,14 @@ def camera_motion_score(
     *,
     detector: str | None = None,
     scoring_size: tuple[int, int] | None = SCORING_SIZE,
+    threads: int | None = None,
 ) -> float:
     """Camera-motion score (see :func:`camera_motion`): [0, 1] or +inf, higher = more camera motion.
 
     >>> camera_motion_score(np.zeros((10, 64, 64, 3), np.uint8), detector="orb", scoring_size=None)
     inf
     """
-    return camera_motion(frames, detector=detector, scoring_size=scoring_size).score
+    return camera_motion(frames, detector=detector, scoring_size=scoring_size, threads=threads).score
 
 
 def _check_frames(frames: np.ndarray) -> None:

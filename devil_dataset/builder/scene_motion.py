@@ -26,24 +26,18 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence, TypeVar
 
 import cv2
 import numpy as np
 
-from ..core.alignment import (
-    MASK_WARP_DTYPE,
-    Features,
-    estimate_similarity,
-    resolve_detector,
-    single_threaded_blas,
-    warp_frame,
-    warp_valid_mask,
-)
-from ..core.cv_determinism import pin_opencv
+from ..core.alignment import MASK_WARP_DTYPE, resolve_detector, single_threaded_blas, warp_frame, warp_valid_mask
+from ..core.cv_determinism import pin_opencv, serial_opencv
 from ..core.errors import UnknownNameError, WeightsMissingError
 from ..core.flow import flow_estimator, resolve_flow_backend
-from .camera_motion import SCORING_SIZE, resize_for_scoring, scoring_features
+from ..core.thread_map import default_threads, thread_map
+from .camera_motion import SCORING_SIZE, resize_for_scoring
+from .clip_features import ClipFeatures
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -59,9 +53,13 @@ MIN_SEGMENT_FRAMES = 12
 # SPEC section 4: a flow vector is dropped when the target mask at its end is below this value.
 TARGET_MASK_MIN = 0.999
 MODES: tuple[str, ...] = ("release", "corrected")
+# The segment walk computes AffineScore(i -> k) for this many next frames per thread at once (speculatively: after a
+# break the rest are not used); 2 keeps the threads busy between the walk's steps and wastes little at a break.
+WALK_AHEAD = 2
 FLOWS: tuple[str, ...] = ("dis", "raft")
 
 FlowFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -90,10 +88,12 @@ def affine_score(target: np.ndarray, warped: np.ndarray, valid: np.ndarray, mode
     if not valid.any():
         return math.inf
     if mode == "release":
-        diff = (target.astype(np.uint8) - warped.astype(np.uint8)).astype(np.float64)  # wraps: 10 - 11 -> 255
+        diff = target.astype(np.uint8) - warped.astype(np.uint8)  # wraps: 10 - 11 -> 255
     else:
-        diff = np.abs(target.astype(np.int16) - warped.astype(np.int16)).astype(np.float64)
-    return float(diff.sum(axis=2)[valid].mean())
+        diff = np.abs(target.astype(np.int16) - warped.astype(np.int16))
+    # integer sums (exact), then one division: the bits of the float64 mean of the same integers
+    total = int(diff.sum(axis=2, dtype=np.int32)[valid].sum(dtype=np.int64))
+    return total / int(np.count_nonzero(valid))
 
 
 def pair_affine_score(source: np.ndarray, target: np.ndarray, matrix: np.ndarray | None,
@@ -174,22 +174,54 @@ def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
     return flow_estimator(flow, device or "cpu")  # the one flow dispatcher
 
 
-def segment_flow_stats(frames: np.ndarray, start: int, end: int, features: list[Features],
-                       flow_fn: FlowFn) -> tuple[float, int]:
-    """Sum of valid flow magnitudes and their count over consecutive pairs k -> k+1 in [start, end)."""
-    total, count = 0.0, 0
-    size = (frames.shape[2], frames.shape[1])
-    for k in range(start, end - 1):
-        matrix = estimate_similarity(features[k], features[k + 1])
-        if matrix is None:
-            continue  # SPEC section 4: skip a pair whose alignment fails
-        aligned = warp_frame(frames[k], matrix, size)
-        flow = flow_fn(aligned, frames[k + 1])
-        keep = valid_flow_vectors(flow, warp_valid_mask(matrix, size))
-        magnitude = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=2))
-        total += float(magnitude[keep].sum())
-        count += int(keep.sum())
-    return total, count
+def pair_flow_stats(source: np.ndarray, target: np.ndarray, matrix: np.ndarray | None,
+                    flow_fn: FlowFn) -> tuple[float, int]:
+    """Sum of the valid flow magnitudes and their count for ``source`` aligned onto ``target`` with ``matrix``;
+    ``(0.0, 0)`` when the alignment failed (SPEC section 4: such a pair is skipped)."""
+    if matrix is None:
+        return 0.0, 0
+    size = (target.shape[1], target.shape[0])
+    aligned = warp_frame(source, matrix, size)
+    flow = flow_fn(aligned, target)
+    keep = valid_flow_vectors(flow, warp_valid_mask(matrix, size))
+    magnitude = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=2))
+    return float(magnitude[keep].sum()), int(keep.sum())
+
+
+def pair_values(features: ClipFeatures, pairs: Sequence[tuple[int, int]],
+                fn: Callable[[np.ndarray, np.ndarray, np.ndarray | None], R], memo: dict[tuple[int, int], R],
+                threads: int) -> list[R]:
+    """``fn(frame i, frame j, similarity i -> j)`` for each pair ``(i, j)``, computed once per pair of frame contents
+    (``memo``, keyed by :meth:`ClipFeatures.same_as`) and spread over ``threads`` threads; in pair order."""
+    keys = [(features.same_as(i), features.same_as(j)) for i, j in pairs]
+    todo = [k for k in dict.fromkeys(keys) if k not in memo]
+    sims = features.similarities(todo)
+    frames = features.frames
+    values = thread_map(lambda task: fn(frames[task[0][0]], frames[task[0][1]], task[1]), list(zip(todo, sims)),
+                        threads=threads)
+    memo.update(zip(todo, values))
+    return [memo[k] for k in keys]
+
+
+def segment_flow_stats(features: ClipFeatures, segments: Sequence[tuple[int, int]], flow_fn: FlowFn,
+                       threads: int = 1) -> list[tuple[float, int]]:
+    """Per segment [start, end): the sum of valid flow magnitudes and their count over its pairs k -> k+1.
+
+    All pairs run on ``threads`` threads; each segment's sums are added in pair order (the same float sums for any
+    thread count).
+    """
+    pairs = [(k, k + 1) for start, end in segments for k in range(start, end - 1)]
+    memo: dict[tuple[int, int], tuple[float, int]] = {}
+    stats = iter(pair_values(features, pairs, lambda a, b, m: pair_flow_stats(a, b, m, flow_fn), memo, threads))
+    out = []
+    for start, end in segments:
+        total, count = 0.0, 0
+        for _ in range(start, end - 1):
+            pair_total, pair_count = next(stats)
+            total += pair_total
+            count += pair_count
+        out.append((total, count))
+    return out
 
 
 def scene_motion(
@@ -200,29 +232,50 @@ def scene_motion(
     detector: str | None = None,
     scoring_size: tuple[int, int] | None = SCORING_SIZE,
     threshold: float | None = None,
+    threads: int | None = None,
+    features: ClipFeatures | None = None,
 ) -> SceneMotionResult:
     """Background-scene-motion score of uint8 RGB frames [T, H, W, 3] with its segments.
 
     ``mode``: "release" (uint8 wrap-around AffineScore, threshold 375) or "corrected" (true difference,
     threshold :data:`CORRECTED_AFFINE_THRESHOLD`); ``threshold`` overrides the mode's threshold.
     ``flow``: "dis" or "raft". Higher = more motion of the scene itself (pixels per frame at 854x480).
+    ``threads``: frames and pairs are spread over this many threads (default: the CPUs this process may use; RAFT
+    flow runs on one); the score does not depend on it.
+    ``features``: the camera-motion scorer's :class:`~devil_dataset.builder.clip_features.ClipFeatures` of the same
+    frames (``camera_motion(...).features``, same detector and scoring size): its resized frames, features and
+    alignments are used instead of computing them again (:func:`devil_dataset.builder.motion_scores.motion_scores`).
     """
     _check_mode(mode)
     flow_fn = resolve_flow(flow)
     detector = resolve_detector(detector)
     if threshold is None:
         threshold = RELEASE_AFFINE_THRESHOLD if mode == "release" else CORRECTED_AFFINE_THRESHOLD
-    frames = resize_for_scoring(frames, scoring_size)
-    features = [scoring_features(f, detector, remember=False) for f in frames]  # the camera scorer's: found again
+    threads = (features.threads if features is not None else default_threads()) if threads is None else threads
+    if features is None:
+        features = ClipFeatures(resize_for_scoring(frames, scoring_size), detector, threads=threads)
+    else:
+        features.check_fits(frames, detector, scoring_size)
+        features.threads = threads
+    num_frames = len(features.frames)
+    ahead: dict[tuple[int, int], float] = {}
+    memo: dict[tuple[int, int], float] = {}
 
-    def score(i: int, k: int) -> float:
-        return pair_affine_score(frames[i], frames[k], estimate_similarity(features[i], features[k]), mode)
+    def score(i: int, k: int) -> float:  # AffineScore(i -> k); the walk's next pairs are computed meanwhile
+        if (i, k) not in ahead:
+            pairs = [(i, m) for m in range(k, min(k + WALK_AHEAD * threads, num_frames))]
+            values = pair_values(features, pairs, lambda a, b, m: pair_affine_score(a, b, m, mode), memo, threads)
+            ahead.update(zip(pairs, values))
+        return ahead[(i, k)]
 
-    with single_threaded_blas():
-        segments = split_segments(len(frames), score, threshold)
-    # RAFT runs on torch, whose own threads must not be limited; DIS does not use BLAS beyond the matcher
-    with single_threaded_blas() if flow == "dis" else contextlib.nullcontext():
-        stats = [segment_flow_stats(frames, start, end, features, flow_fn) for start, end in segments]
+    with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
+        segments = split_segments(num_frames, score, threshold)
+        features.similarities([(k, k + 1) for start, end in segments for k in range(start, end - 1)])
+    # RAFT runs on torch, whose own threads must not be limited (nor run in several threads at once). DIS pairs run
+    # on the threads, each DIS on one OpenCV thread (its flow does not depend on OpenCV's thread count: tested), so
+    # OpenCV's own pool does not spin beside them
+    with single_threaded_blas(), serial_opencv() if flow == "dis" else contextlib.nullcontext():
+        stats = segment_flow_stats(features, segments, flow_fn, threads if flow == "dis" else 1)
     seg_scores: list[float] = []
     weighted, weight = 0.0, 0
     for (start, end), (total, count) in zip(segments, stats):
@@ -242,13 +295,16 @@ def scene_motion_score(
     flow: str = "dis",
     detector: str | None = None,
     scoring_size: tuple[int, int] | None = SCORING_SIZE,
+    threads: int | None = None,
+    features: ClipFeatures | None = None,
 ) -> float:
     """Background-scene-motion score (see :func:`scene_motion`); NaN when the clip has no segment.
 
     >>> scene_motion_score(np.zeros((5, 32, 32, 3), np.uint8), detector="orb", scoring_size=None)
     nan
     """
-    return scene_motion(frames, mode=mode, flow=flow, detector=detector, scoring_size=scoring_size).score
+    return scene_motion(frames, mode=mode, flow=flow, detector=detector, scoring_size=scoring_size,
+                        threads=threads, features=features).score
 
 
 def _check_mode(mode: str) -> None:

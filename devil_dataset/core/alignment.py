@@ -129,8 +129,12 @@ def match_features(source: Features, target: Features) -> np.ndarray:
 # sqrt is injective on the integer squared distances (< 2^22), so comparing squared distances is comparing
 # OpenCV's float32 L2 distances.
 _EXACT_NORM_BOUND = 2.0**21
-# Query rows per block of the distance matrix (a 256 x 3000 float32 block fits in cache).
-_MATCH_BLOCK = 256
+# Bits of a block's row index in the column keys: a key is (squared distance << 8) | row, and squared distances stay
+# below 2^22 (2 * _EXACT_NORM_BOUND), so keys stay below 2^30 and fit int32.
+_KEY_ROW_BITS = 8
+# Query rows per block of the distance matrix (a 256 x 3000 float32 block fits in cache); the key holds the row.
+_MATCH_BLOCK = 1 << _KEY_ROW_BITS
+_KEY_ROW_MASK = _MATCH_BLOCK - 1
 
 
 def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) -> np.ndarray | None:
@@ -138,6 +142,17 @@ def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) ->
 
     Rows (train index, query index) ascending in query index; ``None`` when descriptors are not integer-valued
     or too large for exact float32 arithmetic (the caller then uses ``cv2.BFMatcher``).
+
+    Every entry of the distance matrix is an exact integer (one product of the descriptors augmented with their squared
+    norms; its partial sums are integers below 2^24, so any BLAS kernel and summation order gives the same bits).
+    Per block of query rows: the row minimum is numpy's first ``argmin``; the column minimum and its first row come
+    from one vectorised ``min`` over int32 keys ``(distance << 8) | row`` (equal distances: the smaller row wins, as
+    OpenCV's first minimum), and across blocks only a strictly smaller distance replaces an earlier block's (an
+    earlier query keeps a tie).
+
+    >>> d = np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32)  # two pairs of identical rows: ties both ways
+    >>> _exact_cross_check(d, d, binary=False).tolist()
+    [[0, 0], [1, 1]]
     """
     if binary:
         if query.dtype != np.uint8:
@@ -153,23 +168,25 @@ def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) ->
     nt = np.einsum("ij,ij->i", t, t, dtype=np.float64)
     if nq.max() + nt.max() >= _EXACT_NORM_BOUND:
         return None
-    q_minus2 = q * np.float32(-2.0)  # exact (power of two)
-    t_cols = np.ascontiguousarray(t.T)
-    nq32, nt32 = nq.astype(np.float32), nt.astype(np.float32)
-    cols = np.arange(len(t))
+    # one product gives the distances: [-2q, 1, |q|^2] . [t, |t|^2, 1] = |q - t|^2 (-2: exact, a power of two)
+    q_aug = np.hstack([q * np.float32(-2.0), np.ones((len(q), 1), np.float32), nq.astype(np.float32)[:, None]])
+    t_aug = np.hstack([t, nt.astype(np.float32)[:, None], np.ones((len(t), 1), np.float32)])
+    rows = np.arange(_MATCH_BLOCK, dtype=np.int32)[:, None]
     best_train = np.empty(len(q), np.int64)
-    col_min = np.full(len(t), np.inf, np.float32)
+    col_dist = np.full(len(t), np.iinfo(np.int32).max, np.int32)
     col_first = np.full(len(t), -1, np.int64)
     for start in range(0, len(q), _MATCH_BLOCK):  # row blocks stay in cache
-        d = q_minus2[start : start + _MATCH_BLOCK] @ t_cols  # exact: integer partial sums below 2^24
-        d += nq32[start : start + _MATCH_BLOCK, None]
-        d += nt32[None, :]  # squared L2 (or Hamming) distances, exact integers
-        best_train[start : start + _MATCH_BLOCK] = d.argmin(axis=1)  # first minimum, as OpenCV
-        block_first = d.argmin(axis=0)
-        block_min = d[block_first, cols]
-        better = block_min < col_min  # strict: an earlier query keeps a tie, as OpenCV
-        col_min[better] = block_min[better]
-        col_first[better] = block_first[better] + start
+        stop = min(start + _MATCH_BLOCK, len(q))
+        d = q_aug[start:stop] @ t_aug.T  # squared L2 (or Hamming) distances: partial sums are integers below 2^22
+        best_train[start:stop] = d.argmin(axis=1)  # first minimum, as OpenCV
+        key = d.astype(np.int32)
+        key <<= _KEY_ROW_BITS
+        key |= rows[: stop - start]
+        block_key = key.min(axis=0)  # smallest distance, then smallest row
+        block_dist = block_key >> _KEY_ROW_BITS
+        better = block_dist < col_dist  # strict: an earlier query keeps a tie, as OpenCV
+        col_dist[better] = block_dist[better]
+        col_first[better] = (block_key[better] & _KEY_ROW_MASK) + start
     keep = np.nonzero(col_first[best_train] == np.arange(len(q)))[0]
     return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from typing import Iterator
 
 import cv2
@@ -82,17 +83,28 @@ def sws_flags(interpolation: int) -> int:
     return interpolation if fast_simd() else interpolation | SWS_EXACT_FLAGS
 
 
+# serial_opencv's state: OpenCV's thread count is one setting of the process, so blocks entered from several threads
+# (the labellers detect features of several frames at once, core/thread_map.py) share one saved value: the first
+# block to enter sets one thread, the last to leave restores the count. A block leaving early must not restore it
+# while another thread's SIFT still runs.
+_serial_lock = threading.Lock()
+_serial_state: dict[str, int] = {"depth": 0, "saved": 0}
+
+
 @contextlib.contextmanager
 def serial_opencv() -> Iterator[None]:
     """Run the block's OpenCV calls on one thread when OpenCV is pinned (restores the thread count after).
 
     OpenCV 5.0's SIFT without SIMD dispatch is not deterministic across threads (measured: 8 of 120 detections on
     320x180 frames gave other keypoints with the default thread pool, none with one thread); feature detection runs
-    in this block. Scoring many clips is parallelised across clips (engines), not inside a frame.
+    in this block. Blocks may overlap in several threads of the process (each thread detecting its own frame): the
+    count is restored when the last one leaves.
 
     >>> import cv2
     >>> before = cv2.getNumThreads()
     >>> with serial_opencv():
+    ...     with serial_opencv():
+    ...         pass
     ...     cv2.getNumThreads() == (before if fast_simd() else 1)
     True
     >>> cv2.getNumThreads() == before
@@ -102,9 +114,15 @@ def serial_opencv() -> Iterator[None]:
     if fast_simd():
         yield
         return
-    threads = cv2.getNumThreads()
-    cv2.setNumThreads(1)
+    with _serial_lock:
+        if _serial_state["depth"] == 0:
+            _serial_state["saved"] = cv2.getNumThreads()
+            cv2.setNumThreads(1)
+        _serial_state["depth"] += 1
     try:
         yield
     finally:
-        cv2.setNumThreads(threads)
+        with _serial_lock:
+            _serial_state["depth"] -= 1
+            if _serial_state["depth"] == 0:
+                cv2.setNumThreads(_serial_state["saved"])

@@ -9,7 +9,7 @@ every method, metric and attribute whether the groups' scores differ.
 from __future__ import annotations
 
 from .attribute_table import AttributeRow, AttributeTable, assign_groups, read_attribute_table, write_attribute_table
-from .attributes import ATTRIBUTES, AttributeOptions, mask_attributes, video_attribute
+from .attributes import ATTRIBUTES, AttributeOptions, VideoScorer, mask_attributes, video_attribute
 from .compare import Finding, compare_groups
 from .diagnose import DiagnosisResult, diagnose
 from .groups import group_rule, rank_groups
@@ -19,4 +19,4 @@ from .run import PassStats, compute_attributes
 __all__ = ["ATTRIBUTES", "AttributeOptions", "AttributeRow", "AttributeTable", "DiagnosisResult", "Finding", "Pair",
            "PairSource", "PassStats", "assign_groups", "compare_groups", "compute_attributes", "dataset_pairs",
            "davis_pairs", "diagnose", "directory_pairs", "group_rule", "mask_attributes", "rank_groups",
-           "read_attribute_table", "video_attribute", "write_attribute_table"]
+           "read_attribute_table", "VideoScorer", "video_attribute", "write_attribute_table"]

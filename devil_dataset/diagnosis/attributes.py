@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..builder.camera_motion import SCORING_SIZE, camera_motion_score
-from ..builder.scene_motion import FLOWS, MODES, scene_motion_score
+from ..builder.camera_motion import SCORING_SIZE, camera_motion
+from ..builder.clip_features import ClipFeatures
+from ..builder.scene_motion import FLOWS, MODES, scene_motion
 from ..core.alignment import resolve_detector
 from ..core.errors import DevilError
 from ..core.mask_stats import mask_stats
@@ -84,8 +85,41 @@ class AttributeOptions:
                f"flow={r.flow}"
 
 
+class VideoScorer:
+    """The video attributes of one video's frames, scored in the order asked: when camera motion is scored first (as
+    :data:`VIDEO_ATTRIBUTES` orders them), scene motion gets its resized frames and features as an argument
+    (:func:`devil_dataset.builder.motion_scores.motion_scores` does the same), so no frame is described twice.
+
+        >>> f = np.zeros((12, 64, 64, 3), np.uint8)
+        >>> scorer = VideoScorer(f, AttributeOptions(scoring_size=(64, 64), detector="orb"))
+        >>> scorer.score("camera_motion"), scorer.score("bg_scene_motion")
+        (inf, nan)
+    """
+
+    def __init__(self, frames: np.ndarray, options: AttributeOptions) -> None:
+        self.frames = frames
+        self.options = options.resolved()
+        self._features: ClipFeatures | None = None
+
+    def score(self, name: str) -> float:
+        """``camera_motion`` in [0, 1] or +inf (alignment failed; NaN under 10 frames), or ``bg_scene_motion`` (NaN
+        when the video has no low-camera-motion segment, SPEC section 4)."""
+        r = self.options
+        if name == "camera_motion":
+            if len(self.frames) < MIN_VIDEO_FRAMES:
+                return math.nan
+            result = camera_motion(self.frames, detector=r.detector, scoring_size=r.scoring_size)
+            self._features = result.features
+            return float(result.score)
+        if name == "bg_scene_motion":
+            return float(scene_motion(self.frames, mode=r.scene_mode, flow=r.flow, detector=r.detector,
+                                      scoring_size=r.scoring_size, features=self._features).score)
+        raise DevilError(f"{name!r} is not a video attribute; valid: {', '.join(VIDEO_ATTRIBUTES)}")
+
+
 def video_attribute(name: str, frames: np.ndarray, options: AttributeOptions) -> float:
-    """One video attribute (``camera_motion`` or ``bg_scene_motion``) of uint8 RGB frames [T, H, W, 3].
+    """One video attribute (``camera_motion`` or ``bg_scene_motion``) of uint8 RGB frames [T, H, W, 3]
+    (:meth:`VideoScorer.score`; score both of a video with one :class:`VideoScorer`).
 
     ``camera_motion`` is in [0, 1] or +inf (alignment failed); ``bg_scene_motion`` is NaN when the video has no
     low-camera-motion segment (SPEC section 4). A video shorter than 10 frames has no camera-motion score (NaN).
@@ -94,15 +128,7 @@ def video_attribute(name: str, frames: np.ndarray, options: AttributeOptions) ->
         >>> video_attribute("camera_motion", f, AttributeOptions(scoring_size=(64, 64), detector="orb"))
         inf
     """
-    r = options.resolved()
-    if name == "camera_motion":
-        if len(frames) < MIN_VIDEO_FRAMES:
-            return math.nan
-        return float(camera_motion_score(frames, detector=r.detector, scoring_size=r.scoring_size))
-    if name == "bg_scene_motion":
-        return float(scene_motion_score(frames, mode=r.scene_mode, flow=r.flow, detector=r.detector,
-                                        scoring_size=r.scoring_size))
-    raise DevilError(f"{name!r} is not a video attribute; valid: {', '.join(VIDEO_ATTRIBUTES)}")
+    return VideoScorer(frames, options).score(name)
 
 
 def canonical_hole(hole: np.ndarray) -> np.ndarray:
@@ -131,4 +157,4 @@ def mask_attributes(hole: np.ndarray) -> dict[str, float]:
 
 
 __all__ = ["ATTRIBUTES", "AttributeOptions", "canonical_hole", "MASK_ATTRIBUTES", "MASK_STATISTIC", "MIN_VIDEO_FRAMES",
-           "VIDEO_ATTRIBUTES", "mask_attributes", "video_attribute"]
+           "VIDEO_ATTRIBUTES", "VideoScorer", "mask_attributes", "video_attribute"]

@@ -29,9 +29,9 @@ from .attributes import (
     MASK_ATTRIBUTES,
     VIDEO_ATTRIBUTES,
     AttributeOptions,
+    VideoScorer,
     canonical_hole,
     mask_attributes,
-    video_attribute,
 )
 from .cache import AttributeCache
 from .fingerprint import source_fingerprint
@@ -189,8 +189,8 @@ def _video_scores(task: VideoTask, cache: AttributeCache | None,
     if cache is not None and fingerprint:
         cache.save_hash(fingerprint, content)
     _add_time(result, start)
-    return {attr: _cached(cache, attr, content, options_key,
-                          lambda a=attr, f=frames: video_attribute(a, f, task.options), result)
+    scorer = VideoScorer(frames, task.options)  # camera motion first; scene motion reuses its features
+    return {attr: _cached(cache, attr, content, options_key, lambda a=attr: scorer.score(a), result)
             for attr in VIDEO_ATTRIBUTES}, first_hole
 
 

@@ -215,7 +215,7 @@ def test_score_clips_same_scores_with_worker_processes(tmp_path):
     """Scoring in two worker processes gives the same cache as in-process scoring, and resumes from it."""
     from types import SimpleNamespace
 
-    from devil_dataset.builder.build import _default_clip_loader, score_clips
+    from devil_dataset.builder.build import SeparateScorers, _default_clip_loader, score_clips
     from devil_dataset.core.video_io import write_video
 
     rng = np.random.default_rng(0)
@@ -224,14 +224,14 @@ def test_score_clips_same_scores_with_worker_processes(tmp_path):
         path = tmp_path / f"c{k}.mp4"
         write_video(path, rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8), fps=25)
         clips.append(SimpleNamespace(clip_id=f"c{k}", sha256=f"sha{k}", path=path.name))
-    kwargs = dict(camera_scorer=np.mean, scene_scorer=np.std, clip_loader=_default_clip_loader, progress=False)
+    kwargs = dict(scorer=SeparateScorers(np.mean, np.std), clip_loader=_default_clip_loader, progress=False)
     one = score_clips(clips, tmp_path, tmp_path / "one.json", engine=get_engine("local"), **kwargs)
     two = score_clips(clips, tmp_path, tmp_path / "two.json", engine=get_engine("local", jobs=2), **kwargs)
     assert one == two and list(two) == ["c0", "c1", "c2", "c3"]
     assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
     calls = []
-    again = score_clips(clips, tmp_path, tmp_path / "two.json", camera_scorer=lambda f: calls.append(1),
-                        scene_scorer=np.std, clip_loader=_default_clip_loader, progress=False,
+    again = score_clips(clips, tmp_path, tmp_path / "two.json", scorer=lambda f: calls.append(1),
+                        clip_loader=_default_clip_loader, progress=False,
                         engine=get_engine("local", jobs=2))
     assert again == two and calls == []  # all cached: nothing scored, no pool needed
 

@@ -117,19 +117,51 @@ def test_deterministic():
     assert a.score == b.score and np.array_equal(a.matrix, b.matrix)
 
 
-def test_scene_scorer_finds_the_camera_scorers_features(cm_pan_clip, monkeypatch):
-    """Issue 40: the two scorers of a clip detect each sampled frame once, and the scores are those of fresh
-    detections."""
+def test_scene_scorer_takes_the_camera_scorers_features(cm_pan_clip, monkeypatch):
+    """Issue 47: the camera scorer hands its features to the scene scorer as an argument: every frame is detected
+    once, and the scores are those of the two scorers alone."""
+    from devil_dataset.builder import clip_features as cf
+    from devil_dataset.builder import scene_motion as sm
+    from devil_dataset.builder.motion_scores import motion_scores
+
+    alone = (cm.camera_motion_score(cm_pan_clip, detector="sift", scoring_size=None),
+             sm.scene_motion_score(cm_pan_clip, detector="sift", scoring_size=None))
+    calls = []
+    detect = cf.detect_features
+    monkeypatch.setattr(cf, "detect_features", lambda f, d: calls.append(1) or detect(f, d))
+    camera, scene = motion_scores(cm_pan_clip, detector="sift", scoring_size=None)
+    np.testing.assert_array_equal((camera.score, scene.score), alone)  # the same floats (NaN where alone is NaN)
+    assert len(calls) == len(cm_pan_clip)  # 10 sampled frames + the 35 others, each once
+    assert camera.features is not None and camera.features.detections == len(cm_pan_clip)
+    assert not hasattr(cm, "_feature_memo")  # nothing kept between clips
+    with pytest.raises(ValueError, match="do not fit"):
+        sm.scene_motion(cm_pan_clip, detector="orb", scoring_size=None, features=camera.features)
+
+
+def test_scores_do_not_depend_on_the_thread_count(cm_pan_clip):
+    """Frames and pairs spread over threads in a fixed order: one thread and three give the same matrices, scores
+    and segments."""
     from devil_dataset.builder import scene_motion as sm
 
-    fresh = (cm.camera_motion_score(cm_pan_clip, detector="sift", scoring_size=None),
-             sm.scene_motion_score(cm_pan_clip, detector="sift", scoring_size=None))
-    cm._feature_memo.clear()
-    calls = []
-    detect = cm.detect_features
-    monkeypatch.setattr(cm, "detect_features", lambda f, d: calls.append(1) or detect(f, d))
-    again = (cm.camera_motion_score(cm_pan_clip, detector="sift", scoring_size=None),
-             sm.scene_motion_score(cm_pan_clip, detector="sift", scoring_size=None))
-    np.testing.assert_array_equal(again, fresh)  # the same floats (NaN where fresh is NaN)
-    assert len(calls) == len(cm_pan_clip)  # 10 sampled frames + the 35 others, each once
-    assert len(cm._feature_memo) == cm.NUM_SAMPLED_FRAMES  # the scene scorer kept none of its own
+    one = cm.camera_motion(cm_pan_clip, detector="sift", scoring_size=None, threads=1)
+    three = cm.camera_motion(cm_pan_clip, detector="sift", scoring_size=None, threads=3)
+    assert one.score == three.score and np.array_equal(one.matrix, three.matrix)
+    a = sm.scene_motion(cm_pan_clip, detector="sift", scoring_size=None, threads=1)
+    b = sm.scene_motion(cm_pan_clip, detector="sift", scoring_size=None, threads=3)
+    assert (a.segments, a.segment_scores) == (b.segments, b.segment_scores)
+    np.testing.assert_array_equal(a.score, b.score)
+
+
+def test_identical_frames_are_described_once():
+    """A still shot whose frames have the same bytes: one detection, one match, the scores of a fresh scorer."""
+    from devil_dataset.builder.clip_features import ClipFeatures
+
+    rng = np.random.default_rng(5)
+    frames = np.repeat((rng.random((1, 96, 128, 3)) * 255).astype(np.uint8), 12, axis=0)
+    frames[6] = frames[6] // 2  # one other frame
+    features = ClipFeatures(frames, "orb", threads=2)
+    sims = features.similarities([(0, 1), (1, 0), (0, 6), (6, 0), (2, 11)])
+    assert features.detections == 2 and len(features._matches) == 2  # (0, 0) and (0, 6)
+    np.testing.assert_allclose(sims[0], [[1, 0, 0], [0, 1, 0]], atol=1e-9)
+    assert cm.camera_motion(frames, detector="orb", scoring_size=None).score == \
+        cm.camera_motion(frames.copy(), detector="orb", scoring_size=None, threads=1).score

@@ -104,3 +104,20 @@ def test_no_segment_gives_nan_and_flow_choice_is_checked():
     if resolve_flow_backend("auto") != "raft":
         with pytest.raises(WeightsMissingError, match="RAFT weights"):
             sm.scene_motion_score(frames, flow="raft")
+
+
+def test_dis_flow_does_not_depend_on_opencvs_thread_count():
+    """Issue 47 runs the scene scorer's DIS pairs on its own threads with OpenCV on one thread each
+    (core/cv_determinism.serial_opencv): the flow must be the one OpenCV's thread pool gives."""
+    import cv2
+
+    from devil_dataset.core.cv_determinism import serial_opencv
+    from devil_dataset.core.flow import dis_flow
+
+    rng = np.random.default_rng(7)
+    base = cv2.resize((rng.random((30, 40, 3)) * 255).astype(np.uint8), (330, 240), interpolation=cv2.INTER_CUBIC)
+    a, b = base[:, :320], base[:, 3:323]
+    pooled = dis_flow(a, b)
+    with serial_opencv():
+        single = dis_flow(a, b)
+    assert np.array_equal(pooled, single)

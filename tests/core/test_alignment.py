@@ -63,6 +63,35 @@ def test_exact_matching_tie_breaks_like_opencv():
     assert np.array_equal(al.match_features(sb, tb), _cv2_matches(sb, tb))
 
 
+def _per_pair_cross_check(query: np.ndarray, train: np.ndarray) -> np.ndarray:
+    """The cross-check as the matcher before issue 47 computed it: float64 squared distances, numpy's first argmin
+    along each axis (the reference the new product form must equal)."""
+    q, t = query.astype(np.float64), train.astype(np.float64)
+    d = (q * q).sum(1)[:, None] + (t * t).sum(1)[None, :] - 2.0 * q @ t.T
+    best_train, best_query = d.argmin(axis=1), d.argmin(axis=0)
+    keep = np.nonzero(best_query[best_train] == np.arange(len(q)))[0]
+    return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
+
+
+def test_product_matcher_equals_the_per_pair_cross_check_on_random_integer_descriptors():
+    """Issue 47: random integer descriptors of every size across block edges, few distinct values (many exact ties)
+    and duplicated rows: the same matches as the exact reference, in the same order."""
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        nq, nt = int(rng.integers(1, 600)), int(rng.integers(1, 600))
+        dim, top = int(rng.choice([3, 16, 128])), int(rng.choice([2, 5, 40]))
+        query = rng.integers(0, top, (nq, dim)).astype(np.float32)
+        train = rng.integers(0, top, (nt, dim)).astype(np.float32)
+        if trial % 2:
+            train[: nt // 2] = query[rng.integers(0, nq, nt // 2)]  # exact duplicates across the two sets
+        got = al._exact_cross_check(query, train, binary=False)
+        assert got is not None and np.array_equal(got, _per_pair_cross_check(query, train)), trial
+    bits = rng.integers(0, 256, (300, 32)).astype(np.uint8)
+    got = al._exact_cross_check(bits[:290], bits[10:], binary=True)
+    unpacked = np.unpackbits(bits, axis=1)
+    assert np.array_equal(got, _per_pair_cross_check(unpacked[:290], unpacked[10:]))
+
+
 def test_non_integer_descriptors_fall_back_to_opencv():
     rng = np.random.default_rng(4)
     s = al.Features(np.zeros((50, 2), np.float32), rng.random((50, 64), dtype=np.float32), "sift")

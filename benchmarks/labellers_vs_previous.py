@@ -1,0 +1,149 @@
+"""The motion labellers of this checkout against those of the commit before issue 47, side by side in one run.
+
+Both run on the same generated videos (``benchmarks/diagnose.py``'s DAVIS-shaped synthetic set: a textured scene
+filmed by a camera panning at its own speed, still for every fifth video, with flowing "water" in every other one),
+each in its own subprocess importing its own package: the previous code from ``git archive`` of ``--base`` (default
+``bab91ab``) into a temp folder, this code from the checkout. Each side scores every video's camera motion and
+scene motion (release mode, DIS flow, SIFT unless ``--detector``) cold, the videos spread over ``--jobs`` worker
+processes as ``devil diagnose --jobs`` would; the frames are decoded before the clock starts. The script prints
+both wall times and CPU times (all threads of the scoring processes), their ratios, the scores, and exits 1 when any
+score differs in any bit (NaN equals NaN). On a shared machine wall time follows the load: ``--rounds N``
+alternates the two sides N times and keeps each side's best.
+
+    python benchmarks/labellers_vs_previous.py                          # 4 videos x 30 frames at 854x480, --jobs 1
+    python benchmarks/labellers_vs_previous.py --jobs 2
+    python benchmarks/labellers_vs_previous.py --videos 2 --frames 12 --size 320x180    # a quick look
+
+Measured (``lscpu``: ``AMD EPYC``, 2 cores shared with other jobs at a load average of 3-12; all runs in
+docs/labelling.md, "Speed of the two labellers"): ``--jobs 1`` 1.29-1.46x in wall time, 1.25-1.29x in CPU time;
+``--jobs 2`` 1.49x wall, 1.25x CPU; scores identical in every run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+# The last commit before issue 47 (the labellers with the module-level feature memo).
+BASE_COMMIT = "bab91ab"
+
+# Run in a subprocess with the package of one side first on sys.path: score the decoded videos, print JSON.
+_RUNNER = r"""
+import json, sys, time
+from concurrent.futures import ProcessPoolExecutor
+import numpy as np
+
+def score(path):
+    from devil_dataset.builder.camera_motion import camera_motion_score
+    from devil_dataset.builder.scene_motion import scene_motion_score
+    frames = np.load(path)
+    t, c = time.perf_counter(), time.process_time()
+    try:
+        from devil_dataset.builder.motion_scores import motion_scores
+    except ImportError:  # the previous code: two scorers, the feature memo between them
+        pair = (camera_motion_score(frames, detector=DETECTOR), scene_motion_score(frames, detector=DETECTOR))
+    else:
+        camera, scene = motion_scores(frames, detector=DETECTOR)
+        pair = (camera.score, scene.score)
+    return [repr(float(v)) for v in pair], time.perf_counter() - t, time.process_time() - c
+
+if __name__ == "__main__":
+    DETECTOR, jobs, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    import devil_dataset.builder.scene_motion  # imports (OpenCV, numpy) outside the clock
+    t0 = time.perf_counter()
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs, initializer=globals().__setitem__, initargs=("DETECTOR", DETECTOR)) as pool:
+            pool.submit(int, 0).result()  # workers started outside the clock
+            t0 = time.perf_counter()
+            out = list(pool.map(score, paths))
+    else:
+        out = [score(p) for p in paths]
+    print(json.dumps({"wall_s": time.perf_counter() - t0, "scores": [o[0] for o in out],
+                      "video_s": [o[1] for o in out], "cpu_s": sum(o[2] for o in out)}))
+"""
+
+
+def export_commit(commit: str, into: Path) -> Path:
+    """``git archive`` of ``commit``'s ``devil_dataset`` package into ``into``; returns the folder to import from."""
+    archive = into / "prev.tar"
+    with archive.open("wb") as f:
+        subprocess.run(["git", "-C", str(ROOT), "archive", commit, "devil_dataset"], check=True, stdout=f)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "prev", filter="data")
+    return into / "prev"
+
+
+def run_side(package_root: Path, detector: str, jobs: int, paths: list[Path], runner: Path) -> dict:
+    """Score ``paths`` with the package under ``package_root`` in a fresh subprocess; its JSON result."""
+    env = {**os.environ, "PYTHONPATH": str(package_root)}
+    out = subprocess.run([sys.executable, str(runner), detector, str(jobs), *map(str, paths)], env=env,
+                         cwd=package_root, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    import numpy as np
+    from diagnose import write_video
+
+    from devil_dataset.core.video_io import load_clip
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--videos", type=int, default=4)
+    parser.add_argument("--frames", type=int, default=30)
+    parser.add_argument("--size", default="854x480", help="WxH of the videos (scored at 854x480)")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--detector", default="sift", choices=("sift", "orb"))
+    parser.add_argument("--base", default=BASE_COMMIT, help="the previous commit (default %(default)s)")
+    parser.add_argument("--rounds", type=int, default=1, help="alternate the two sides this many times")
+    args = parser.parse_args()
+    size = tuple(int(v) for v in args.size.split("x"))
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="labellers-") as tmp:
+        work = Path(tmp)
+        prev = export_commit(args.base, work)
+        runner = work / "runner.py"
+        runner.write_text(_RUNNER, encoding="utf-8")
+        paths = []
+        for i in range(args.videos):
+            write_video(work / "davis", i, args.frames, size)  # type: ignore[arg-type]
+            path = work / f"video{i:03d}.npy"
+            np.save(path, load_clip(work / "davis/GT/JPEGImages" / f"video{i:03d}"))
+            paths.append(path)
+        results: dict[str, list[dict]] = {"previous": [], "this": []}
+        for _ in range(args.rounds):
+            results["previous"].append(run_side(prev, args.detector, args.jobs, paths, runner))
+            results["this"].append(run_side(ROOT, args.detector, args.jobs, paths, runner))
+    before = min(r["wall_s"] for r in results["previous"])
+    after = min(r["wall_s"] for r in results["this"])
+    cpu_before = min(r["cpu_s"] for r in results["previous"])
+    cpu_after = min(r["cpu_s"] for r in results["this"])
+    print(f"{args.videos} videos x {args.frames} frames at {args.size}, {args.detector}, --jobs {args.jobs}, "
+          f"load average before the run {load:.1f}:")
+    for name, side, wall, cpu in (("previous (" + args.base + ")", "previous", before, cpu_before),
+                                  ("this checkout", "this", after, cpu_after)):
+        print(f"  {name:20s} {wall:7.2f} s wall {cpu:7.2f} CPU s   wall per video: "
+              + " ".join(f"{s:.2f}" for s in min(results[side], key=lambda r: r["wall_s"])["video_s"]))
+    print(f"  ratio: {before / after:.2f}x faster in wall time, {cpu_before / cpu_after:.2f}x less CPU time")
+    differ = [(i, p, t) for i, (p, t) in enumerate(zip(results["previous"][0]["scores"], results["this"][0]["scores"]))
+              if p != t]
+    for r in results["previous"] + results["this"]:
+        differ += [(i, "run", s) for i, s in enumerate(r["scores"]) if s != results["previous"][0]["scores"][i]]
+    print("  scores (camera, scene):", json.dumps(results["this"][0]["scores"]))
+    if differ:
+        print("  SCORES DIFFER:", differ)
+        return 1
+    print("  scores identical")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

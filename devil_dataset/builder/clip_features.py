@@ -1,0 +1,119 @@
+"""One clip's frame features and the similarities between its frames, each computed once and spread over threads.
+
+Both motion labellers align frames of one clip at the scoring size: the camera-motion scorer its ten sampled frames
+pairwise (SPEC section 3), the scene-motion scorer frame i onto frame k along its segment walk and every
+consecutive pair (SPEC section 4). :class:`ClipFeatures` holds that work for one clip:
+
+- features of each distinct frame are detected once (frames with identical bytes share them: a still synthetic
+  shot is one detection), many frames at once on ``threads`` threads, in a fixed order;
+- the cross-checked matches of each unordered pair are computed once (the reversed pair's are the same matches in
+  OpenCV's order, :func:`~devil_dataset.core.alignment.reverse_matches`), and each ordered pair's similarity once;
+- nothing is kept between clips: the camera-motion scorer returns its ``ClipFeatures`` in its result and the
+  scene-motion scorer takes it as an argument (:func:`devil_dataset.builder.motion_scores.motion_scores`).
+
+Every item is a pure function of the frames, so the numbers do not depend on the thread count or on which pairs
+were asked first.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> frames = np.repeat((rng.random((1, 96, 128, 3)) * 255).astype(np.uint8), 3, axis=0)
+    >>> cf = ClipFeatures(frames, "orb", threads=2)
+    >>> m = cf.similarities([(0, 2), (2, 0)])
+    >>> [np.round(x, 6).tolist() for x in m] == [[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]] * 2
+    True
+    >>> cf.detections  # three identical frames: one detection
+    1
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..core.alignment import Features, detect_features, match_features, reverse_matches, similarity_from_matches
+from ..core.thread_map import thread_map
+
+Pair = tuple[int, int]
+
+
+def _content_key(frame: np.ndarray) -> bytes:
+    digest = hashlib.blake2b(repr((frame.shape, frame.dtype.str)).encode(), digest_size=20)
+    digest.update(np.ascontiguousarray(frame).data)
+    return digest.digest()
+
+
+class ClipFeatures:
+    """Features of the frames ``frames`` (uint8 [T, H, W, 3], already at the scoring size) with ``detector``, and the
+    similarities between them; work spread over ``threads`` threads (results independent of it)."""
+
+    def __init__(self, frames: np.ndarray, detector: str, *, threads: int = 1) -> None:
+        self.frames = frames
+        self.detector = detector
+        self.threads = max(1, int(threads))
+        self._first: list[int] | None = None  # frame -> first frame with the same bytes
+        self._features: dict[int, Features] = {}
+        self._matches: dict[Pair, np.ndarray] = {}
+        self._similarity: dict[Pair, np.ndarray | None] = {}
+
+    def check_fits(self, frames: np.ndarray, detector: str, scoring_size: tuple[int, int] | None) -> None:
+        """Raise ``ValueError`` unless these features describe ``frames`` as a scorer would with ``detector`` at
+        ``scoring_size`` (None: the frames' own size): same detector, frame count and size."""
+        size = (frames.shape[2], frames.shape[1]) if scoring_size is None else tuple(scoring_size)
+        have = (self.frames.shape[2], self.frames.shape[1])
+        if self.detector != detector or len(self.frames) != len(frames) or have != size:
+            raise ValueError(f"features of {len(self.frames)} frames at {have[0]}x{have[1]} with {self.detector!r} "
+                             f"do not fit {len(frames)} frames at {size[0]}x{size[1]} with {detector!r}")
+
+    @property
+    def detections(self) -> int:
+        """How many frames had their features detected so far (distinct contents only)."""
+        return len(self._features)
+
+    def same_as(self, k: int) -> int:
+        """The first frame whose bytes equal frame ``k``'s (``k`` itself for a frame unlike any before it)."""
+        if self._first is None:
+            keys = thread_map(_content_key, list(self.frames), threads=self.threads)
+            seen: dict[bytes, int] = {}
+            self._first = [seen.setdefault(key, i) for i, key in enumerate(keys)]
+        return self._first[k]
+
+    def detect(self, indices: Iterable[int]) -> None:
+        """Detect the features of frames ``indices`` that have none yet (in parallel, in index order)."""
+        todo = sorted({self.same_as(k) for k in indices} - set(self._features))
+        found = thread_map(lambda k: detect_features(self.frames[k], self.detector), todo, threads=self.threads)
+        self._features.update(zip(todo, found))
+
+    def features(self, k: int) -> Features:
+        """Features of frame ``k`` (detected now if needed)."""
+        self.detect([k])
+        return self._features[self.same_as(k)]
+
+    def similarities(self, pairs: Sequence[Pair]) -> list[np.ndarray | None]:
+        """The similarity [2, 3] aligning frame i onto frame j for each ``(i, j)`` (None where alignment fails),
+        as :func:`~devil_dataset.core.alignment.estimate_similarity` of their features gives it. One task per
+        unordered pair (matched once, then the RANSAC of each direction asked), spread over the threads."""
+        keys = [(self.same_as(i), self.same_as(j)) for i, j in pairs]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._similarity))
+        self.detect(k for pair in todo for k in pair)
+        directions: dict[Pair, list[Pair]] = {}
+        for i, j in todo:
+            directions.setdefault((min(i, j), max(i, j)), []).append((i, j))
+        found = thread_map(self._align, list(directions.items()), threads=self.threads)
+        for (unordered, asked), (matches, sims) in zip(directions.items(), found):
+            self._matches[unordered] = matches
+            self._similarity.update(zip(asked, sims))
+        return [self._similarity[k] for k in keys]
+
+    def _align(self, task: tuple[Pair, list[Pair]]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        (a, b), asked = task
+        matches = self._matches.get((a, b))
+        if matches is None:
+            matches = match_features(self._features[a], self._features[b])  # frame a -> frame b: query = b
+        sims = [similarity_from_matches(self._features[i], self._features[j],
+                                        matches if (i, j) == (a, b) else reverse_matches(matches))
+                for i, j in asked]
+        return matches, sims
+
+
+__all__ = ["ClipFeatures"]
