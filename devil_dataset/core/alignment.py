@@ -22,8 +22,8 @@ from typing import Iterator
 
 import cv2
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from .blas_threads import one_blas_thread
 from .cv_determinism import fast_simd, pin_opencv, serial_opencv
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
@@ -199,7 +199,7 @@ def single_threaded_blas() -> Iterator[None]:
     waking and spinning its threads than computing (measured: 15 ms instead of 0.3 ms for 200 x 200 descriptors).
     Scoring many clips is better parallelised across clips. Enter it once per clip, not per pair (~2 ms).
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():  # shared safely with the other threads that need one (core/blas_threads)
         yield
 
 
