@@ -17,10 +17,12 @@ that ends restores the count found before the first.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from typing import Any, Iterator
 
-from threadpoolctl import threadpool_limits
+from scipy.linalg import blas  # noqa: F401  (loads scipy's OpenBLAS, whose core scipy_blas_core reads)
+from threadpoolctl import threadpool_info, threadpool_limits
 
 _lock = threading.Lock()
 _users = 0  # blocks running now, in any thread of this process
@@ -45,4 +47,18 @@ def one_blas_thread() -> Iterator[None]:
                 _limit = None
 
 
-__all__ = ["one_blas_thread"]
+@functools.lru_cache(maxsize=1)
+def scipy_blas_core() -> str:
+    """The kernel family (``architecture``) of scipy's OpenBLAS, the one the package's products and the Frechet
+    distances run on: ``Haswell`` where the pin of :mod:`devil_dataset.core.cpu_pins` reached it (it is read when the
+    library loads), ``unknown`` where threadpoolctl finds no such library.
+
+    >>> isinstance(scipy_blas_core(), str)
+    True
+    """
+    cores = sorted({str(i.get("architecture")) for i in threadpool_info()
+                    if i.get("internal_api") == "openblas" and "scipy_openblas-" in str(i.get("filepath", ""))})
+    return cores[0] if cores else "unknown"
+
+
+__all__ = ["one_blas_thread", "scipy_blas_core"]

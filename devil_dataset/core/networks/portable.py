@@ -50,8 +50,8 @@ import torch.nn.functional as F  # noqa: TID253
 from scipy.linalg import blas
 from torch.overrides import TorchFunctionMode  # noqa: TID253
 
-from ..blas_threads import one_blas_thread
-from ..cpu_pins import torch_pins_in_force
+from ..blas_threads import one_blas_thread, scipy_blas_core
+from ..cpu_pins import AVX2_PINS, pin_environment
 from ..errors import unknown_name
 
 #: The switch of the network kernels on the CPU: ``portable`` (default: the same bits on Intel and AMD) or
@@ -66,7 +66,10 @@ PATCH_BUFFER_ELEMENTS = 1 << 24  # 64 MiB
 def sgemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a @ b`` of two float32 CPU matrices [M, K] x [K, N] on scipy's OpenBLAS ``sgemm`` (float32 [M, N]).
 
-    The product is formed as ``(b.T @ a.T).T`` in BLAS's column-major terms, so row-major inputs are not copied.
+    The product is formed as ``(b.T @ a.T).T`` in BLAS's column-major terms, so row-major inputs are not copied, and
+    written into a tensor from torch's allocator (64-byte aligned, as oneDNN's outputs were): ATen's vectorised
+    kernels that read it afterwards then see the same alignment in every process (numpy's arrays start at other
+    offsets from one run to the next, and some of those kernels sum in an order that follows the alignment).
 
     >>> a, b = torch.arange(6.0).reshape(2, 3), torch.arange(12.0).reshape(3, 4)
     >>> bool(torch.equal(sgemm(a, b), a @ b))
@@ -74,10 +77,14 @@ def sgemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """
     an = np.asarray(a.detach().numpy(), dtype=np.float32)
     bn = np.asarray(b.detach().numpy(), dtype=np.float32)
+    out = torch.zeros(an.shape[0], bn.shape[1], dtype=torch.float32)
     if an.shape[0] == 0 or bn.shape[1] == 0 or an.shape[1] == 0:
-        return torch.zeros(an.shape[0], bn.shape[1], dtype=torch.float32)
-    out = blas.sgemm(1.0, bn.T, an.T)  # Fortran [N, M] = C-order [M, N]
-    return torch.from_numpy(np.ascontiguousarray(out.T))
+        return out
+    target = out.numpy().T  # Fortran [N, M] over the same memory
+    written = blas.sgemm(1.0, bn.T, an.T, beta=0.0, c=target, overwrite_c=1)
+    if not np.shares_memory(written, target):  # scipy copied (it should not for a Fortran-ordered float32 c)
+        target[...] = written
+    return out
 
 
 def _tuple(value: int | Sequence[int], n: int) -> tuple[int, ...]:
@@ -202,12 +209,16 @@ def _addmm(inp: torch.Tensor, m1: torch.Tensor, m2: torch.Tensor, *, beta: float
 
 
 def _sqrt(x: torch.Tensor) -> torch.Tensor:
-    """The correctly rounded square root (numpy's: the hardware's IEEE ``sqrt`` at any vector width)."""
-    return torch.from_numpy(np.sqrt(x.detach().numpy()))
+    """The correctly rounded square root (numpy's: the hardware's IEEE ``sqrt`` at any vector width), written into a
+    tensor from torch's allocator (see :func:`sgemm` on alignment)."""
+    out = torch.empty(x.shape, dtype=x.dtype)
+    np.sqrt(x.detach().numpy(), out=out.numpy())
+    return out
 
 
 def _rsqrt(x: torch.Tensor) -> torch.Tensor:
-    return torch.from_numpy(np.float32(1.0) / np.sqrt(x.detach().numpy()))
+    out = _sqrt(x)
+    return torch.reciprocal(out, out=out)
 
 
 def _pow(x: Any, exponent: Any) -> Any:
@@ -267,9 +278,10 @@ def portable_arithmetic() -> Iterator[None]:
 
 
 def portable_in_force(device: str | torch.device = "cpu") -> tuple[bool, str]:
-    """``(True, why)`` when a pass on ``device`` runs in :func:`portable_arithmetic`: the CPU, with the torch pins
-    in force and :data:`NETWORK_KERNELS_ENV` not ``native``; else ``(False, why not)`` (oneDNN's and MKL's own
-    kernels run, and the values carry the recorded tolerance).
+    """``(True, why)`` when a pass on ``device`` runs in :func:`portable_arithmetic`: the CPU, an x86-64 with AVX2,
+    ATen at its AVX2 kernels and scipy's OpenBLAS at its pinned Haswell core (what the portable values rest on;
+    oneDNN and MKL are not used), and :data:`NETWORK_KERNELS_ENV` not ``native``; else ``(False, why not)``
+    (oneDNN's and MKL's own kernels run, and the values carry the recorded tolerance).
 
     >>> portable_in_force("cuda")[0]
     False
@@ -281,9 +293,15 @@ def portable_in_force(device: str | torch.device = "cpu") -> tuple[bool, str]:
         return False, f"{NETWORK_KERNELS_ENV}=native: oneDNN's and MKL's kernels (faster; values depend on the CPU)"
     if kernels != "portable":
         raise unknown_name(NETWORK_KERNELS_ENV, kernels, ("portable", "native"))
-    pinned, why = torch_pins_in_force()
-    if not pinned:
-        return False, why
+    state = pin_environment()
+    if state["level"] != "avx2":
+        return False, str(state["reason"])
+    capability = torch.backends.cpu.get_cpu_capability()
+    if capability != "AVX2":
+        return False, f"ATen runs its {capability} kernels (torch ran before devil_dataset set ATEN_CPU_CAPABILITY)"
+    core = scipy_blas_core()
+    if core != AVX2_PINS["OPENBLAS_CORETYPE"]:
+        return False, f"scipy's OpenBLAS runs its {core} kernels (scipy loaded before devil_dataset pinned it)"
     return True, "convolutions and products on OpenBLAS sgemm (Haswell core), square roots correctly rounded"
 
 

@@ -209,8 +209,9 @@ def network_threads(device: str | torch.device = "cpu") -> Iterator[None]:
         if _threads_active == 0:
             _threads_saved = torch.get_num_threads()
         _threads_active += 1
-        if torch.get_num_threads() != NETWORK_CPU_THREADS:
-            torch.set_num_threads(NETWORK_CPU_THREADS)
+        # always: a new thread (the read-ahead) may report the process-wide count while its own OpenMP count is
+        # still the default, and a pass with two OpenMP threads splits torch's reductions other ways
+        torch.set_num_threads(NETWORK_CPU_THREADS)
     try:
         with portable_arithmetic() if portable_in_force(device)[0] else contextlib.nullcontext():
             yield

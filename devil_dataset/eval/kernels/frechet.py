@@ -19,9 +19,9 @@ from typing import Iterator
 import numpy as np
 from scipy import linalg
 from scipy.linalg import blas
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
-from ...core.blas_threads import one_blas_thread
+from ...core.blas_threads import one_blas_thread, scipy_blas_core
 from ...core.cpu_pins import AVX2_PINS
 
 # SPEC section 7 constants.
@@ -118,9 +118,7 @@ def blas_provenance() -> dict[str, object]:
     """
 
 
-    cores = sorted({str(i.get("architecture")) for i in threadpool_info()
-                    if i.get("internal_api") == "openblas" and "scipy_openblas-" in str(i.get("filepath", ""))})
-    core = cores[0] if cores else "unknown"
+    core = scipy_blas_core()
     return {"blas": "scipy OpenBLAS (dgemm, sqrtm)", "blas_core": core, "blas_threads": FRECHET_BLAS_THREADS,
             "blas_pinned": core == AVX2_PINS["OPENBLAS_CORETYPE"]}
 

@@ -13,6 +13,7 @@ VFID and VFID (clips) a delete-a-group jackknife interval (:mod:`devil_dataset.e
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -223,7 +224,7 @@ class I3DMetric(Metric):
         return out
 
     def compute(self) -> dict[str, float]:
-        out = {"pvcs": float(np.mean(self.values)) if self.values else float("nan"),
+        out = {"pvcs": math.fsum(self.values) / len(self.values) if self.values else float("nan"),  # any order
                "vfid": frechet_of(self.gt_video, self.comp_video),
                "vfid_clips": frechet_of(self.gt_clips, self.comp_clips)}
         return {k: out[k] for k in self.keys}

@@ -9,6 +9,7 @@ video_group`) and ``uncertainty()`` gives FID a delete-a-group jackknife interva
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -46,7 +47,8 @@ class LPIPSMetric(Metric):
         return {"lpips": value}
 
     def compute(self) -> dict[str, float]:
-        return {"lpips": float(np.mean(self.values)) if self.values else float("nan")}
+        # exactly rounded: the same bits in any order (engine workers' parts merge in the order they finish)
+        return {"lpips": math.fsum(self.values) / len(self.values) if self.values else float("nan")}
 
     def provenance(self) -> dict:
         from ...core.networks.lpips import LPIPS_NET, LPIPS_VERSION, lpips_heads_path
