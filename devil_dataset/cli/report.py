@@ -39,8 +39,8 @@ example:
   devil report my-results/*.json --baseline-results demo-out/ --out report/
   # -> your results beside the demo's baselines (their results files merged, nothing re-run)
 
-Results scored differently (parity, metric modes, flow, weights, precision) are refused with the files and the
-differing fields; --allow-mixed reports them side by side, marked §. Cells resting on videos whose infinite
+Results scored differently (evaluation protocol, parity, metric modes, flow, weights, precision) are refused with
+the files and the differing fields (exit 2); --allow-mixed reports them side by side, marked §. Cells resting on videos whose infinite
 PSNR-type value was clipped carry ∞n and are never marked best (docs/report.md).
 """
 
@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also the results files under DIR (DIR/results/ when present, e.g. a demo or benchmark "
                    "output): merged into the report without re-running those methods; repeatable")
     p.add_argument("--allow-mixed", action="store_true",
-                   help="report results whose scoring identity differs (parity, modes, flow, weights, precision) "
+                   help="report results whose scoring identity differs (protocol, parity, modes, flow, weights, precision) "
                    "side by side, marked § (default: refused with the differing fields)")
     p.add_argument("--out", type=output_directory, metavar="DIR", help="write tables and plots here")
     p.add_argument("--metrics", nargs="+", metavar="KEY", help="result keys to include (default: all present)")

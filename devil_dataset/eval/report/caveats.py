@@ -6,8 +6,8 @@ scored differently from the others, and slices too small for any significant dif
   results' ``clipped`` block). Such a cell carries ``∞n`` in every table, figure and summary; it never wins: where
   any cell of a (slice, metric) rests on clipped videos, no cell of it is marked best (the clipped mean depends on
   the other videos' values, so the order is not decided);
-- :func:`check_scoring`: results whose scoring identity differs (parity and modes, flow, weights, precision: each
-  metric's provenance) are refused with one error naming the files and the differing fields, or, when allowed,
+- :func:`check_scoring`: results whose scoring identity differs (the evaluation protocol, parity and modes, flow,
+  weights, precision: each metric's provenance) are refused with one error naming the files and the differing fields, or, when allowed,
   marked ``§`` and never marked best;
 - :func:`significance_floor_note`: the line saying when no method difference can reach significance (the smallest
   Holm-adjusted p of a paired sign-flip test over n videos and m method pairs is m 2 / 2^n).
@@ -100,17 +100,32 @@ class Caveats:
         return "; ".join(parts)
 
 
+def results_protocol(doc: Mapping) -> str:
+    """The evaluation protocol a results document was scored under: its ``protocol`` field (``devil evaluate
+    --protocol``), else ``provenance.options.protocol``, else ``"devil"`` (DEVIL's results files do not record it).
+
+    >>> results_protocol({"protocol": "propainter"}), results_protocol({"provenance": {"options": {}}})
+    ('propainter', 'devil')
+    """
+    top = doc.get("protocol")
+    if isinstance(top, str) and top:
+        return top
+    options = (doc.get("provenance") or {}).get("options") or {}
+    return str(options.get("protocol") or "devil")
+
+
 def scoring_fields(doc: Mapping) -> dict[str, str]:
-    """What makes a results document's values what they are, field by field: ``parity``, and for each metric its
+    """What makes a results document's values what they are, field by field: the ``protocol``
+    (:func:`results_protocol`: DEVIL's and ProPainter's PSNR are different numbers), ``parity``, and for each metric its
     provenance (implementation, modes, arithmetic, flow backend, weights, precision) without where it ran.
 
     >>> scoring_fields({"provenance": {"options": {"parity": "corrected"},
     ...                                "metrics": {"ssim": {"mode": "standard", "pixel_device": "cpu"}}}})
-    {'parity': '"corrected"', 'ssim.mode': '"standard"'}
+    {'protocol': '"devil"', 'parity': '"corrected"', 'ssim.mode': '"standard"'}
     """
     prov = doc.get("provenance") or {}
     options = prov.get("options") or {}
-    out = {"parity": json.dumps(options.get("parity", "release"))}
+    out = {"protocol": json.dumps(results_protocol(doc)), "parity": json.dumps(options.get("parity", "release"))}
     for name, mp in sorted((prov.get("metrics") or {}).items()):
         for k, v in sorted((mp or {}).items()):
             if k not in NEUTRAL_PROVENANCE:
@@ -156,6 +171,12 @@ def check_scoring(docs: Sequence[Mapping], names: Sequence[str | Path] | None = 
     conflicts = scoring_conflicts(docs)
     if not conflicts:
         return {}
+    if not allow_mixed and "protocol" in conflicts:
+        found = "; ".join(f"{json.loads(v)} in {_named([labels[i] for i in idx])}"
+                          for v, idx in conflicts["protocol"].items())
+        raise DevilError(f"results of different evaluation protocols cannot share a table (the same metric names "
+                         f"are different numbers under each protocol): protocol {found}; report each protocol "
+                         f"separately, or pass --allow-mixed to report them side by side, marked {MIXED_MARK}")
     if not allow_mixed:
         lines = [f"  {k}: " + "; ".join(f"{v} in {_named([labels[i] for i in idx])}" for v, idx in vs.items())
                  for k, vs in conflicts.items()]
@@ -204,4 +225,4 @@ def significance_floor_note(comparisons: Sequence[Mapping[str, Any]] | None,
 
 
 __all__ = ["CLIP_MARK", "Caveats", "Clipped", "MIXED_MARK", "check_scoring", "clip_mark", "clipped_counts",
-           "clipped_legend", "scoring_conflicts", "scoring_fields", "significance_floor_note"]
+           "clipped_legend", "results_protocol", "scoring_conflicts", "scoring_fields", "significance_floor_note"]
