@@ -7,8 +7,8 @@ scored differently from the others, and slices too small for any significant dif
   any cell of a (slice, metric) rests on clipped videos, no cell of it is marked best (the clipped mean depends on
   the other videos' values, so the order is not decided);
 - :func:`check_scoring`: results whose scoring identity differs (the evaluation protocol, parity and modes, flow,
-  weights, precision: each metric's provenance) are refused with one error naming the files and the differing fields, or, when allowed,
-  marked ``§`` and never marked best;
+  weights, precision: each metric's provenance) are refused with one error naming the files and the differing
+  fields, or, when allowed, marked ``§`` and never marked best;
 - :func:`significance_floor_note`: the line saying when no method difference can reach significance (the smallest
   Holm-adjusted p of a paired sign-flip test over n videos and m method pairs is m 2 / 2^n).
 
