@@ -70,13 +70,16 @@ def dataset_scores(dataset: str | Path, pairs: Sequence[Pair], predictions: Mapp
             raise DevilError(f"{pred}: predictions folder does not exist")
     for config in configs:
         todo = {}
+        missing = []
         for m, pred in predictions.items():
             folder = config_folder(Path(pred), config, configs)
             held = [p for (c, _), p in pair_of.items() if c == config]
             if folder is None:
-                notes.append(f"{m}: no predictions for config {config} ({Path(pred) / config} missing)")
+                missing.append(f"{m} ({Path(pred) / config} missing)")
             elif any((p.clip_id, p.mask_id) not in out[m] for p in held):
                 todo[m] = folder
+        if missing:  # one note per config, naming every method without predictions for it
+            notes.append(f"no predictions for config {config}: {', '.join(missing)}")
         if not todo:
             continue
         docs = evaluate_slice(str(dataset), config, todo, list(metric_names), options, progress=progress,

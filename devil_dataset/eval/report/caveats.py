@@ -53,6 +53,15 @@ def clipped_counts(docs: Iterable[Mapping]) -> Clipped:
     return out
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 (the reports' counts: "with 1 video", "5 videos").
+
+    >>> counted(1, "video"), counted(5, "video"), counted(2, "method pair")
+    ('1 video', '5 videos', '2 method pairs')
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def clip_mark(n: int) -> str:
     """The mark a cell resting on ``n`` clipped videos carries (empty for none)."""
     return f" {CLIP_MARK}{n}" if n else ""
@@ -218,11 +227,11 @@ def significance_floor_note(comparisons: Sequence[Mapping[str, Any]] | None,
     n = min(min(families[f]) for f in blocked)
     m = max(len(families[f]) for f in blocked)
     where = "" if len(blocked) == len(floors) else f" ({len(blocked)} of {len(floors)} slice-metric families)"
-    return (f"Significance is out of reach: with {n} videos and {m} method pair{'s' if m > 1 else ''} per slice and "
+    return (f"Significance is out of reach: with {counted(n, 'video')} and {counted(m, 'method pair')} per slice and "
             f"metric the smallest Holm-adjusted p a paired sign-flip test can give is {m} x 2/2^{n} = "
             f"{min(1.0, m * smallest_sign_flip_p(n)):.3g} >= {alpha:g}{where}: every method that is not the best "
             "carries †, whatever the difference; more videos are needed.")
 
 
-__all__ = ["CLIP_MARK", "Caveats", "Clipped", "MIXED_MARK", "check_scoring", "clip_mark", "clipped_counts",
+__all__ = ["CLIP_MARK", "Caveats", "Clipped", "MIXED_MARK", "check_scoring", "clip_mark", "clipped_counts", "counted",
            "clipped_legend", "results_protocol", "scoring_conflicts", "scoring_fields", "significance_floor_note"]

@@ -34,7 +34,7 @@ from ..engine.results import require_inputs
 from ..metrics.registry import higher_is_better
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
-from .caveats import Caveats, significance_floor_note
+from .caveats import Caveats, counted, significance_floor_note
 from .plots import write_plots
 from .tables import (
     KEY_TITLES,
@@ -261,7 +261,7 @@ def _table1_cell(data: _ReportData, cell: tuple[str, str, str], best: str | None
     iv = data.intervals.get((m, s), {}).get(k) or {}
     se, ci = iv.get("se"), iv.get("ci") or [None, None]
     ok = num is not None and isinstance(se, (int, float)) and math.isfinite(se)
-    tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {iv.get('n')} videos, "
+    tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {counted(int(iv.get('n') or 0), 'video')}, "
            f"{round(100 * iv.get('level', 0.95))}% interval [{fmt(k, ci[0])}, {fmt(k, ci[1])}] "
            f"({iv.get('method')})") if ok else ""
     n_clipped = data.caveats.clipped_n(m, s, k)
