@@ -14,6 +14,7 @@ from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache,
 from ..eval.engine.propainter_run import PROPAINTER_METRICS, evaluate_propainter
 from ..eval.engine.results import dumps, locate_inputs, write_results
 from ..eval.metrics.protocol import PROTOCOLS, EvalOptions
+from ..eval.report.caveats import counted, identical_lines
 from ..eval.report.tables import fmt
 from ..inpaint import INPAINTERS
 from ..pipeline.benchmark import METHOD_NAME_RE
@@ -178,7 +179,7 @@ def _print_summary(doc: dict) -> None:
     for key, value in doc["summary"].items():
         text = "n/a" if value is None or value != value else fmt(key, float(value))
         print(f"  {key:<18} {text}{interval_text(doc.get('uncertainty', {}).get(key), key)}")
-    for line in clipped_lines(doc):
+    for line in clipped_lines(doc) + identical_lines([doc]):
         print(f"  {line}")
 
 
@@ -209,15 +210,15 @@ def clipped_lines(doc: dict) -> list[str]:
     >>> clipped_lines({"num_videos": 3, "summary": {"psnr": 31.5}, "clipped": {"psnr": ["a"]}})
     ['psnr: 1 of 3 videos infinite (an identical frame or patch), clipped to the best finite value (SPEC s.7)']
     >>> clipped_lines({"num_videos": 1, "summary": {"psnr": float("inf")}, "clipped": {"psnr": ["a"]}})
-    ['psnr: 1 of 1 videos infinite (an identical frame or patch), no finite value to clip to: reported as inf']
+    ['psnr: 1 of 1 video infinite (an identical frame or patch), no finite value to clip to: reported as inf']
     """
     lines = []
     for key, ids in (doc.get("clipped") or {}).items():
         value = doc["summary"].get(key, float("nan"))
         how = ("no finite value to clip to: reported as inf" if value == float("inf")
                else "clipped to the best finite value (SPEC s.7)")
-        lines.append(f"{key}: {len(ids)} of {doc['num_videos']} videos infinite (an identical frame or patch), "
-                     f"{how}")
+        lines.append(f"{key}: {len(ids)} of {counted(doc['num_videos'], 'video')} infinite (an identical frame or "
+                     f"patch), {how}")
     return lines
 
 

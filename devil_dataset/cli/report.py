@@ -17,7 +17,7 @@ from ..eval.report import (
     video_intervals,
     write_report,
 )
-from ..eval.report.caveats import Caveats, check_scoring, clipped_counts
+from ..eval.report.caveats import Caveats, caveats_of
 from ..eval.report.comparisons import compare_text
 from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
 from ..eval.report.html import write_html_report
@@ -109,8 +109,7 @@ def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
     if not named:
         raise DevilError("no results: give RESULTS.json files or --baseline-results DIR")
     docs = [d for _, d in named]
-    mixed = check_scoring(docs, [n for n, _ in named], allow_mixed=args.allow_mixed)
-    return docs, Caveats(clipped_counts(docs), mixed)
+    return docs, caveats_of(docs, [n for n, _ in named], allow_mixed=args.allow_mixed)
 
 
 def _paper_table(args: argparse.Namespace) -> int:

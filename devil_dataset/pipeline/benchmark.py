@@ -48,7 +48,7 @@ from ..core.slices import SLICES
 from ..eval.engine.results import ValuesCache, dataset_digest, read_results, results_in, write_results
 from ..eval.metrics.protocol import EvalOptions
 from ..eval.metrics.registry import resolve_metrics, scoring_identity, skipped_lines
-from ..eval.report.caveats import Caveats, check_scoring, clipped_counts
+from ..eval.report.caveats import caveats_of
 from ..eval.report.comparisons import power_note, significance
 from ..eval.report.files import write_report
 from ..eval.report.findings import Finding, check_findings, write_findings
@@ -286,8 +286,7 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
     own = [(results[(m, s)], read_results(results[(m, s)])) for s in plan.slices for m in plan.methods]
     named = own + [(p, d) for p, d in baselines if d.get("slice") in plan.slices]
     written = [d for _, d in named]
-    caveats = Caveats(clipped_counts(written), check_scoring(written, [str(p) for p, _ in named],
-                                                             allow_mixed=allow_mixed))
+    caveats = caveats_of(written, [str(p) for p, _ in named], allow_mixed=allow_mixed)
     table = score_table(written)
     keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
                   key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))

@@ -77,3 +77,41 @@ def test_a_config_without_predictions_is_noted_once(tmp_path):
     _, notes = dataset_scores(tmp_path / "dataset", pairs, preds)
     assert len(notes) == 2 and sum("config fg_size_high" in n for n in notes) == 1
     assert notes[1].startswith("no predictions for config fg_size_high: a (") and "d (" in notes[1]
+
+
+def _scored_with_an_empty_mask(method: str, seed: int) -> dict:
+    """Three videos scored for real, the last with an empty mask (PSNR infinite, SSIM 1.0)."""
+    from devil_dataset.eval import Evaluator
+
+    rng = np.random.default_rng(seed)
+    ev = Evaluator(["psnr", "ssim"])
+    for i in range(3):
+        gt = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8)
+        hole = np.zeros((3, 32, 32), bool)
+        if i < 2:
+            hole[:, 8:20, 8:20] = True
+        pred = np.clip(gt.astype(int) + rng.integers(-40, 40, gt.shape), 0, 255).astype(np.uint8)
+        ev.update(pred, gt, hole, clip_id=f"clip{i}")
+    return ev.results(method, "fg_size_low")
+
+
+def test_a_video_with_an_empty_mask_is_named_and_marked(tmp_path, capsys):
+    """Issue 46: the empty-mask video raised the mean SSIM without a word: the console names it, Table 1 marks the
+    cells whose mean holds it (∅n) and its notes name it."""
+    from devil_dataset.cli import main
+    from devil_dataset.cli.evaluate import _print_summary
+    from devil_dataset.eval.engine.results import write_results
+
+    doc = _scored_with_an_empty_mask("mine", 0)
+    assert doc["videos"]["clip2"]["ssim"] == 1.0 and "clip2" in doc["clipped"]["psnr"]
+    _print_summary(doc)
+    out = capsys.readouterr().out
+    assert "mine on fg_size_low: video clip2 identical to the ground truth in every pixel (an empty mask?)" in out
+    other = _scored_with_an_empty_mask("telea", 1)
+    paths = [write_results(tmp_path / f"{d['method']}.json", d) for d in (doc, other)]
+    assert main(["report", *map(str, paths)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| fg_size_low | mine |"))
+    assert row.count("\u22051") == 2  # PSNR and SSIM cells
+    assert "\u2205n: n of the cell's videos were scored identical to the ground truth" in out
+    assert "mine on fg_size_low: clip2" in out
