@@ -133,7 +133,7 @@ def fid_set_level(videos: int, frames: int, timed_videos: int = 15) -> dict[str,
 
 
 class _WindowPass:
-    """What :func:`~devil_dataset.eval.i3d_metrics.video_pass` keeps on a sample: random 1024-d window and video
+    """What :func:`~devil_dataset.eval.metrics.i3d.video_pass` keeps on a sample: random 1024-d window and video
     features (the I3D network's part is timed separately)."""
 
     def __init__(self, net, rng: np.random.Generator, windows: int) -> None:

@@ -20,10 +20,7 @@ from .core.mask_store import stored_mask, time_reverse
 from .core.masks import PRESETS, mask_seed, render_mask
 from .core.slices import SLICES, SliceSpec
 from .core.version import __version__
-from .moved_modules import install as _install_moved_modules
 from .pipeline import benchmark
-
-_install_moved_modules()  # module paths from before issue 37 keep working (devil_dataset/moved_modules.py)
 
 if TYPE_CHECKING:
     from .pipeline import benchmark as benchmark

@@ -26,7 +26,6 @@ ROOT_UNIT = "devil_dataset"
 #   pipeline                               `devil benchmark`: inpaint + evaluate + report any methods
 #   diagnosis                              `devil diagnose`: attributes (builder's labellers) + eval of any data
 #   demo, cli, the package's __init__      orchestration and the public facade
-#   moved_modules                          the table of module paths that moved (names only, no imports)
 ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset(),
     "sources": frozenset({"core"}),
@@ -38,9 +37,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "diagnosis": frozenset({"core", "sources", "builder", "data", "inpaint", "eval"}),
     "demo": frozenset({"core", "builder", "data", "inpaint", "eval", "pipeline", "diagnosis"}),
     "cli": frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "pipeline", "diagnosis"}),
-    "moved_modules": frozenset(),
     ROOT_UNIT: frozenset({"core", "builder", "data", "inpaint", "eval", "sources", "demo", "pipeline",
-                          "moved_modules", "diagnosis"}),
+                          "diagnosis"}),
 }
 
 # eval's floors: sub-package -> the sub-packages it may import (besides itself). ``eval/functional.py`` and the
@@ -326,19 +324,18 @@ def test_no_function_is_longer_than_100_lines():
     assert not long, "functions to split into steps:\n" + "\n".join(long)
 
 
-def test_moved_module_paths_still_import():
-    """Public imports users wrote before issue 37 keep working: every old path of devil_dataset/moved_modules.py
-    imports as the module at its new path."""
+def test_no_import_hook_and_no_old_module_paths():
+    """Issue 46: the 0.1 package never shipped the pre-reorganisation module paths, so no import hook keeps them:
+    importing the package adds no finder to ``sys.meta_path`` and an old path does not import."""
     import importlib
+    import sys
 
-    from devil_dataset.moved_modules import MOVED
+    import devil_dataset  # noqa: F401
 
-    for old, new in MOVED.items():
-        assert importlib.import_module(old) is importlib.import_module(new), old
-    from devil_dataset.benchmarking import MethodSpec, benchmark  # noqa: F401  (documented in docs/inpainting.md)
-    from devil_dataset.eval.evaluate import build_metrics, evaluate_dataset, evaluate_directory  # noqa: F401
-    from devil_dataset.eval.protocol import EvalOptions, VideoSample  # noqa: F401
-    from devil_dataset.eval.results import write_results  # noqa: F401
+    assert not [f for f in sys.meta_path if type(f).__module__.startswith("devil_dataset")]
+    for old in ("devil_dataset.eval.protocol", "devil_dataset.benchmarking", "devil_dataset.eval.results"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
 
 
 def test_the_checker_sees_imports_inside_functions_and_relative_ones():

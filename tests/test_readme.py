@@ -66,3 +66,13 @@ def test_readme_benchmark_command_runs_on_the_demo(tmp_path):
                          timeout=1200)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "mine" in (tmp_path / "my-bench" / "table1.md").read_text()
+
+
+def test_readme_paper_table_command_parses():
+    """Issue 46: the README reports the DAVIS / YouTube-VOS table with a command, not a Python snippet."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"^devil (report --paper-table [^\n]*)$", text, re.M)
+    assert match, "README: the paper-table command is missing"
+    args = build_parser().parse_args(shlex.split(match.group(1)))
+    assert args.paper_table == ["mine:DAVIS=davis.json", "mine:YouTube-VOS=ytvos.json"]
+    assert "propainter_table_markdown" not in text

@@ -15,7 +15,8 @@ from ..eval.engine.propainter_run import PROPAINTER_METRICS, evaluate_propainter
 from ..eval.engine.prove_run import PROVE_METRICS, evaluate_prove, removal_lines
 from ..eval.engine.results import dumps, locate_inputs, write_results
 from ..eval.metrics.protocol import PROTOCOLS, EvalOptions
-from ..eval.metrics.registry import METRICS
+from ..eval.report.caveats import counted, identical_lines
+from ..eval.report.tables import fmt
 from ..inpaint import INPAINTERS
 from ..pipeline.benchmark import METHOD_NAME_RE
 from ._args import (
@@ -195,22 +196,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _print_summary(doc: dict) -> None:
-    fmt = {k: f for e in METRICS.values() for k, f in zip(e.keys, e.formats)}
     print(f"{doc['method']}  slice={doc.get('slice') or '-'}  videos={doc['num_videos']}")
     for key, value in doc["summary"].items():
-        text = "n/a" if value != value else format(value, fmt.get(key, ".4f"))
-        print(f"  {key:<18} {text}{interval_text(doc.get('uncertainty', {}).get(key), fmt.get(key, '.4f'))}")
-    for line in clipped_lines(doc):
+        text = "n/a" if value is None or value != value else fmt(key, float(value))
+        print(f"  {key:<18} {text}{interval_text(doc.get('uncertainty', {}).get(key), key)}")
+    for line in clipped_lines(doc) + identical_lines([doc]):
         print(f"  {line}")
 
 
-def interval_text(summary: dict | None, fmt: str) -> str:
-    """The interval of a results document's ``uncertainty`` entry as the summary prints it ("" when there is none).
+def interval_text(summary: dict | None, key: str) -> str:
+    """The interval of a results document's ``uncertainty`` entry of result key ``key`` as the summary prints it, in
+    the key's format ("" when there is none).
 
-    >>> interval_text({"ci": [35.81, 37.42], "level": 0.95, "method": "bootstrap BCa, ..."}, ".2f")
+    >>> interval_text({"ci": [35.81, 37.42], "level": 0.95, "method": "bootstrap BCa, ..."}, "psnr")
     '  [35.81, 37.42] 95% bootstrap BCa'
+    >>> interval_text({"ci": [0.000412, 0.000613], "level": 0.95, "method": "bootstrap BCa"}, "ewarp")
+    '  [0.0004120, 0.0006130] 95% bootstrap BCa'
     >>> nan = float("nan")
-    >>> interval_text({"ci": [nan, nan], "level": 0.95, "method": "x"}, ".2f"), interval_text(None, "")
+    >>> interval_text({"ci": [nan, nan], "level": 0.95, "method": "x"}, "psnr"), interval_text(None, "psnr")
     ('', '')
     """
     if not summary or not summary.get("ci"):
@@ -219,7 +222,7 @@ def interval_text(summary: dict | None, fmt: str) -> str:
     if lo is None or hi is None or lo != lo or hi != hi:
         return ""
     kind = str(summary.get("method", "")).split(",")[0]
-    return f"  [{format(lo, fmt)}, {format(hi, fmt)}] {round(100 * summary.get('level', 0.95))}% {kind}"
+    return f"  [{fmt(key, lo)}, {fmt(key, hi)}] {round(100 * summary.get('level', 0.95))}% {kind}"
 
 
 def clipped_lines(doc: dict) -> list[str]:
@@ -228,15 +231,15 @@ def clipped_lines(doc: dict) -> list[str]:
     >>> clipped_lines({"num_videos": 3, "summary": {"psnr": 31.5}, "clipped": {"psnr": ["a"]}})
     ['psnr: 1 of 3 videos infinite (an identical frame or patch), clipped to the best finite value (SPEC s.7)']
     >>> clipped_lines({"num_videos": 1, "summary": {"psnr": float("inf")}, "clipped": {"psnr": ["a"]}})
-    ['psnr: 1 of 1 videos infinite (an identical frame or patch), no finite value to clip to: reported as inf']
+    ['psnr: 1 of 1 video infinite (an identical frame or patch), no finite value to clip to: reported as inf']
     """
     lines = []
     for key, ids in (doc.get("clipped") or {}).items():
         value = doc["summary"].get(key, float("nan"))
         how = ("no finite value to clip to: reported as inf" if value == float("inf")
                else "clipped to the best finite value (SPEC s.7)")
-        lines.append(f"{key}: {len(ids)} of {doc['num_videos']} videos infinite (an identical frame or patch), "
-                     f"{how}")
+        lines.append(f"{key}: {len(ids)} of {counted(doc['num_videos'], 'video')} infinite (an identical frame or "
+                     f"patch), {how}")
     return lines
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..core.atomic import atomic_write_text
 from ..core.engines import get_engine
 from ..core.errors import DevilError
 from ..eval.engine.results import read_results, results_in
@@ -16,10 +17,17 @@ from ..eval.report import (
     video_intervals,
     write_report,
 )
-from ..eval.report.caveats import Caveats, check_scoring, clipped_counts
+from ..eval.report.caveats import Caveats, caveats_of
 from ..eval.report.comparisons import compare_text
 from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
 from ..eval.report.html import write_html_report
+from ..eval.report.propainter_table import (
+    propainter_table_caption,
+    propainter_table_latex,
+    propainter_table_markdown,
+    read_table_specs,
+    table_keys,
+)
 from ..eval.stats.significance import compare_methods
 from ._args import EXAMPLE_FORMATTER, add_ci_argument, existing_path, output_directory
 
@@ -38,10 +46,14 @@ example:
   # -> per slice: where aligned-copy beats telea, where telea beats it, where they cannot be told apart
   devil report my-results/*.json --baseline-results demo-out/ --out report/
   # -> your results beside the demo's baselines (their results files merged, nothing re-run)
+  devil report --paper-table mine:DAVIS=davis.json mine:YouTube-VOS=ytvos.json --out paper/
+  # -> the DAVIS / YouTube-VOS table papers print (devil evaluate --protocol propainter results): PSNR, SSIM,
+  #    VFID, E_warp and every other computed metric per dataset, intervals and a caption saying what they are;
+  #    paper/paper_table.md and paper_table.tex
 
-Results scored differently (parity, metric modes, flow, weights, precision) are refused with the files and the
-differing fields; --allow-mixed reports them side by side, marked §. Cells resting on videos whose infinite
-PSNR-type value was clipped carry ∞n and are never marked best (docs/report.md).
+Results scored differently (evaluation protocol, parity, metric modes, flow, weights, precision) are refused with
+the files and the differing fields (exit 2); --allow-mixed reports them side by side, marked §. Cells resting on
+videos whose infinite PSNR-type value was clipped carry ∞n and are never marked best (docs/report.md).
 """
 
 
@@ -61,8 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also the results files under DIR (DIR/results/ when present, e.g. a demo or benchmark "
                    "output): merged into the report without re-running those methods; repeatable")
     p.add_argument("--allow-mixed", action="store_true",
-                   help="report results whose scoring identity differs (parity, modes, flow, weights, precision) "
-                   "side by side, marked § (default: refused with the differing fields)")
+                   help="report results whose scoring identity differs (protocol, parity, modes, flow, weights, "
+                   "precision) side by side, marked § (default: refused with the differing fields)")
     p.add_argument("--out", type=output_directory, metavar="DIR", help="write tables and plots here")
     p.add_argument("--metrics", nargs="+", metavar="KEY", help="result keys to include (default: all present)")
     p.add_argument("--no-plots", action="store_true", help="tables only")
@@ -80,6 +92,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="worker processes encoding the HTML clips (one slice per task; same files with any N)")
     p.add_argument("--clips-per-end", type=int, default=1, metavar="N",
                    help="worst and best clips shown per slice and method (default 1; 0: no clips)")
+    p.add_argument("--paper-table", nargs="+", metavar="[METHOD:]DATASET=FILE",
+                   help="instead of Table 1: the DAVIS / YouTube-VOS table papers print, from devil evaluate "
+                   "--protocol propainter results (one argument per method and dataset; METHOD defaults to the "
+                   "file's method): every computed metric with its 95%% interval, and a caption saying what the "
+                   "intervals are; with --out also DIR/paper_table.md and paper_table.tex")
     p.set_defaults(func=run)
 
 
@@ -92,11 +109,30 @@ def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
     if not named:
         raise DevilError("no results: give RESULTS.json files or --baseline-results DIR")
     docs = [d for _, d in named]
-    mixed = check_scoring(docs, [n for n, _ in named], allow_mixed=args.allow_mixed)
-    return docs, Caveats(clipped_counts(docs), mixed)
+    return docs, caveats_of(docs, [n for n, _ in named], allow_mixed=args.allow_mixed)
+
+
+def _paper_table(args: argparse.Namespace) -> int:
+    """``--paper-table``: the papers' DAVIS / YouTube-VOS table on stdout (and ``--out``'s files)."""
+    if args.results or args.baseline_results:
+        raise DevilError("--paper-table takes its results as [METHOD:]DATASET=FILE arguments; give no RESULTS.json "
+                         "or --baseline-results beside it")
+    rows, datasets = read_table_specs(args.paper_table)
+    keys = table_keys(rows)
+    text = (propainter_table_markdown(rows, datasets=datasets, keys=keys, intervals=True) + "\n"
+            + propainter_table_caption(rows, keys) + "\n")
+    sys.stdout.write(text)
+    if args.out is not None:
+        latex = propainter_table_latex(rows, datasets=datasets, keys=keys, intervals=True)
+        written = [atomic_write_text(args.out / "paper_table.md", text),
+                   atomic_write_text(args.out / "paper_table.tex", latex)]
+        print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.paper_table:
+        return _paper_table(args)
     docs, caveats = _read_all(args)
     table = score_table(docs)
     keys = [k.strip() for item in args.metrics for k in item.split(",") if k.strip()] if args.metrics else None

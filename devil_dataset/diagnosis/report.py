@@ -100,9 +100,22 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _group_cell(key: str, s: Mapping[str, Any]) -> str:
-    ci = s.get("ci") or [None, None]
-    return f"{fmt(key, s.get('mean'))} [{fmt(key, ci[0])}, {fmt(key, ci[1])}] (n={s.get('n', 0)})"
+def group_cell(key: str, s: Mapping[str, Any]) -> str:
+    """A group's mean with its interval and n; a group of fewer than two units (or an undefined interval) has no
+    interval, and says why.
+
+    >>> group_cell("psnr", {"mean": 30.0, "ci": [29.0, 31.0], "n": 5})
+    '30.00 [29.00, 31.00] (n=5)'
+    >>> group_cell("psnr", {"mean": 30.0, "ci": [float("nan"), float("nan")], "n": 1})
+    '30.00 (n=1: no interval from one value)'
+    """
+    n = int(s.get("n", 0) or 0)
+    lo, hi = (s.get("ci") or [None, None])[:2]
+    if n < 2:
+        return f"{fmt(key, s.get('mean'))} (n={n}: no interval from {'one value' if n == 1 else 'no values'})"
+    if not fmt(key, lo) or not fmt(key, hi):
+        return f"{fmt(key, s.get('mean'))} (n={n}: interval undefined)"
+    return f"{fmt(key, s.get('mean'))} [{fmt(key, lo)}, {fmt(key, hi)}] (n={n})"
 
 
 def findings_markdown(findings: Sequence[Finding]) -> str:
@@ -111,7 +124,7 @@ def findings_markdown(findings: Sequence[Finding]) -> str:
     for f in findings:
         lo, hi = f.low, f.high
         p_holm = f"**{_p(f.p_holm)}**" if f.significant else _p(f.p_holm)
-        rows.append([f.method, _title(f.key), f.attribute, _group_cell(f.key, lo), _group_cell(f.key, hi),
+        rows.append([f.method, _title(f.key), f.attribute, group_cell(f.key, lo), group_cell(f.key, hi),
                      _num(f.diff), _p(f.p), p_holm,
                      f.worse, ", ".join(f.confounders)])
     return _md_table(["method", "metric", "attribute", "low: mean [95% CI] (n)", "high: mean [95% CI] (n)",
@@ -274,4 +287,4 @@ def write_report(out_dir: str | Path, table: AttributeTable, findings: Sequence[
 
 
 __all__ = ["FINDING_COLUMNS", "WORST_PER_GROUP", "diagnosis_html", "diagnosis_markdown", "findings_markdown",
-           "findings_rows", "headline", "write_report"]
+           "findings_rows", "group_cell", "headline", "write_report"]

@@ -120,10 +120,11 @@ def dataset_scores(dataset: str | Path, pairs: Sequence[Pair], predictions: Mapp
         todo: dict[str, Path] = {}
         keys: dict[tuple[str, str], str | None] = {}
         held = [(clip, p) for (c, clip), p in pair_of.items() if c == config]
+        missing = []
         for m, pred in predictions.items():
             folder = config_folder(Path(pred), config, configs)
             if folder is None:
-                notes.append(f"{m}: no predictions for config {config} ({Path(pred) / config} missing)")
+                missing.append(f"{m} ({Path(pred) / config} missing)")
                 continue
             wanted = [(clip, p) for clip, p in held if (p.clip_id, p.mask_id) not in out[m]]
             if not wanted:
@@ -137,6 +138,8 @@ def dataset_scores(dataset: str | Path, pairs: Sequence[Pair], predictions: Mapp
                 out[m].setdefault((p.clip_id, p.mask_id), values)
                 if problem:
                     problems[m][p.clip_id] = problem
+        if missing:  # one note per config, naming every method without predictions for it
+            notes.append(f"no predictions for config {config}: {', '.join(missing)}")
         if not todo:
             continue
         docs = evaluate_slice(str(dataset), config, todo, list(metric_names), options, progress=progress,

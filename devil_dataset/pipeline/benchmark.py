@@ -37,6 +37,7 @@ import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable, Mapping, Sequence, Union
 
@@ -48,7 +49,7 @@ from ..core.slices import SLICES
 from ..eval.engine.results import ValuesCache, dataset_digest, read_results, results_in, write_results
 from ..eval.metrics.protocol import EvalOptions
 from ..eval.metrics.registry import resolve_metrics, scoring_identity, skipped_lines
-from ..eval.report.caveats import Caveats, check_scoring, clipped_counts
+from ..eval.report.caveats import caveats_of
 from ..eval.report.comparisons import power_note, significance
 from ..eval.report.files import write_report
 from ..eval.report.findings import Finding, check_findings, write_findings
@@ -60,6 +61,7 @@ from ..inpaint.method_spec import MethodSpec
 from ..inpaint.run import PredictionFolder, dataset_run_info
 from .inpaint_and_score import inpaint_and_score, slice_results
 from .plan import BenchmarkPlan, plan_units
+from .report_stamp import REPORT_STAMP, read_report_stamp, report_key, write_report_stamp
 
 # The paper's ten slices (SPEC section 6); `all` is not part of Table 1.
 TABLE1_SLICES: tuple[str, ...] = tuple(name for name in SLICES if name != "all")
@@ -267,27 +269,47 @@ def read_baseline_results(folders: Sequence[str | os.PathLike], methods: Mapping
 
 @dataclass
 class BenchmarkReport:
-    """What step 4 wrote and computed."""
+    """What step 4 wrote and computed (``kept``: the report of an earlier run, its inputs unchanged)."""
 
     table: dict[tuple[str, str], dict[str, float]]
     table_markdown: str
     findings: list[Finding]
     files: list[Path]
     html_index: Path
+    kept: bool = False
+
+
+HTML_DIR = "report-html"
+KEPT_NOTE = "inputs unchanged since the last report: kept"  # the report stage's note when it was kept
 
 
 def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str], Path], *,
                            ci: str | None, baselines: Sequence[tuple[Path, dict]] = (),
-                           allow_mixed: bool = False) -> BenchmarkReport:
+                           allow_mixed: bool = False, stamp: Path | None = None, dataset_key: str = "",
+                           say: Callable[[str], None] | None = None) -> BenchmarkReport:
     """Step 4: Table 1 (with the significance marks and ``ci``), relative improvements, figures, findings and the
     HTML report, from the results files as written and the ``baselines``' results of the same slices
     (``--baseline-results``, not re-run); results scored differently are refused unless ``allow_mixed`` (then
-    marked), cells resting on clipped videos are marked (:mod:`devil_dataset.eval.report.caveats`)."""
+    marked), cells resting on clipped videos are marked (:mod:`devil_dataset.eval.report.caveats`).
+
+    ``stamp``: a report stamp (:mod:`devil_dataset.pipeline.report_stamp`): when it records a report of the same
+    inputs (results files' bytes, ``ci``, ``allow_mixed``, the slices and methods, ``dataset_key``, the package
+    version) whose files are all still as written, that report is kept, not written again (and ``say`` told so);
+    after writing one, the stamp is written."""
     own = [(results[(m, s)], read_results(results[(m, s)])) for s in plan.slices for m in plan.methods]
     named = own + [(p, d) for p, d in baselines if d.get("slice") in plan.slices]
     written = [d for _, d in named]
-    caveats = Caveats(clipped_counts(written), check_scoring(written, [str(p) for p, _ in named],
-                                                             allow_mixed=allow_mixed))
+    key = report_key([p for p, _ in named], {"ci": ci, "allow_mixed": allow_mixed, "slices": list(plan.slices),
+                                             "methods": list(plan.methods), "dataset": dataset_key,
+                                             "slice_counts": plan.slice_counts()})
+    kept = read_report_stamp(stamp, key, plan.out) if stamp is not None else None
+    if kept is not None:
+        if say is not None:
+            say(f"report: kept as written (its inputs, the results files, options and package version, are those of "
+                f"the report already in {plan.out})")
+        return BenchmarkReport(score_table(written), kept.table_markdown, kept.findings, kept.files,
+                               plan.out / HTML_DIR / "index.html", kept=True)
+    caveats = caveats_of(written, [str(p) for p, _ in named], allow_mixed=allow_mixed)
     table = score_table(written)
     keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
                   key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
@@ -299,11 +321,18 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
                                tolerances=tolerances, caveats=caveats)
     findings = check_findings(table, plan.slice_counts(), docs=written)
     files += write_findings(findings, plan.out)
-    html_index = write_html_report(written, plan.out / "report-html", keys, engine=plan.engine,  # issue 15
+    html_index = write_html_report(written, plan.out / HTML_DIR, keys, engine=plan.engine,  # issue 15
                                    plots_from=[p for p in files if p.suffix == ".png"], comparisons=comparisons,
                                    caveats=caveats)
     files.append(html_index)
+    if stamp is not None:
+        write_report_stamp(stamp, key, plan.out, files, table_md, findings)
     return BenchmarkReport(table, table_md, findings, files, html_index)
+
+
+def _stage(timings: list[StageTiming], say: Callable[[str], None], first: int, name: str, number: int) -> StageTimer:
+    """The timer of step ``number`` of the four (after ``first`` earlier stages, e.g. the demo's build)."""
+    return StageTimer(name, timings, say=say, number=f"{first + number}/{first + 4}")
 
 
 def _say_summary(say: Callable[[str], None], result: BenchmarkResult, html_index: Path) -> None:
@@ -395,10 +424,7 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     say = RunLog(out / LOG_NAME, echo)
     say(f"# devil benchmark {time.strftime('%Y-%m-%d %H:%M:%S')}: {', '.join(methods)} on {dataset}")
     options = EvalOptions(device=device, flow=BENCHMARK_FLOW, set_level_ci=set_level_ci)
-
-    def stage(name: str, number: int) -> StageTimer:
-        return StageTimer(name, timings, say=say, number=f"{first + number}/{first + 4}")
-
+    stage = partial(_stage, timings, say, first)
     try:
         with stage("plan", 1):  # 1. plan + metrics
             plan = make_plan(dataset, methods, out, slices=slices, metrics=metrics, engine=engine, jobs=jobs,
@@ -418,8 +444,10 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     plan = _without_failed(plan, run.failures, say)
     with stage("results", 3):  # 3. results (network metrics through the evaluation engine when their weights exist)
         results = write_slice_results(plan, run.values, progress=progress)
-    with stage("report", 4):  # 4. report + findings
-        report = write_benchmark_report(plan, results, ci=ci, baselines=baselines, allow_mixed=allow_mixed)
+    with stage("report", 4) as st:  # 4. report + findings (kept when its inputs did not change)
+        report = write_benchmark_report(plan, results, ci=ci, baselines=baselines, allow_mixed=allow_mixed,
+                                        stamp=out / cache_dir / REPORT_STAMP, dataset_key=cache.digest, say=say)
+        st.note = KEPT_NOTE if report.kept else ""
     result = BenchmarkResult(out, ds, plan.methods, plan.slices, plan.metrics, dict(plan.skipped_metrics),
                              report.table, report.table_markdown, results, report.files, report.findings,
                              plan.slice_counts(), timings, len(plan.units), time.perf_counter() - wall_start,

@@ -72,3 +72,34 @@ def test_report_ci_and_compare_flags(tmp_path, capsys):
     assert out.startswith("bad vs good") and "fg_size_high: good better on psnr (-4.35" in out
     assert main(["report", *map(str, paths), "--compare", "bad", "twin"]) == 0
     assert "cannot be told apart on psnr" in capsys.readouterr().out
+
+
+def _protocol_docs(tmp_path):
+    devil = {**_doc("mine", None, 31.0), "summary": {"psnr": 31.0, "ssim": 0.95}}
+    propainter = {**_doc("propainter", None, 34.0), "protocol": "propainter", "summary": {"psnr": 34.0, "ssim": 0.97},
+                  "provenance": {"options": {"protocol": "propainter"}}}
+    return [write_results(tmp_path / "devil.json", devil), write_results(tmp_path / "pp.json", propainter)]
+
+
+def test_report_refuses_results_of_different_protocols(tmp_path, capsys):
+    """Issue 46: a DEVIL-protocol and a ProPainter-protocol result in one table (same PSNR/SSIM columns, one bolded)
+    is refused with exit 2 naming the protocols and the files, whatever the protocols are called."""
+    paths = _protocol_docs(tmp_path)
+    assert main(["report", *map(str, paths)]) == 2
+    err = capsys.readouterr().err
+    assert "different evaluation protocols" in err and "--allow-mixed" in err
+    assert f"devil in {paths[0]}" in err and f"propainter in {paths[1]}" in err
+    prove = {**_doc("other", None, 30.0), "protocol": "prove"}  # a third protocol: the check reads the field
+    third = write_results(tmp_path / "prove.json", prove)
+    assert main(["report", str(paths[1]), str(third)]) == 2
+    assert f"prove in {third}" in capsys.readouterr().err
+
+
+def test_report_allow_mixed_marks_cells_of_another_protocol(tmp_path, capsys):
+    paths = _protocol_docs(tmp_path)
+    assert main(["report", *map(str, paths), "--allow-mixed"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("\n\n")[0]
+    assert "**" not in table  # one cell of each column is scored differently: no best among one
+    assert "\u00a7" in table and 'protocol "propainter" (others "devil")' in out \
+        or 'protocol "devil" (others "propainter")' in out

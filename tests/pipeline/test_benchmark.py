@@ -130,6 +130,40 @@ def test_resume_calls_nothing_and_another_spec_is_refused(bench_run, bench_tiny_
                   metrics=METRICS, jobs=1, progress=False, echo=None)
 
 
+def test_an_unchanged_rerun_keeps_the_report_and_a_change_rewrites_it(bench_run, bench_tiny_dataset, user_method,
+                                                                       monkeypatch):
+    """Issue 46: a re-run whose results, options and package version did not change keeps the report (a content
+    stamp written after the report); another --ci, or a report file edited, writes it again."""
+    from devil_dataset.inpaint.method_spec import MethodSpec
+    from devil_dataset.pipeline.benchmark import CACHE_DIR, benchmark
+    from devil_dataset.pipeline.report_stamp import REPORT_STAMP
+
+    result, _, calls = bench_run
+    monkeypatch.setenv("BENCH_CALLS", str(calls))
+    out = result.out_dir
+    spec = {"mine": MethodSpec(callable=f"{user_method / 'mine.py'}:inpaint")}
+    benchmark(bench_tiny_dataset, spec, out, metrics=METRICS, jobs=1, progress=False, echo=None)  # stamps this run
+    assert (out / CACHE_DIR / REPORT_STAMP).is_file()
+    report = {p: p.stat().st_mtime_ns for p in [out / "table1.md", out / "report-html" / "index.html",
+                                                 *out.glob("*.png")]}
+    lines: list[str] = []
+    again = benchmark(bench_tiny_dataset, spec, out, metrics=METRICS, jobs=1, progress=False, echo=lines.append)
+    assert any(line.startswith("report: kept as written") for line in lines)
+    assert {p: p.stat().st_mtime_ns for p in report} == report  # nothing rewritten
+    assert again.table_markdown == result.table_markdown and again.report_files == result.report_files
+    assert [f.verdict() for f in again.findings] == [f.verdict() for f in result.findings]
+    assert [t.note for t in again.timings if t.stage == "report"] == ["inputs unchanged since the last report: kept"]
+    lines.clear()
+    se = benchmark(bench_tiny_dataset, spec, out, metrics=METRICS, jobs=1, progress=False, echo=lines.append, ci="se")
+    assert not any(line.startswith("report: kept") for line in lines) and " ± " in se.table_markdown
+    assert " ± " in (out / "table1.md").read_text()
+    (out / "table1.md").write_text("edited")
+    lines.clear()
+    benchmark(bench_tiny_dataset, spec, out, metrics=METRICS, jobs=1, progress=False, echo=lines.append, ci="se")
+    assert not any(line.startswith("report: kept") for line in lines)
+    assert (out / "table1.md").read_text() != "edited" and " ± " in (out / "table1.md").read_text()
+
+
 def test_bad_methods_are_refused(tmp_path):
     from devil_dataset.core.errors import DevilError, UnknownNameError
     from devil_dataset.inpaint.method_spec import MethodSpec

@@ -30,15 +30,16 @@ from ...core.weights import weights_path
 from ..kernels.patch_masks import DEFAULT_PATCH_SIZE, DEFAULT_RATIO_RANGE, ReMask, clip_rng, re_inpainting_masks
 from ..kernels.pixel import clip_psnr_values, mean_of, psnr_frames, ssim_frames
 from ..metrics.protocol import EvalOptions, VideoSample
+from ..metrics.registry import higher_is_better
 
 # (first uint8 [T, H, W, 3], second uint8 [T, H, W, 3]) -> per-frame values float [T]
 SubMetric = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # (frames uint8 [T, H, W, 3], hole bool [T, H, W]) -> uint8 [T, H, W, 3]  (devil_dataset.inpaint contract)
 Inpainter = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-# Paper Sec. 4.3: LPIPS is the chosen sub-metric; PSNR and SSIM are the alternatives studied.
-# Value: True when a higher score is better.
-SUBMETRIC_HIGHER_IS_BETTER: dict[str, bool] = {"lpips": False, "psnr": True, "ssim": True}
+# Paper Sec. 4.3: LPIPS is the chosen sub-metric; PSNR and SSIM are the alternatives studied (their better direction
+# is the registry's, the one table of directions).
+SUBMETRICS: tuple[str, ...] = ("lpips", "psnr", "ssim")
 # Evaluate every n-th frame only (1 = all frames, the paper-faithful default). Costs scale with frames x K.
 DEFAULT_FRAME_STRIDE = 1
 
@@ -49,11 +50,9 @@ def submetric_direction(name: str) -> bool:
     >>> submetric_direction("lpips"), submetric_direction("psnr")
     (False, True)
     """
-    try:
-        return SUBMETRIC_HIGHER_IS_BETTER[name]
-    except KeyError:
-        raise UnknownNameError(f"unknown self-consistency sub-metric {name!r}; valid: "
-                         f"{', '.join(SUBMETRIC_HIGHER_IS_BETTER)}") from None
+    if name not in SUBMETRICS:
+        raise UnknownNameError(f"unknown self-consistency sub-metric {name!r}; valid: {', '.join(SUBMETRICS)}")
+    return higher_is_better(name)
 
 
 def make_submetric(name: str, options: EvalOptions | None = None) -> tuple[SubMetric, dict]:

@@ -26,6 +26,7 @@ from ..engine.results import _clean
 from ..metrics.registry import higher_is_better
 from ..stats.intervals import video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, compare_methods, smallest_sign_flip_p
+from .caveats import counted
 
 COMPARISONS_JSON = "comparisons.json"  # written by `devil report --out` and `devil demo` (issue 28)
 COMPARISON_FIELDS = ("slice", "metric", "a", "b", "n", "mean_diff", "ci", "ci_level", "p", "p_holm")
@@ -70,7 +71,8 @@ def compare_text(rows: Sequence[Mapping[str, Any]], a: str, b: str, *, alpha: fl
             lo, hi = r["ci"] if r["a"] == a else [-r["ci"][1], -r["ci"][0]]
             level = r.get("ci_level")
             conf = "" if level is None or _nan(level) else f" {100 * float(level):.3g}%"
-            desc = (f"{r['metric']} ({diff:+.4g} [{lo:.4g}, {hi:.4g}]{conf}, p_holm {r['p_holm']:.2g}, {r['n']} videos)"
+            desc = (f"{r['metric']} ({diff:+.4g} [{lo:.4g}, {hi:.4g}]{conf}, p_holm {r['p_holm']:.2g}, "
+                    f"{counted(r['n'], 'video')})"
                     if not _nan(r["p_holm"]) else f"{r['metric']} (no paired values)")
             if _nan(r["p_holm"]) or r["p_holm"] >= alpha or diff == 0:
                 tied.append(desc)
@@ -81,7 +83,7 @@ def compare_text(rows: Sequence[Mapping[str, Any]], a: str, b: str, *, alpha: fl
             parts.append("cannot be told apart on " + ", ".join(tied))
         lines.append(f"  {s}: " + "; ".join(parts))
     if smallest and smallest_sign_flip_p(smallest) >= alpha:
-        lines.append(f"  note: with {smallest} videos the smallest possible p of this test is "
+        lines.append(f"  note: with {counted(smallest, 'video')} the smallest possible p of this test is "
                      f"{smallest_sign_flip_p(smallest):.3g} >= {alpha:g}: no difference can be significant there")
     return "\n".join(lines) + "\n"
 
@@ -111,9 +113,9 @@ def power_note(counts: Mapping[str, int], *, alpha: float = SIGNIFICANCE_ALPHA) 
     if not small:
         return ""
     n = small[0]
-    return (f"note: with {n} videos per slice no paired sign-flip test can reach p < {alpha:g} (the smallest "
-            f"two-sided p is 2/{2 ** n} = {smallest_sign_flip_p(n):.3g}): Table 1's daggers mark every method that is "
-            f"not the best, and no method difference on a slice is significant. The findings compare different "
+    return (f"note: with {counted(n, 'video')} per slice no paired sign-flip test can reach p < {alpha:g} (the "
+            f"smallest two-sided p is 2/{2 ** n} = {smallest_sign_flip_p(n):.3g}): Table 1's daggers mark every method "
+            f"that is not the best, and no method difference on a slice is significant. The findings compare different "
             f"videos (an unpaired test) and can be.")
 
 

@@ -23,6 +23,7 @@ from ...core.atomic import atomic_write_text
 from ..metrics.registry import higher_is_better
 from ..report.tables import RELATIVE_CHANGE_NAME, relative_improvement
 from ..stats.significance import SIGNIFICANCE_ALPHA, unpaired_test
+from .caveats import counted
 
 # Which baselines are per-frame (spatial) and which use other frames (temporal) (issue 6's baselines).
 PER_FRAME_METHODS: tuple[str, ...] = ("telea", "navier-stokes")
@@ -102,7 +103,7 @@ class _Checked:
 
     def quoted(self, *slices: str) -> str:
         """``<slice>: <n> videos`` of the slices with a count, comma-separated."""
-        return ", ".join(f"{s}: {self.counts[s]} videos" for s in slices if s in self.counts)
+        return ", ".join(f"{s}: {counted(self.counts[s], 'video')}" for s in slices if s in self.counts)
 
 
 def _fg_size(c: _Checked) -> Finding:

@@ -34,7 +34,7 @@ from ..engine.results import require_inputs
 from ..metrics.registry import higher_is_better
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
-from .caveats import Caveats, significance_floor_note
+from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
 from .plots import write_plots
 from .tables import (
     KEY_TITLES,
@@ -261,18 +261,23 @@ def _table1_cell(data: _ReportData, cell: tuple[str, str, str], best: str | None
     iv = data.intervals.get((m, s), {}).get(k) or {}
     se, ci = iv.get("se"), iv.get("ci") or [None, None]
     ok = num is not None and isinstance(se, (int, float)) and math.isfinite(se)
-    tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {iv.get('n')} videos, "
+    tip = (f"mean {fmt(k, v)}, standard error {fmt(k, se)} over {counted(int(iv.get('n') or 0), 'video')}, "
            f"{round(100 * iv.get('level', 0.95))}% interval [{fmt(k, ci[0])}, {fmt(k, ci[1])}] "
            f"({iv.get('method')})") if ok else ""
     n_clipped = data.caveats.clipped_n(m, s, k)
     mixed = data.caveats.mixed.get((m, s))
     if n_clipped:
         tip += f"; {n_clipped} video(s) infinite, clipped to the slice's largest finite value (SPEC s.7)"
+    same = sorted(data.caveats.identical.get((m, s), {}).get(k, ()))
+    if same:
+        tip += (f"; identical to the ground truth in every pixel (an empty mask?): {', '.join(same)}, moving the mean "
+                "toward the best")
     if mixed:
         tip += f"; scored differently: {mixed}"
     return {"text": fmt(k, v), "se": f"±{fmt(k, se)}" if ok else "", "tip": tip.lstrip("; "), "value": num,
             "best": best == m, "tied": num is not None and m in tied and not mixed,
-            "clipped": f"∞{n_clipped}" if n_clipped and num is not None else "", "mixed": bool(mixed)}
+            "clipped": f"∞{n_clipped}" if n_clipped and num is not None else "", "mixed": bool(mixed),
+            "identical": f"{IDENTICAL_MARK}{len(same)}" if same and num is not None else ""}
 
 
 def _t1_key_groups(data: _ReportData) -> list[list[str]]:

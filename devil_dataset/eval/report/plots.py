@@ -6,6 +6,7 @@ Means are points with standard-error whiskers on axes zoomed to the data; only c
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -38,6 +39,8 @@ PLOT_WIDTH_IN = 6.0
 # five or more methods' labels never run into each other (issue 40).
 TICK_LABEL_CHARS = 14
 TICK_ROTATION = 30
+# Method names beside the sensitivity bars are wrapped the same way into lines of at most this many characters.
+SENSITIVITY_LABEL_CHARS = 20
 
 
 def tick_label(name: str, width: int = TICK_LABEL_CHARS) -> str:
@@ -61,6 +64,24 @@ def tick_label(name: str, width: int = TICK_LABEL_CHARS) -> str:
         current += part
     lines.append(current)
     return "\n".join(x for x in lines if x)
+
+
+# The width of an average character of the figures' font (DejaVu Sans) in ems, with a margin: what a title line may
+# hold is computed from it (a title cut at both ends lost its clipped-videos clause, issue 46).
+_CHAR_EM = 0.6
+
+
+def fit_title(text: str, fontsize: float, width_in: float = PLOT_WIDTH_IN) -> str:
+    """``text`` with every line wrapped at spaces so that it fits a figure ``width_in`` inches wide at ``fontsize``
+    points (a title is centred: a line wider than the figure is cut at both ends).
+
+    >>> print(fit_title("mean over 10 slices, whiskers: standard error across slices; ∞n: n videos clipped", 10, 4))
+    mean over 10 slices, whiskers: standard
+    error across slices; ∞n: n videos clipped
+    """
+    chars = max(20, int((width_in * 72 - 24) / (_CHAR_EM * fontsize)))
+    return "\n".join(textwrap.fill(line, chars, break_on_hyphens=False, break_long_words=False) or line
+                     for line in text.split("\n"))
 
 
 def _save(fig, path: Path) -> Path:
@@ -114,9 +135,9 @@ def _method_performance(data: _PlotData, k: str):
     ax.grid(axis="y", alpha=0.3)
     ax.set_ylabel(name)
     n_slices = max((s[1] for s in stats), default=0)
-    ax.set_title(f"Method performance: {name} ({_direction(k)})\nmean over {n_slices} slices, "
-                 "whiskers: standard error across slices"
-                 + (f"; {CLIP_MARK}n: n videos clipped (SPEC s.7)" if any(clipped) else ""), fontsize=10)
+    ax.set_title(fit_title(f"Method performance: {name} ({_direction(k)})\nmean over {n_slices} slices, "
+                           "whiskers: standard error across slices"
+                           + (f"; {CLIP_MARK}n: n videos clipped (SPEC s.7)" if any(clipped) else ""), 10), fontsize=10)
     return fig
 
 
@@ -154,9 +175,9 @@ def _slice_difficulty(data: _PlotData, k: str):
     ax.set_ylabel(name)
     has_iv = any(k in intervals.get((m, s), {}) for m in methods for s in ks_slices)
     any_clipped = any(data.caveats.clipped_n(m, s, k) for m in methods for s in ks_slices)
-    ax.set_title(f"Slice difficulty: {name} ({_direction(k)})\nwhiskers: standard error across methods (◆)"
-                 + (", over videos (●)" if has_iv else "")
-                 + ("; ◉ hollow: videos clipped (SPEC s.7)" if any_clipped else ""), fontsize=10)
+    ax.set_title(fit_title(f"Slice difficulty: {name} ({_direction(k)})\nwhiskers: standard error across methods (◆)"
+                           + (", over videos (●)" if has_iv else "")
+                           + ("; ◉ hollow: videos clipped (SPEC s.7)" if any_clipped else ""), 10), fontsize=10)
     fig.legend(loc="outside lower center", ncols=min(4, len(methods) + 1), fontsize=8, frameon=False)
     return fig
 
@@ -171,7 +192,9 @@ def _sensitivity(attr: str, rows: Mapping[str, Mapping[str, float]], panels: Seq
 
     ncols = min(2, len(panels))
     nrows = -(-len(panels) // ncols)
-    fig = Figure(figsize=(PLOT_WIDTH_IN, 0.8 + (0.45 + 0.32 * len(rows)) * nrows), layout="constrained")
+    names = {m: tick_label(m, SENSITIVITY_LABEL_CHARS) for m in rows}  # long names wrapped: the panel keeps its width
+    lines = max((n.count("\n") + 1 for n in names.values()), default=1)
+    fig = Figure(figsize=(PLOT_WIDTH_IN, 0.8 + (0.45 + 0.16 * (1 + lines) * len(rows)) * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax, k in zip(axes.flat, panels):
         ms = [m for m in rows if k in rows[m]]
@@ -180,16 +203,17 @@ def _sensitivity(attr: str, rows: Mapping[str, Mapping[str, float]], panels: Seq
         ax.barh(ys, vals, color=["tab:green" if v >= 0 else "tab:red" for v in vals], height=0.6)
         ax.axvline(0, color="black", lw=0.8)
         marks = [(f" {CLIP_MARK}{n}" if (n := (clipped or {}).get((m, k), 0)) else "") for m in ms]
-        ax.set_yticks(ys, [f"{m} {v:+.1f}%{c}" for m, v, c in zip(ms, vals, marks)], fontsize=8)
+        ax.set_yticks(ys, [f"{names[m]} {v:+.1f}%{c}" for m, v, c in zip(ms, vals, marks)], fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # few ticks: labels never run into each other
-        ax.set_title(f"{KEY_TITLES.get(k, k)} ({UP if higher_is_better(k) else DOWN})", fontsize=9)
+        ax.set_title(fit_title(f"{KEY_TITLES.get(k, k)} ({UP if higher_is_better(k) else DOWN})", 9,
+                               PLOT_WIDTH_IN / ncols), fontsize=9)
     for ax in list(axes.flat)[len(panels):]:
         fig.delaxes(ax)  # no empty panels
     any_clipped = any((clipped or {}).values())
-    fig.suptitle(f"Sensitivity to {attr}: {RELATIVE_CHANGE_NAME} low → high, 2(hi−lo)/(|hi|+|lo|) (%)\n"
-                 "positive = better on the high slice (sign flipped where lower is better)"
-                 + (f"; {CLIP_MARK}n: n videos clipped" if any_clipped else ""), fontsize=10)
+    fig.suptitle(fit_title(f"Sensitivity to {attr}: {RELATIVE_CHANGE_NAME} low → high, 2(hi−lo)/(|hi|+|lo|) (%)\n"
+                           "positive = better on the high slice (sign flipped where lower is better)"
+                           + (f"; {CLIP_MARK}n: n videos clipped" if any_clipped else ""), 10), fontsize=10)
     return fig
 
 
@@ -233,4 +257,4 @@ def write_plots(table: Table, out_dir: str | Path, keys: Sequence[str] | None = 
     return [_save(fig, out_dir / f"{stem}.png") for stem, fig in plot_figures(table, keys, intervals, caveats)]
 
 
-__all__ = ["PLOT_DPI", "PLOT_WIDTH_IN", "TICK_LABEL_CHARS", "plot_figures", "tick_label", "write_plots"]
+__all__ = ["PLOT_DPI", "PLOT_WIDTH_IN", "TICK_LABEL_CHARS", "fit_title", "plot_figures", "tick_label", "write_plots"]

@@ -24,7 +24,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ...core.errors import DevilError
 from ...core.slices import ATTRIBUTES, SLICES
-from ..metrics.registry import METRICS, higher_is_better
+from ..metrics.registry import KEY_FORMATS, METRICS, higher_is_better, known_result_keys
 from ..stats.intervals import BOOTSTRAP_METHOD
 from ..stats.jackknife import JACKKNIFE_GROUPS
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
@@ -36,11 +36,12 @@ Table = dict[tuple[str, str], dict[str, float]]
 KEY_TITLES: dict[str, str] = {
     "psnr": "PSNR", "ssim": "SSIM", "lpips": "LPIPS", "pvcs": "PVCS", "fid": "FID", "vfid": "VFID",
     "vfid_clips": "VFID (clips)", "warp_error_mask": "Warp error (mask)", "pcons_psnr_mask": "PCons",
+    "ewarp": "E_warp", "hole_psnr": "hole PSNR", "hole_ssim": "hole SSIM", "hole_lpips": "hole LPIPS",
 }
-# key -> the release's number format, from the registry (one source of truth; the better direction is
+# The number formats (the release's for DEVIL's keys) and the better direction come from the registry, the one
+# table of every protocol's result keys (:data:`~devil_dataset.eval.metrics.registry.KEY_FORMATS`,
 # :func:`~devil_dataset.eval.metrics.registry.higher_is_better`).
-KEY_FORMATS: dict[str, str] = {k: fmt for e in METRICS.values() for k, fmt in zip(e.keys, e.formats)}
-KEY_ORDER: tuple[str, ...] = tuple(KEY_FORMATS)
+KEY_ORDER: tuple[str, ...] = known_result_keys()
 UP, DOWN = "\u25b2", "\u25bc"  # paper Table 1: ▲ higher is better, ▼ lower is better
 
 
@@ -80,7 +81,8 @@ def title(key: str) -> str:
 
 
 def fmt(key: str, value: float | None, tolerance: float = 0.0) -> str:
-    """A value in the release's format for its key (``.4f`` for unknown keys); empty when missing.
+    """A value in its key's format (the registry's: the release's for DEVIL's keys, four significant digits for
+    E_warp; ``.4f`` for unknown keys); empty when missing.
 
     ``tolerance``: the relative amount by which the value may differ on another CPU (a network metric computed where
     the CPU pins were not in force, :func:`cpu_tolerances`); the value then keeps only the significant digits that
@@ -88,10 +90,16 @@ def fmt(key: str, value: float | None, tolerance: float = 0.0) -> str:
 
     >>> fmt("lpips", 0.0273449), fmt("lpips", 0.0273449, 1e-4), fmt("fid", 16.63504, 1e-4)
     ('0.027345', '0.02734', '16.64')
+    >>> fmt("ewarp", 0.000512), fmt("ewarp", 0.0013)  # four significant digits, as the papers' E_warp x 10^-3
+    ('0.0005120', '0.001300')
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     spec = KEY_FORMATS.get(key, ".4f")
+    if spec.startswith("sig"):  # significant digits in fixed notation (E_warp: 0.0005120, not 0.0005)
+        digits = int(spec[3:])
+        decimals = digits - 1 - math.floor(math.log10(abs(value))) if math.isfinite(value) and value != 0 else 0
+        spec = f".{max(0, decimals)}f"
     if tolerance > 0 and math.isfinite(value) and value != 0 and spec.endswith("f"):
         significant = max(1, math.floor(-math.log10(tolerance)))
         decimals = max(0, significant - 1 - math.floor(math.log10(abs(value))))

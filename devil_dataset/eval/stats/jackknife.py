@@ -169,7 +169,7 @@ def set_level_uncertainty(key: str, gt_groups: Mapping[int, Any], comp_groups: M
     """``{key: grouped_jackknife_frechet(...)}`` of a metric's per-group state, centred on the value its
     ``compute()`` gave (``computed[key]``, so the results' ``mean`` is the slice's FID/VFID exactly); ``{}`` when
     no video was added. What :class:`~devil_dataset.eval.metrics.perceptual.FIDMetric` and
-    :class:`~devil_dataset.eval.i3d_metrics.I3DMetric` return from ``uncertainty()``.
+    :class:`~devil_dataset.eval.metrics.i3d.I3DMetric` return from ``uncertainty()``.
 
     >>> set_level_uncertainty("fid", {}, {}, {})
     {}

@@ -48,3 +48,56 @@ def test_devil_protocol_documents_are_refused():
     del doc["protocol"]
     with pytest.raises(DevilError, match="not a --protocol propainter results document"):
         propainter_table_markdown({"A": {"DAVIS": doc}})
+
+
+def _full(psnr: float, n: int = 5) -> dict:
+    u = {"n": n, "ci": [psnr - 0.5, psnr + 0.5], "level": 0.95,
+         "method": "bootstrap BCa, 9999 resamples over videos of the frame-weighted mean, seed 0"}
+    return {"format": "devil-results", "format_version": 1, "protocol": "propainter", "method": "pred",
+            "summary": {"psnr": psnr, "ssim": 0.97, "vfid": 0.1, "ewarp": 0.0013, "hole_psnr": psnr - 5,
+                        "hole_lpips": 0.05},
+            "uncertainty": {"psnr": u, "hole_psnr": {**u, "ci": [psnr - 5.5, psnr - 4.5]},
+                            "ewarp": {"n": n, "ci": [0.0012, 0.0014], "level": 0.95,
+                                      "method": "bootstrap BCa, 9999 resamples over videos, seed 0"}},
+            "videos": {}}
+
+
+def test_paper_table_command_both_groups_every_metric_and_a_caption(tmp_path, capsys):
+    """Issue 46: `devil report --paper-table`: both dataset groups, every computed metric (hole ones too), the
+    intervals and a caption saying what they are; files with --out."""
+    from devil_dataset.cli import main
+
+    davis = write_results(tmp_path / "davis.json", _full(34.17))
+    ytvos = write_results(tmp_path / "ytvos.json", _full(33.5))
+    other = write_results(tmp_path / "other.json", _full(30.0, n=1))  # its own method name, one video
+    rc = main(["report", "--paper-table", f"mine:DAVIS={davis}", f"mine:YouTube-VOS={ytvos}", f"DAVIS={other}",
+               "--out", str(tmp_path / "paper")])
+    assert rc == 0
+    out = capsys.readouterr().out
+    header = out.splitlines()[0]
+    assert header.startswith("| Method | DAVIS PSNR ↑ | DAVIS SSIM ↑ | DAVIS VFID ↓ | DAVIS E_warp (×10⁻³) ↓ | "
+                             "DAVIS hole PSNR ↑ | DAVIS hole LPIPS ↓ | YouTube-VOS PSNR ↑")
+    assert "| mine | 34.17 [33.67, 34.67] | 0.9700 | 0.100 | 1.300 [1.200, 1.400] | 29.17 [28.67, 29.67] | 0.0500 |" \
+        in out
+    assert "| pred | 30.00 | 0.9700 | 0.100 | 1.300 | 25.00 | 0.0500 | - |" in out  # n = 1: no interval
+    assert ("[lo, hi]: 95% bootstrap BCa, 9999 resamples over videos of the frame-weighted mean, seed 0 (PSNR, "
+            "hole PSNR)") in out
+    assert "95% bootstrap BCa, 9999 resamples over videos, seed 0 (E_warp (×10⁻³))" in out
+    assert "no interval where a dataset has one video" in out and "VFID: one number per dataset, no interval" in out
+    assert (tmp_path / "paper" / "paper_table.md").read_text() == out
+    assert r"\multicolumn{6}{c}{DAVIS}" in (tmp_path / "paper" / "paper_table.tex").read_text()
+
+
+def test_paper_table_command_refuses_other_protocols_and_bad_arguments(tmp_path, capsys):
+    from devil_dataset.cli import main
+
+    doc = _full(30.0)
+    del doc["protocol"]
+    devil = write_results(tmp_path / "devil.json", doc)
+    assert main(["report", "--paper-table", f"DAVIS={devil}"]) == 2
+    assert f"{devil}: not a --protocol propainter results document (protocol devil)" in capsys.readouterr().err
+    assert main(["report", "--paper-table", str(devil)]) == 2
+    assert "expected [METHOD:]DATASET=RESULTS.json" in capsys.readouterr().err
+    pp = write_results(tmp_path / "pp.json", _full(30.0))
+    assert main(["report", "--paper-table", f"a:DAVIS={pp}", f"a:DAVIS={pp}"]) == 2
+    assert "a on DAVIS given twice" in capsys.readouterr().err
