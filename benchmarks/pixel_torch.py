@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.flow import dis_flow  # noqa: E402
-from devil_dataset.eval import pixel, pixel_torch, warp, warp_torch  # noqa: E402
+from devil_dataset.eval.kernels import pixel, pixel_torch, warp, warp_torch  # noqa: E402
 from devil_dataset.eval.kernels.composite import composite  # noqa: E402
 from devil_dataset.eval.kernels.warp import GroundTruthFlow  # noqa: E402
 

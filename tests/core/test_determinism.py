@@ -134,6 +134,17 @@ def runs(probe_weights) -> dict[str, dict[str, str]]:
     return dict(zip(settings, results))
 
 
+#: Values compared within NETWORK_CPU_TOLERANCE instead of bit for bit. FID of the probe: after the label and
+#: baseline sections in the same process its last digits moved between runs of one machine (at most 7e-8 relative
+#: measured; LPIPS, PVCS, VFID and RAFT did not), a run-to-run effect not yet explained (issue 44's closing note);
+#: every other value, FID's features included (tests/core/test_networks_portable.py), is compared exactly.
+TOLERANT_KEYS = frozenset({"network_fid"})
+
+
+def _same(key: str, a: str, b: str) -> bool:
+    return a == b or (key in TOLERANT_KEYS and relative_deviation(a, b) <= NETWORK_CPU_TOLERANCE)
+
+
 def relative_deviation(a: str, b: str) -> float:
     """|a - b| / |a| of two ``repr`` floats (0 for equal strings, NaN for equal NaNs)."""
     if a == b:
@@ -149,7 +160,7 @@ def test_simulated_cpu_gives_identical_bytes(runs, cpu):
         pytest.skip(f"{cpu}: this CPU has no AVX2 to simulate an AVX2 machine with")
     native, simulated = runs["native"], runs[cpu]
     assert set(simulated) <= set(native) and (cpu != "avx2" or set(simulated) == set(native))
-    differing = {k: (native[k], simulated[k]) for k in simulated if simulated[k] != native[k]}
+    differing = {k: (native[k], simulated[k]) for k in simulated if not _same(k, native[k], simulated[k])}
     assert not differing, f"{cpu}: values depend on the CPU: {differing}"
 
 
@@ -183,7 +194,10 @@ def test_pinned_values(runs):
     pinned = json.loads(PINNED.read_text())
     if pinned["versions"] != _versions():
         pytest.skip(f"pinned with {pinned['versions']}, this environment has {_versions()}")
-    assert runs["native"] == pinned["values"]
+    native = runs["native"]
+    assert set(native) == set(pinned["values"])
+    differing = {k: (native[k], v) for k, v in pinned["values"].items() if not _same(k, native[k], v)}
+    assert not differing, differing
 
 
 @pytest.mark.slow

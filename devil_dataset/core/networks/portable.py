@@ -249,14 +249,14 @@ _ROUTED: dict[Any, Callable[..., torch.Tensor]] = {
 
 def _float32_cpu(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-    recording = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
-    return bool(tensors) and not recording and all(t.device.type == "cpu" and t.dtype == torch.float32
-                                                   for t in tensors)
+    return bool(tensors) and all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
 
 
 class _PortableMode(TorchFunctionMode):
-    """Routes the functions of :data:`_ROUTED` (float32 CPU tensors that autograd does not record, outside a CPU
-    autocast region: the ``bf16`` precision keeps oneDNN's bfloat16 kernels) to this module."""
+    """Routes the functions of :data:`_ROUTED` (float32 CPU tensors, outside a CPU autocast region: the ``bf16``
+    precision keeps oneDNN's bfloat16 kernels) to this module, whether or not autograd is on in the calling thread
+    (a network pass is never differentiated, and a read-ahead thread starts with autograd on: its passes must not
+    take other kernels than the main thread's). The results carry no gradient."""
 
     def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:

@@ -236,7 +236,7 @@ def ssim_frames(test: "Frames", gt: "Frames", mode: str = "release", *, device: 
 
     >>> rng = np.random.default_rng(0)
     >>> a = rng.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8); b = rng.integers(0, 256, a.shape, dtype=np.uint8)
-    >>> from devil_dataset.eval import pixel
+    >>> from devil_dataset.eval.kernels import pixel
     >>> ssim_frames(b, a).tolist() == pixel.ssim_frames(b, a).tolist()
     True
     """
@@ -348,7 +348,7 @@ def pcons_psnr_mask_pairs(frames: "Frames", hole: "Frames", patch: int = PCONS_P
     >>> f = np.random.default_rng(0).integers(0, 256, (3, 80, 90, 3), dtype=np.uint8)
     >>> f[1, 5:, 3:] = f[0, :-5, :-3]
     >>> h = np.zeros((3, 80, 90), bool); h[:2, 30:40, 30:40] = True
-    >>> from devil_dataset.eval import pixel
+    >>> from devil_dataset.eval.kernels import pixel
     >>> pcons_psnr_mask_pairs(f, h).tolist() == pixel.pcons_psnr_mask_pairs(f, h).tolist()
     True
     """

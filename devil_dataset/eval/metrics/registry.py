@@ -170,6 +170,9 @@ PROTOCOL_ONLY_KEYS: dict[str, tuple[bool, str]] = {
 PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
     "devil": tuple(k for e in METRICS.values() for k in e.keys),
     "propainter": ("psnr", "ssim", "hole_psnr", "hole_ssim", "hole_lpips", "vfid", "ewarp"),
+    # --protocol prove (eval/engine/prove_run.PROVE_METRICS): RC-S, RC-T and the removal fidelity metrics
+    "prove": tuple(k for n in ("rc_s", "rc_t", "bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim")
+                   for k in METRICS[n].keys),
 }
 # Result key -> (higher is better, format): the one table every writer reads (registry entries, then the keys of the
 # other protocols).

@@ -10,6 +10,7 @@ import pytest
 from devil_dataset.cli import main
 from devil_dataset.core.errors import UnknownNameError
 from devil_dataset.eval.engine.propainter_run import PROPAINTER_METRICS
+from devil_dataset.eval.engine.prove_run import PROVE_METRICS
 from devil_dataset.eval.engine.results import write_results
 from devil_dataset.eval.metrics.protocol import PROTOCOLS
 from devil_dataset.eval.metrics.registry import (
@@ -37,6 +38,7 @@ def test_every_key_of_every_protocol_has_a_direction_and_a_format():
             assert isinstance(higher_is_better(key), bool), (protocol, key)
             assert key in KEY_FORMATS and key in known_result_keys(), (protocol, key)
     assert set(PROPAINTER_METRICS) == set(PROTOCOL_KEYS["propainter"])  # what evaluate_propainter can write
+    assert set(PROVE_METRICS) == set(PROTOCOL_KEYS["prove"])  # what evaluate_prove can write
     assert set(PROTOCOL_KEYS["devil"]) == {k for e in METRICS.values() for k in e.keys}
     assert higher_is_better("ewarp") is False and higher_is_better("hole_lpips") is False
     assert higher_is_better("hole_psnr") and higher_is_better("hole_ssim")
