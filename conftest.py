@@ -7,6 +7,10 @@ import tempfile
 import pytest
 from _pytest.doctest import DoctestItem
 
+# First of the package's imports in every test process: it sets the CPU pins (core/cpu_pins) before any test module
+# loads numpy, scipy or torch, so the network passes of the test process itself run on the portable kernels too.
+import devil_dataset  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _doctest_temporary_files(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
