@@ -101,7 +101,9 @@ def pair_score(matrix: np.ndarray | None, size: tuple[int, int]) -> float:
     """Fraction of the target frame (W, H) not covered by the input frame warped with ``matrix``; +inf if None."""
     if matrix is None:
         return float("inf")
-    return float(1.0 - warp_valid_mask(matrix, size).mean())
+    covered = warp_valid_mask(matrix, size)
+    # count / size: the bits of the bool array's float64 mean (an exact integer sum, one division), without its cast
+    return float(1.0 - np.count_nonzero(covered) / covered.size)
 
 
 def pair_matrix(features: ClipFeatures, indices: Sequence[int]) -> np.ndarray:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Iterator
 
 import cv2
@@ -86,6 +86,14 @@ class Features:
     def __len__(self) -> int:
         return 0 if self.descriptors is None else len(self.points)
 
+    @cached_property
+    def exact_operands(self) -> ExactOperands | None:
+        """This frame's operands of the exact matcher (:func:`exact_operands`), made once per frame: a frame is
+        matched against many others (nine in the camera-motion scorer, a whole segment in the scene-motion walk)."""
+        if self.descriptors is None or len(self) == 0:
+            return None
+        return exact_operands(self.descriptors, binary=self.detector == "orb")
+
 
 def detect_features(frame: np.ndarray, detector: str | None = None, mask: np.ndarray | None = None) -> Features:
     """Detect keypoints and descriptors on a uint8 RGB frame [H, W, 3].
@@ -110,14 +118,15 @@ def match_features(source: Features, target: Features) -> np.ndarray:
     neighbours, so the matches of the reversed pair are the same rows swapped and re-sorted
     (:func:`reverse_matches`), which is how the camera-motion scorer matches each unordered pair once.
 
-    SIFT (integer-valued float descriptors) and ORB descriptors are matched by :func:`_exact_cross_check`, a
+    SIFT (integer-valued float descriptors) and ORB descriptors are matched by :func:`exact_cross_check`, a
     matrix-product form that gives exactly the matches of ``cv2.BFMatcher(norm, crossCheck=True)``; other
     descriptors (SURF) go through OpenCV's matcher.
     """
     query, train = target.descriptors, source.descriptors
     if query is None or train is None or len(source) == 0 or len(target) == 0:
         return np.zeros((0, 2), np.int64)
-    fast = _exact_cross_check(query, train, binary=source.detector == "orb")
+    q_ops, t_ops = target.exact_operands, source.exact_operands
+    fast = None if q_ops is None or t_ops is None else exact_cross_check(q_ops, t_ops)
     if fast is not None:
         return fast
     norm = cv2.NORM_HAMMING if source.detector == "orb" else cv2.NORM_L2
@@ -137,57 +146,101 @@ _MATCH_BLOCK = 1 << _KEY_ROW_BITS
 _KEY_ROW_MASK = _MATCH_BLOCK - 1
 
 
+@dataclass(frozen=True)
+class ExactOperands:
+    """One descriptor set in the exact matcher's matrix-product form (:func:`exact_operands`).
+
+    ``as_query`` [N, D + 2] = [-2 v, 1, |v|^2] and ``as_train`` [N, D + 2] = [v, |v|^2, 1] (float32), so that
+    ``query.as_query @ train.as_train.T`` is the matrix of squared L2 distances (Hamming for bit vectors);
+    ``max_norm`` is the largest |v|^2.
+    """
+
+    as_query: np.ndarray
+    as_train: np.ndarray
+    max_norm: float
+
+
+def exact_operands(descriptors: np.ndarray, *, binary: bool) -> ExactOperands | None:
+    """The exact matcher's operands of integer-valued float32 descriptors (SIFT) or uint8 bit strings (ORB,
+    ``binary=True``, unpacked to 0/1 vectors); ``None`` when the descriptors are not integer-valued (SURF).
+
+    >>> ops = exact_operands(np.array([[1, 2]], np.float32), binary=False)
+    >>> ops.as_query.tolist(), ops.as_train.tolist(), ops.max_norm
+    ([[-2.0, -4.0, 1.0, 5.0]], [[1.0, 2.0, 5.0, 1.0]], 5.0)
+    """
+    if binary:
+        if descriptors.dtype != np.uint8:
+            return None
+        v = np.unpackbits(descriptors, axis=1).astype(np.float32)
+    else:
+        if descriptors.dtype != np.float32 or not np.array_equal(descriptors, np.round(descriptors)):
+            return None
+        v = descriptors
+    norms = np.einsum("ij,ij->i", v, v, dtype=np.float64)
+    if len(v) and norms.max() >= _EXACT_NORM_BOUND:  # float32 products would not be exact
+        return None
+    one = np.ones((len(v), 1), np.float32)
+    n32 = norms.astype(np.float32)[:, None]  # exact: integers below 2^21
+    return ExactOperands(np.hstack([v * np.float32(-2.0), one, n32]), np.hstack([v, n32, one]),
+                         float(norms.max()) if len(v) else 0.0)
+
+
 def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) -> np.ndarray | None:
     """OpenCV's cross-checked 1-NN (first minimum on ties, both ways) via a matrix product; None if not exact.
 
     Rows (train index, query index) ascending in query index; ``None`` when descriptors are not integer-valued
-    or too large for exact float32 arithmetic (the caller then uses ``cv2.BFMatcher``).
+    or too large for exact float32 arithmetic (the caller then uses ``cv2.BFMatcher``). See
+    :func:`exact_cross_check` (the same on operands made once per frame).
+
+    >>> d = np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32)  # two pairs of identical rows: ties both ways
+    >>> _exact_cross_check(d, d, binary=False).tolist()
+    [[0, 0], [1, 1]]
+    """
+    q, t = exact_operands(query, binary=binary), exact_operands(train, binary=binary)
+    return None if q is None or t is None else exact_cross_check(q, t)
+
+
+def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray | None:
+    """Cross-checked matches (train index, query index), ascending in query index, of two operand sets; ``None``
+    when their squared distances could exceed exact float32 integers.
 
     Every entry of the distance matrix is an exact integer (one product of the descriptors augmented with their squared
     norms; its partial sums are integers below 2^24, so any BLAS kernel and summation order gives the same bits).
     Per block of query rows: the row minimum is numpy's first ``argmin``; the column minimum and its first row come
     from one vectorised ``min`` over int32 keys ``(distance << 8) | row`` (equal distances: the smaller row wins, as
     OpenCV's first minimum), and across blocks only a strictly smaller distance replaces an earlier block's (an
-    earlier query keeps a tie).
+    earlier query keeps a tie). The block's distances and keys live in two buffers made once per call.
 
-    >>> d = np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32)  # two pairs of identical rows: ties both ways
-    >>> _exact_cross_check(d, d, binary=False).tolist()
+    >>> ops = exact_operands(np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32), binary=False)
+    >>> exact_cross_check(ops, ops).tolist()
     [[0, 0], [1, 1]]
     """
-    if binary:
-        if query.dtype != np.uint8:
-            return None
-        q = np.unpackbits(query, axis=1).astype(np.float32)
-        t = np.unpackbits(train, axis=1).astype(np.float32)
-    else:
-        if query.dtype != np.float32 or not (np.array_equal(query, np.round(query))
-                                             and np.array_equal(train, np.round(train))):
-            return None
-        q, t = query, train
-    nq = np.einsum("ij,ij->i", q, q, dtype=np.float64)
-    nt = np.einsum("ij,ij->i", t, t, dtype=np.float64)
-    if nq.max() + nt.max() >= _EXACT_NORM_BOUND:
+    if query.max_norm + train.max_norm >= _EXACT_NORM_BOUND:
         return None
-    # one product gives the distances: [-2q, 1, |q|^2] . [t, |t|^2, 1] = |q - t|^2 (-2: exact, a power of two)
-    q_aug = np.hstack([q * np.float32(-2.0), np.ones((len(q), 1), np.float32), nq.astype(np.float32)[:, None]])
-    t_aug = np.hstack([t, nt.astype(np.float32)[:, None], np.ones((len(t), 1), np.float32)])
-    rows = np.arange(_MATCH_BLOCK, dtype=np.int32)[:, None]
-    best_train = np.empty(len(q), np.int64)
-    col_dist = np.full(len(t), np.iinfo(np.int32).max, np.int32)
-    col_first = np.full(len(t), -1, np.int64)
-    for start in range(0, len(q), _MATCH_BLOCK):  # row blocks stay in cache
-        stop = min(start + _MATCH_BLOCK, len(q))
-        d = q_aug[start:stop] @ t_aug.T  # squared L2 (or Hamming) distances: partial sums are integers below 2^22
+    nq, nt = len(query.as_query), len(train.as_train)
+    block = min(_MATCH_BLOCK, nq)
+    train_t = train.as_train.T
+    rows = np.empty((block, nt), np.int32)
+    rows[:] = np.arange(block, dtype=np.int32)[:, None]  # a full array: OR-ing it is faster than a broadcast column
+    dist = np.empty((block, nt), np.float32)
+    key = np.empty((block, nt), np.int32)
+    best_train = np.empty(nq, np.int64)
+    col_dist = np.full(nt, np.iinfo(np.int32).max, np.int32)
+    col_first = np.full(nt, -1, np.int64)
+    for start in range(0, nq, block):  # row blocks stay in cache
+        stop = min(start + block, nq)
+        d, k = dist[: stop - start], key[: stop - start]
+        np.matmul(query.as_query[start:stop], train_t, out=d)  # squared distances, exact integers below 2^22
         best_train[start:stop] = d.argmin(axis=1)  # first minimum, as OpenCV
-        key = d.astype(np.int32)
-        key <<= _KEY_ROW_BITS
-        key |= rows[: stop - start]
-        block_key = key.min(axis=0)  # smallest distance, then smallest row
+        np.copyto(k, d, casting="unsafe")  # exact: integers
+        np.left_shift(k, _KEY_ROW_BITS, out=k)
+        np.bitwise_or(k, rows[: stop - start], out=k)
+        block_key = k.min(axis=0)  # smallest distance, then smallest row
         block_dist = block_key >> _KEY_ROW_BITS
         better = block_dist < col_dist  # strict: an earlier query keeps a tie, as OpenCV
         col_dist[better] = block_dist[better]
         col_first[better] = (block_key[better] & _KEY_ROW_MASK) + start
-    keep = np.nonzero(col_first[best_train] == np.arange(len(q)))[0]
+    keep = np.nonzero(col_first[best_train] == np.arange(nq))[0]
     return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
 
 

@@ -35,6 +35,32 @@ def test_affine_score_only_counts_valid_pixels_and_inf_without_overlap():
         sm.affine_score(t, w, valid, "fixed")
 
 
+@pytest.mark.parametrize("mode", ["release", "corrected"])
+def test_affine_score_equals_the_plain_numpy_mean(mode):
+    # the OpenCV integer sums (issue 47) against the definition: float64 mean over valid pixels of the L1 over RGB
+    rng = np.random.default_rng(7)
+    for h, w in [(48, 64), (37, 53)]:
+        t = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        wp = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        valid = rng.random((h, w)) > 0.3
+        diff = (t - wp) if mode == "release" else np.abs(t.astype(np.int64) - wp.astype(np.int64))
+        expected = float(np.mean(diff.astype(np.int64).sum(axis=2)[valid]))
+        assert sm.affine_score(t, wp, valid, mode) == expected
+        strided = np.asfortranarray(valid)  # a non-contiguous mask gives the same value
+        assert sm.affine_score(t[:, ::1], wp, strided, mode) == expected
+
+
+def test_pair_flow_stats_magnitude_is_the_euclidean_norm_summed_in_order():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 256, (40, 56, 3), dtype=np.uint8)
+    flow = (rng.standard_normal((40, 56, 2)) * 2).astype(np.float32)
+    identity = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    total, count = sm.pair_flow_stats(a, a, identity, lambda x, y: flow)
+    keep = sm.valid_flow_vectors(flow, np.ones((40, 56), bool))
+    magnitude = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=2))  # the release's form
+    assert (total, count) == (float(magnitude[keep].sum()), int(keep.sum()))
+
+
 def test_split_segments_walk():
     # scores: frames drift away from the segment start; a jump at k = 20 and at k = 26
     def score(i, k):
