@@ -134,16 +134,10 @@ def runs(probe_weights) -> dict[str, dict[str, str]]:
     return dict(zip(settings, results))
 
 
-#: Values compared within NETWORK_CPU_TOLERANCE instead of bit for bit (open, issue 44's closing note and
-#: docs/reliability.md): when the label and baseline sections run before the networks in the same probe process, the
-#: network metrics took one of two (FID: several) last-digit states from one run to the next on one machine (at most
-#: 1.4e-6 relative measured; the RAFT flows did not move). Direct network passes (tests/core/network_vendor_probe.py)
-#: are bit-identical run to run and on QEMU's Intel and AMD models; every other value here is compared exactly.
-TOLERANT_KEYS = frozenset({"network_fid", "network_lpips", "network_pvcs", "network_vfid", "network_vfid_clips"})
-
-
 def _same(key: str, a: str, b: str) -> bool:
-    return a == b or (key in TOLERANT_KEYS and relative_deviation(a, b) <= NETWORK_CPU_TOLERANCE)
+    """Bit for bit, every key (the network metrics too: issue 44's run-to-run residual was the evaluation's read-ahead
+    thread running its products on two OpenBLAS threads, fixed in core/blas_threads)."""
+    return a == b
 
 
 def relative_deviation(a: str, b: str) -> float:
