@@ -196,7 +196,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _print_summary(doc: dict) -> None:
-    print(f"{doc['method']}  slice={doc.get('slice') or '-'}  videos={doc['num_videos']}")
+    left_out = doc.get("left_out") or {}
+    extra = f"  left out={len(left_out)} ({', '.join(sorted(left_out))})" if left_out else ""
+    print(f"{doc['method']}  slice={doc.get('slice') or '-'}  videos={doc['num_videos']}{extra}")
     for key, value in doc["summary"].items():
         text = "n/a" if value is None or value != value else fmt(key, float(value))
         print(f"  {key:<18} {text}{interval_text(doc.get('uncertainty', {}).get(key), key)}")

@@ -66,8 +66,10 @@ def test_video_without_masks_and_appledouble_files_are_named(tmp_path, capsys, m
     (data.mask_dir / "v0" / "._00000.png").write_bytes(b"\x00\x05\x16\x07")  # AppleDouble header, not a PNG
     out = tmp_path / "r.json"
     assert main([*_argv(data, "--out", str(out))]) == 0
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    err = captured.err
     assert f"left out 1 ground-truth video without masks: v1: no mask folder {data.mask_dir / 'v1'}" in err
+    assert "videos=2  left out=1 (v1)" in captured.out  # the summary line names it too
     assert f"ignored 1 hidden file (._00000.png in {data.mask_dir / 'v0'}) in the mask folders" in err
     doc = json.loads(out.read_text())
     assert doc["num_videos"] == 2 and set(doc["left_out"]) == {"v1"} and len(doc["warnings"]) == 2
