@@ -177,27 +177,12 @@ def exact_operands(descriptors: np.ndarray, *, binary: bool) -> ExactOperands | 
             return None
         v = descriptors
     norms = np.einsum("ij,ij->i", v, v, dtype=np.float64)
-    if len(v) and norms.max() >= _EXACT_NORM_BOUND:  # float32 products would not be exact
+    max_norm = float(norms.max()) if len(v) else 0.0
+    if max_norm >= _EXACT_NORM_BOUND:  # float32 products would not be exact
         return None
     one = np.ones((len(v), 1), np.float32)
     n32 = norms.astype(np.float32)[:, None]  # exact: integers below 2^21
-    return ExactOperands(np.hstack([v * np.float32(-2.0), one, n32]), np.hstack([v, n32, one]),
-                         float(norms.max()) if len(v) else 0.0)
-
-
-def _exact_cross_check(query: np.ndarray, train: np.ndarray, *, binary: bool) -> np.ndarray | None:
-    """OpenCV's cross-checked 1-NN (first minimum on ties, both ways) via a matrix product; None if not exact.
-
-    Rows (train index, query index) ascending in query index; ``None`` when descriptors are not integer-valued
-    or too large for exact float32 arithmetic (the caller then uses ``cv2.BFMatcher``). See
-    :func:`exact_cross_check` (the same on operands made once per frame).
-
-    >>> d = np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32)  # two pairs of identical rows: ties both ways
-    >>> _exact_cross_check(d, d, binary=False).tolist()
-    [[0, 0], [1, 1]]
-    """
-    q, t = exact_operands(query, binary=binary), exact_operands(train, binary=binary)
-    return None if q is None or t is None else exact_cross_check(q, t)
+    return ExactOperands(np.hstack([v * np.float32(-2.0), one, n32]), np.hstack([v, n32, one]), max_norm)
 
 
 def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray | None:

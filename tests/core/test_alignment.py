@@ -73,6 +73,12 @@ def _per_pair_cross_check(query: np.ndarray, train: np.ndarray) -> np.ndarray:
     return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
 
 
+def _product_matches(query: np.ndarray, train: np.ndarray, *, binary: bool) -> np.ndarray | None:
+    """The exact matcher on raw descriptor arrays, as ``match_features`` runs it on two frames' operands."""
+    q, t = al.exact_operands(query, binary=binary), al.exact_operands(train, binary=binary)
+    return None if q is None or t is None else al.exact_cross_check(q, t)
+
+
 def test_product_matcher_equals_the_per_pair_cross_check_on_random_integer_descriptors():
     """Issue 47: random integer descriptors of every size across block edges, few distinct values (many exact ties)
     and duplicated rows: the same matches as the exact reference, in the same order."""
@@ -84,10 +90,10 @@ def test_product_matcher_equals_the_per_pair_cross_check_on_random_integer_descr
         train = rng.integers(0, top, (nt, dim)).astype(np.float32)
         if trial % 2:
             train[: nt // 2] = query[rng.integers(0, nq, nt // 2)]  # exact duplicates across the two sets
-        got = al._exact_cross_check(query, train, binary=False)
+        got = _product_matches(query, train, binary=False)
         assert got is not None and np.array_equal(got, _per_pair_cross_check(query, train)), trial
     bits = rng.integers(0, 256, (300, 32)).astype(np.uint8)
-    got = al._exact_cross_check(bits[:290], bits[10:], binary=True)
+    got = _product_matches(bits[:290], bits[10:], binary=True)
     unpacked = np.unpackbits(bits, axis=1)
     assert np.array_equal(got, _per_pair_cross_check(unpacked[:290], unpacked[10:]))
 
@@ -96,7 +102,7 @@ def test_non_integer_descriptors_fall_back_to_opencv():
     rng = np.random.default_rng(4)
     s = al.Features(np.zeros((50, 2), np.float32), rng.random((50, 64), dtype=np.float32), "sift")
     t = al.Features(np.zeros((40, 2), np.float32), rng.random((40, 64), dtype=np.float32), "sift")
-    assert al._exact_cross_check(t.descriptors, s.descriptors, binary=False) is None
+    assert al.exact_operands(t.descriptors, binary=False) is None
     assert np.array_equal(al.match_features(s, t), _cv2_matches(s, t))
 
 

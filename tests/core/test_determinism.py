@@ -134,12 +134,6 @@ def runs(probe_weights) -> dict[str, dict[str, str]]:
     return dict(zip(settings, results))
 
 
-def _same(key: str, a: str, b: str) -> bool:
-    """Bit for bit, every key (the network metrics too: issue 44's run-to-run residual was the evaluation's read-ahead
-    thread running its products on two OpenBLAS threads, fixed in core/blas_threads)."""
-    return a == b
-
-
 def relative_deviation(a: str, b: str) -> float:
     """|a - b| / |a| of two ``repr`` floats (0 for equal strings, NaN for equal NaNs)."""
     if a == b:
@@ -155,7 +149,7 @@ def test_simulated_cpu_gives_identical_bytes(runs, cpu):
         pytest.skip(f"{cpu}: this CPU has no AVX2 to simulate an AVX2 machine with")
     native, simulated = runs["native"], runs[cpu]
     assert set(simulated) <= set(native) and (cpu != "avx2" or set(simulated) == set(native))
-    differing = {k: (native[k], simulated[k]) for k in simulated if not _same(k, native[k], simulated[k])}
+    differing = {k: (native[k], simulated[k]) for k in simulated if native[k] != simulated[k]}
     assert not differing, f"{cpu}: values depend on the CPU: {differing}"
 
 
@@ -185,13 +179,15 @@ def _versions() -> dict[str, str]:
 
 
 def test_pinned_values(runs):
-    """The native run equals the committed values (regenerate: ``python tests/core/test_determinism.py``)."""
+    """The native run equals the committed values bit for bit, the network metrics too (regenerate: ``python
+    tests/core/test_determinism.py``); issue 44's run-to-run residual was the read-ahead thread's products on
+    two OpenBLAS threads, fixed in core/blas_threads."""
     pinned = json.loads(PINNED.read_text())
     if pinned["versions"] != _versions():
         pytest.skip(f"pinned with {pinned['versions']}, this environment has {_versions()}")
     native = runs["native"]
     assert set(native) == set(pinned["values"])
-    differing = {k: (native[k], v) for k, v in pinned["values"].items() if not _same(k, native[k], v)}
+    differing = {k: (native[k], v) for k, v in pinned["values"].items() if native[k] != v}
     assert not differing, differing
 
 
