@@ -138,21 +138,17 @@ def match_features(source: Features, target: Features) -> np.ndarray:
 # sqrt is injective on the integer squared distances (< 2^22), so comparing squared distances is comparing
 # OpenCV's float32 L2 distances.
 _EXACT_NORM_BOUND = 2.0**21
-# Bits of a block's row index in the column keys: a key is (squared distance << 8) | row, and squared distances stay
-# below 2^22 (2 * _EXACT_NORM_BOUND), so keys stay below 2^30 and fit int32.
-_KEY_ROW_BITS = 8
-# Query rows per block of the distance matrix (a 256 x 3000 float32 block fits in cache); the key holds the row.
-_MATCH_BLOCK = 1 << _KEY_ROW_BITS
-_KEY_ROW_MASK = _MATCH_BLOCK - 1
+# Query rows per block of the distance matrix (a 256 x 3000 float32 block stays in cache).
+_MATCH_BLOCK = 256
 
 
 @dataclass(frozen=True)
 class ExactOperands:
     """One descriptor set in the exact matcher's matrix-product form (:func:`exact_operands`).
 
-    ``as_query`` [N, D + 2] = [-2 v, 1, |v|^2] and ``as_train`` [N, D + 2] = [v, |v|^2, 1] (float32), so that
-    ``query.as_query @ train.as_train.T`` is the matrix of squared L2 distances (Hamming for bit vectors);
-    ``max_norm`` is the largest |v|^2.
+    ``as_query`` [N, D + 2] = [-2 v, 1, |v|^2] and ``as_train`` [D + 2, N] = [v, |v|^2, 1] transposed (float32,
+    contiguous: the product is faster with it), so that ``query.as_query @ train.as_train`` is the matrix of squared
+    L2 distances (Hamming for bit vectors); ``max_norm`` is the largest |v|^2.
     """
 
     as_query: np.ndarray
@@ -165,7 +161,7 @@ def exact_operands(descriptors: np.ndarray, *, binary: bool) -> ExactOperands | 
     ``binary=True``, unpacked to 0/1 vectors); ``None`` when the descriptors are not integer-valued (SURF).
 
     >>> ops = exact_operands(np.array([[1, 2]], np.float32), binary=False)
-    >>> ops.as_query.tolist(), ops.as_train.tolist(), ops.max_norm
+    >>> ops.as_query.tolist(), ops.as_train.T.tolist(), ops.max_norm
     ([[-2.0, -4.0, 1.0, 5.0]], [[1.0, 2.0, 5.0, 1.0]], 5.0)
     """
     if binary:
@@ -182,7 +178,8 @@ def exact_operands(descriptors: np.ndarray, *, binary: bool) -> ExactOperands | 
         return None
     one = np.ones((len(v), 1), np.float32)
     n32 = norms.astype(np.float32)[:, None]  # exact: integers below 2^21
-    return ExactOperands(np.hstack([v * np.float32(-2.0), one, n32]), np.hstack([v, n32, one]), max_norm)
+    return ExactOperands(np.hstack([v * np.float32(-2.0), one, n32]), np.ascontiguousarray(np.hstack([v, n32, one]).T),
+                         max_norm)
 
 
 def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray | None:
@@ -191,10 +188,12 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
 
     Every entry of the distance matrix is an exact integer (one product of the descriptors augmented with their squared
     norms; its partial sums are integers below 2^24, so any BLAS kernel and summation order gives the same bits).
-    Per block of query rows: the row minimum is numpy's first ``argmin``; the column minimum and its first row come
-    from one vectorised ``min`` over int32 keys ``(distance << 8) | row`` (equal distances: the smaller row wins, as
-    OpenCV's first minimum), and across blocks only a strictly smaller distance replaces an earlier block's (an
-    earlier query keeps a tie). The block's distances and keys live in two buffers made once per call.
+    One pass over blocks of query rows (each block's distances stay in cache) takes each row's first minimum (numpy's
+    first ``argmin``, as OpenCV), each column's minimum over the block, and for the rows at their best train's block
+    minimum whether an earlier row of the block reaches it too (a gather of those columns only); across blocks only
+    a strictly smaller column minimum replaces an earlier block's (an earlier query keeps a tie, as OpenCV). A query
+    is matched when it is the first row at its best train's column minimum: its distance is that minimum, its block is
+    the first to reach it, and no earlier row of the block does.
 
     >>> ops = exact_operands(np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32), binary=False)
     >>> exact_cross_check(ops, ops).tolist()
@@ -202,31 +201,34 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
     """
     if query.max_norm + train.max_norm >= _EXACT_NORM_BOUND:
         return None
-    nq, nt = len(query.as_query), len(train.as_train)
+    nq, nt = len(query.as_query), train.as_train.shape[1]
     block = min(_MATCH_BLOCK, nq)
-    train_t = train.as_train.T
-    rows = np.empty((block, nt), np.int32)
-    rows[:] = np.arange(block, dtype=np.int32)[:, None]  # a full array: OR-ing it is faster than a broadcast column
     dist = np.empty((block, nt), np.float32)
-    key = np.empty((block, nt), np.int32)
-    best_train = np.empty(nq, np.int64)
-    col_dist = np.full(nt, np.iinfo(np.int32).max, np.int32)
-    col_first = np.full(nt, -1, np.int64)
-    for start in range(0, nq, block):  # row blocks stay in cache
+    best_train = np.empty(nq, np.intp)
+    best_dist = np.empty(nq, np.float32)
+    first_in_block = np.zeros(nq, bool)  # the first row of its block at its best train's minimum over the block
+    col_dist = np.full(nt, np.inf, np.float32)
+    col_block = np.full(nt, -1, np.intp)
+    block_dist = np.empty(nt, np.float32)
+    better = np.empty(nt, bool)
+    for b, start in enumerate(range(0, nq, block)):  # row blocks stay in cache
         stop = min(start + block, nq)
-        d, k = dist[: stop - start], key[: stop - start]
-        np.matmul(query.as_query[start:stop], train_t, out=d)  # squared distances, exact integers below 2^22
-        best_train[start:stop] = d.argmin(axis=1)  # first minimum, as OpenCV
-        np.copyto(k, d, casting="unsafe")  # exact: integers
-        np.left_shift(k, _KEY_ROW_BITS, out=k)
-        np.bitwise_or(k, rows[: stop - start], out=k)
-        block_key = k.min(axis=0)  # smallest distance, then smallest row
-        block_dist = block_key >> _KEY_ROW_BITS
-        better = block_dist < col_dist  # strict: an earlier query keeps a tie, as OpenCV
-        col_dist[better] = block_dist[better]
-        col_first[better] = (block_key[better] & _KEY_ROW_MASK) + start
-    keep = np.nonzero(col_first[best_train] == np.arange(nq))[0]
-    return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
+        d = dist[: stop - start]
+        np.matmul(query.as_query[start:stop], train.as_train, out=d)  # squared distances, exact integers below 2^22
+        best = d.argmin(axis=1)  # first minimum, as OpenCV
+        best_train[start:stop] = best
+        best_dist[start:stop] = row_dist = d[np.arange(stop - start), best]
+        np.min(d, axis=0, out=block_dist)
+        reach = np.nonzero(row_dist == block_dist[best])[0]
+        cols = best[reach]
+        at_min = np.take(d, cols, axis=1) == block_dist[cols]  # the block's rows at those columns' minima
+        first_in_block[start + reach] = at_min.argmax(axis=0) == reach
+        np.less(block_dist, col_dist, out=better)  # strict: an earlier query keeps a tie, as OpenCV
+        np.copyto(col_dist, block_dist, where=better)
+        col_block[better] = b
+    keep = first_in_block & (best_dist == col_dist[best_train]) & (col_block[best_train] == np.arange(nq) // block)
+    matched = np.nonzero(keep)[0]
+    return np.stack([best_train[matched], matched], axis=1).astype(np.int64)
 
 
 @contextlib.contextmanager

@@ -98,6 +98,19 @@ def test_product_matcher_equals_the_per_pair_cross_check_on_random_integer_descr
     assert np.array_equal(got, _per_pair_cross_check(unpacked[:290], unpacked[10:]))
 
 
+def test_product_matcher_leaves_a_query_that_ties_an_earlier_rows_column_minimum():
+    """An earlier query row at the same column minimum wins the column even when its own best train is another column
+    (the case the matcher's in-block gather decides): query 1's best is train 0, but query 0 reaches train 0's minimum
+    first, so only query 0 is matched (to train 1), as OpenCV's cross-check; also across a block edge."""
+    for gap in (0, 300):  # the two queries in one block, then in two blocks (filler rows far away in between)
+        query = np.array([[0, 0]] + [[90, 90]] * gap + [[2, 0]], np.float32)
+        train = np.array([[1, 0], [0, 0]], np.float32)
+        got = _product_matches(query, train, binary=False)
+        source = al.Features(np.zeros((2, 2), np.float32), train, "sift")
+        target = al.Features(np.zeros((len(query), 2), np.float32), query, "sift")
+        assert got is not None and got.tolist() == [[1, 0]] == _cv2_matches(source, target).tolist(), gap
+
+
 def test_non_integer_descriptors_fall_back_to_opencv():
     rng = np.random.default_rng(4)
     s = al.Features(np.zeros((50, 2), np.float32), rng.random((50, 64), dtype=np.float32), "sift")
