@@ -9,11 +9,17 @@ their first use: OpenBLAS under numpy and scipy (``OPENBLAS_CORETYPE``, read whe
 torch ATen's vectorised kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``) and MKL
 (``MKL_CBWR``, its Conditional Numerical Reproducibility branch), each read at first use. :func:`pin_environment`
 sets them to the AVX2 level, the highest that every x86-64 machine of the project has, when ``devil_dataset``
-is imported; ``core/__init__`` calls it before anything imports numpy or torch, so the ``devil`` command and the
-engines' worker processes (which inherit the environment) are pinned. A variable the user set is left alone, and
-``DEVIL_FAST_SIMD=1`` pins nothing (faster on AVX-512, numbers then depend on the CPU). CPUs without AVX2 and FMA
-(x86-64 before 2013, arm64) cannot take the AVX2 kernels: nothing is pinned there and :func:`pins_provenance` says
-so in every results file.
+is imported; ``core/__init__`` calls it before anything imports torch or scipy, so the ``devil`` command and the
+engines' worker processes (which inherit the environment) are pinned. numpy's own OpenBLAS is loaded earlier, with
+OpenCV (this module reads ``DEVIL_FAST_SIMD`` through ``cv_determinism``), and keeps the kernels it picks for the CPU
+(``pins_provenance`` says "late"): the package's numpy products are the exact integer products of the feature
+matcher (the same bits with any kernel), while the Frechet distances and the networks' products run on scipy's
+OpenBLAS, which the pin reaches (``blas_threads.scipy_blas_core`` checks it). Whether the CPU has AVX2 is what
+``cpuid`` tells this process (:func:`cpuid_avx2_flags`, through glibc), as the libraries themselves detect it;
+``/proc/cpuinfo`` only where glibc cannot say (under an emulator it lists the host's flags). A variable the user
+set is left alone, and ``DEVIL_FAST_SIMD=1`` pins nothing (faster on AVX-512, numbers then depend on the CPU). CPUs
+without AVX2 and FMA (x86-64 before 2013, arm64) cannot take the AVX2 kernels: nothing is pinned there, and the
+networks' provenance in every results file says why (``networks.precision.arithmetic_provenance``).
 
     >>> pin_environment()["level"] in {"avx2", "none"}
     True
@@ -22,6 +28,7 @@ so in every results file.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import sys
@@ -92,7 +99,8 @@ LIBRARIES: tuple[CpuDependentLibrary, ...] = (
 
 
 def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where there is none: macOS, Windows).
+    """The machine's feature flags from ``/proc/cpuinfo`` (empty where there is none: macOS, Windows): the kernel's
+    view of the host, which :func:`pin_level` uses only where :func:`cpuid_avx2_flags` cannot say.
 
     >>> isinstance(cpu_flags(), frozenset)
     True
@@ -107,6 +115,46 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+# glibc's view of cpuid (<sys/platform/x86.h>, glibc >= 2.33): ``__x86_get_cpuid_feature_leaf(index)`` returns the
+# registers eax, ebx, ecx, edx of a cpuid leaf, then the same four words with only the features this process may use
+# ("active": the CPU has them and the OS saves their registers, from xgetbv). Index 0 is leaf 1, index 1 is leaf 7.
+_GLIBC_CPUID_LEAF_1, _GLIBC_CPUID_LEAF_7 = 0, 1
+_ACTIVE_ECX, _ACTIVE_EBX = 4 + 2, 4 + 1
+#: Where each of :data:`AVX2_FLAGS` is in cpuid (Intel SDM vol. 2A, CPUID): leaf 1 ECX bits 28 (AVX), 12 (FMA),
+#: 29 (F16C); leaf 7 EBX bit 5 (AVX2).
+_CPUID_BITS: Mapping[str, tuple[int, int, int]] = {
+    "avx": (_GLIBC_CPUID_LEAF_1, _ACTIVE_ECX, 28),
+    "fma": (_GLIBC_CPUID_LEAF_1, _ACTIVE_ECX, 12),
+    "f16c": (_GLIBC_CPUID_LEAF_1, _ACTIVE_ECX, 29),
+    "avx2": (_GLIBC_CPUID_LEAF_7, _ACTIVE_EBX, 5),
+}
+
+
+def cpuid_avx2_flags() -> frozenset[str] | None:
+    """Which of :data:`AVX2_FLAGS` this process may use, as the libraries see them: from ``cpuid`` and ``xgetbv``
+    through glibc (``__x86_get_cpuid_feature_leaf``); ``None`` where glibc lacks it (glibc < 2.33, musl, not x86-64).
+
+    ``/proc/cpuinfo`` describes the machine the kernel runs on, which is not always the CPU a process runs on: under
+    an emulator (``qemu-x86_64 -cpu Nehalem``) it still lists the host's AVX2, and pinning the libraries to their
+    AVX2 kernels there makes them execute instructions the emulated CPU does not have (measured: numpy's import dies
+    with SIGILL under ``OPENBLAS_CORETYPE=Haswell``).
+
+    >>> flags = cpuid_avx2_flags()
+    >>> flags is None or flags <= set(AVX2_FLAGS)
+    True
+    """
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    try:
+        leaf = ctypes.CDLL(None).__x86_get_cpuid_feature_leaf
+    except (OSError, AttributeError):
+        return None
+    leaf.restype = ctypes.POINTER(ctypes.c_uint32 * 8)
+    leaf.argtypes = [ctypes.c_uint]
+    words = {index: list(leaf(index).contents) for index in (_GLIBC_CPUID_LEAF_1, _GLIBC_CPUID_LEAF_7)}
+    return frozenset(name for name, (index, word, bit) in _CPUID_BITS.items() if words[index][word] >> bit & 1)
+
+
 def pin_level() -> tuple[str, str]:
     """``(level, reason)``: ``("avx2", ...)`` where the AVX2 pins apply, else ``("none", why not)``.
 
@@ -117,10 +165,12 @@ def pin_level() -> tuple[str, str]:
         return "none", f"{FAST_SIMD_ENV}=1 keeps every library's own CPU dispatch"
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return "none", f"{platform.machine()}: the AVX2 kernels are x86-64 only"
-    flags = cpu_flags()
+    usable = cpuid_avx2_flags()
+    flags = cpu_flags() if usable is None else usable
     missing = [f for f in AVX2_FLAGS if f not in flags]
     if missing:
-        return "none", f"this CPU lacks {', '.join(missing)}" if flags else "CPU flags unknown (no /proc/cpuinfo)"
+        known = usable is not None or bool(flags)
+        return "none", f"this CPU lacks {', '.join(missing)}" if known else "CPU flags unknown (no /proc/cpuinfo)"
     return "avx2", "x86-64 with AVX2 and FMA: libraries pinned to their AVX2 kernels"
 
 
@@ -185,5 +235,6 @@ def torch_pins_in_force() -> tuple[bool, str]:
     return True, "ATen, oneDNN and MKL at their AVX2 kernels"
 
 
-__all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "CpuDependentLibrary", "cpu_flags", "pin_environment",
+__all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "CpuDependentLibrary", "cpu_flags", "cpuid_avx2_flags",
+           "pin_environment",
            "pin_level", "pins_provenance", "torch_pins_in_force"]

@@ -18,6 +18,8 @@ import sys
 
 import pytest
 
+from devil_dataset.core.cpu_pins import AVX2_PINS
+
 from .test_determinism import PROBE, ROOT, WITHOUT_NETWORKS, run_probe
 
 QEMU = shutil.which("qemu-x86_64")
@@ -28,11 +30,22 @@ pytestmark = [
 ]
 
 
+def emulated_env(**extra: str) -> dict[str, str]:
+    """The environment of a process on an emulated CPU: this one's without ``DEVIL_FAST_SIMD`` and without the AVX2
+    pins this process set for its own CPU (the emulated process decides its pins from what its CPU says, as a fresh
+    process on that machine would: inherited pins made numpy's OpenBLAS run AVX2 kernels on the emulated Nehalem,
+    which died with SIGILL at import), with Python's fault handler on so that a crash names the Python frame."""
+    drop = {"DEVIL_FAST_SIMD", *AVX2_PINS}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONFAULTHANDLER"] = "1"
+    env.update(extra)
+    return env
+
+
 def run_emulated(cpu: str) -> dict[str, str]:
     """The probe's media, label and baseline values under ``qemu-x86_64 -cpu CPU``."""
-    env = {k: v for k, v in os.environ.items() if k != "DEVIL_FAST_SIMD"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    env["DEVIL_PROBE_SECTIONS"] = WITHOUT_NETWORKS
+    env = emulated_env(DEVIL_PROBE_SECTIONS=WITHOUT_NETWORKS)
     done = subprocess.run([str(QEMU), "-cpu", cpu, sys.executable, str(PROBE)], env=env, capture_output=True,
                           text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -57,9 +70,7 @@ EMULATED_NETWORKS = ("lpips", "inception", "i3d")
 
 def run_vendor_probe(cpu: str | None, kernels: str) -> dict[str, str]:
     """The network digests of ``network_vendor_probe.py`` natively (``cpu=None``) or under ``qemu-x86_64 -cpu``."""
-    env = {k: v for k, v in os.environ.items() if k != "DEVIL_FAST_SIMD"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    env["DEVIL_NETWORK_KERNELS"] = kernels
+    env = emulated_env(DEVIL_NETWORK_KERNELS=kernels)
     command = [sys.executable, str(VENDOR_PROBE), *EMULATED_NETWORKS]
     if cpu is not None:
         command = [str(QEMU), "-cpu", cpu, *command]
@@ -80,3 +91,13 @@ def test_networks_are_identical_on_intel_and_amd_models():
         assert not differing, f"{cpu}: network values depend on the CPU: {differing}"
     intel, amd = (run_vendor_probe(cpu, "native") for cpu in VENDOR_MODELS)
     assert intel != amd, "control: oneDNN/MKL kernels gave the same bits on both models; the check shows nothing"
+
+
+@pytest.mark.parametrize(("cpu", "level"), [("Nehalem", "none"), ("Haswell-v4", "avx2")])
+def test_pins_follow_the_emulated_cpu_not_the_hosts_cpuinfo(cpu, level):
+    """Under QEMU ``/proc/cpuinfo`` still lists the host's AVX2: the pins are decided from what ``cpuid`` says."""
+    code = "from devil_dataset.core.cpu_pins import pin_level; print(pin_level()[0])"
+    done = subprocess.run([str(QEMU), "-cpu", cpu, sys.executable, "-c", code], env=emulated_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-1] == level

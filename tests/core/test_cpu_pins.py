@@ -1,0 +1,34 @@
+"""The AVX2 pins' decision (core/cpu_pins.py): from what cpuid tells this process, not from /proc/cpuinfo alone."""
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+from devil_dataset.core import cpu_pins
+
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+@pytest.mark.skipif(not X86_64 or cpu_pins.cpuid_avx2_flags() is None,
+                    reason="needs x86-64 Linux with glibc >= 2.33 (__x86_get_cpuid_feature_leaf)")
+def test_cpuid_flags_agree_with_the_kernels_cpuinfo_on_real_hardware():
+    """Natively the kernel's flags and cpuid's usable features are the same four answers (a wrong bit position in
+    the glibc leaves would show here: this machine's /proc/cpuinfo is the reference)."""
+    from_cpuinfo = set(cpu_pins.AVX2_FLAGS) & cpu_pins.cpu_flags()
+    assert cpu_pins.cpuid_avx2_flags() == from_cpuinfo
+
+
+@pytest.mark.skipif(not X86_64, reason="the AVX2 pins are x86-64 only")
+def test_pin_level_follows_cpuid_when_cpuinfo_lists_the_hosts_avx2(monkeypatch):
+    """An emulated CPU without AVX2 on an AVX2 host (qemu-x86_64 -cpu Nehalem): /proc/cpuinfo lists the host's
+    flags, cpuid the emulated CPU's; the pins must not be set (the AVX2 kernels would die with SIGILL)."""
+    monkeypatch.delenv("DEVIL_FAST_SIMD", raising=False)
+    monkeypatch.setattr(cpu_pins, "cpu_flags", lambda: frozenset({"sse2", *cpu_pins.AVX2_FLAGS}))
+    monkeypatch.setattr(cpu_pins, "cpuid_avx2_flags", lambda: frozenset())
+    level, reason = cpu_pins.pin_level()
+    assert level == "none" and "lacks avx, avx2, fma, f16c" in reason
+    monkeypatch.setattr(cpu_pins, "cpuid_avx2_flags", lambda: None)  # no glibc answer: /proc/cpuinfo decides
+    assert cpu_pins.pin_level()[0] == "avx2"
+    monkeypatch.setattr(cpu_pins, "cpu_flags", lambda: frozenset())
+    assert cpu_pins.pin_level() == ("none", "CPU flags unknown (no /proc/cpuinfo)")
