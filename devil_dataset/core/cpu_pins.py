@@ -147,7 +147,7 @@ def cpuid_avx2_flags() -> frozenset[str] | None:
         return None
     try:
         leaf = ctypes.CDLL(None).__x86_get_cpuid_feature_leaf
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no such glibc function; Windows has no CDLL(None)
         return None
     leaf.restype = ctypes.POINTER(ctypes.c_uint32 * 8)
     leaf.argtypes = [ctypes.c_uint]
@@ -236,5 +236,4 @@ def torch_pins_in_force() -> tuple[bool, str]:
 
 
 __all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "CpuDependentLibrary", "cpu_flags", "cpuid_avx2_flags",
-           "pin_environment",
-           "pin_level", "pins_provenance", "torch_pins_in_force"]
+           "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]
