@@ -1,24 +1,21 @@
 """One BLAS thread in every thread of the process (core/blas_threads.py, issue 44's residual)."""
 from __future__ import annotations
 
-import ctypes
-import os
 import threading
 
 from threadpoolctl import threadpool_info
 
-from devil_dataset.core.blas_threads import one_blas_thread
+from devil_dataset.core.blas_threads import _openblas_functions, one_blas_thread
 
 
 def _openblas_counts() -> list[int]:
-    """The thread count of every pthreads OpenBLAS loaded, read through its own exported function."""
+    """The thread count of every pthreads OpenBLAS loaded, read through its own exported getter."""
     counts = []
     for info in threadpool_info():
         if info.get("internal_api") == "openblas" and info.get("threading_layer") != "openmp":
-            lib = ctypes.CDLL(str(info["filepath"]), mode=getattr(os, "RTLD_NOLOAD", 0))
-            names = [f"{p}openblas_get_num_threads{s}" for p in ("", "scipy_") for s in ("", "64_", "_64")]
-            get = next(getattr(lib, n) for n in names if hasattr(lib, n))
-            counts.append(int(get()))
+            functions = _openblas_functions(str(info["filepath"]))
+            assert functions is not None, f"{info['filepath']} exports no openblas_get_num_threads"
+            counts.append(int(functions[0]()))
     return counts
 
 

@@ -31,10 +31,10 @@ pytestmark = [
 
 
 def emulated_env(**extra: str) -> dict[str, str]:
-    """The environment of a process on an emulated CPU: this one's without ``DEVIL_FAST_SIMD`` and without the AVX2
-    pins this process set for its own CPU (the emulated process decides its pins from what its CPU says, as a fresh
-    process on that machine would: inherited pins made numpy's OpenBLAS run AVX2 kernels on the emulated Nehalem,
-    which died with SIGILL at import), with Python's fault handler on so that a crash names the Python frame."""
+    """The environment of a probe process, emulated or native: this one's without ``DEVIL_FAST_SIMD`` and without the
+    AVX2 pins this process set for its own CPU (the probe decides its pins from what its CPU says, as a fresh process
+    on that machine would: inherited pins made numpy's OpenBLAS run AVX2 kernels on the emulated Nehalem, which died
+    with SIGILL at import), with Python's fault handler on so that a crash names the Python frame."""
     drop = {"DEVIL_FAST_SIMD", *AVX2_PINS}
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
