@@ -21,6 +21,8 @@ camera 2.9, scene 21.6, frames 2.8; mask 0.14 per mask, row 0.37 per row -> abou
 12.6 CPU hours for the full rebuild; clip JPEGs 25.6 MB per clip (32 GB work dir), parquet 7.1 MB per row.
 Re-measured for issue 47 (``AMD EPYC``, load 3-8): label 15.7 CPU s per clip (the previous camera + scene 2.4 +
 13.1), 24.8 CPU s per clip, 8.8 CPU hours (8.5 with the previous code in the same session).
+After issue 47's third round (``AMD EPYC``, quiet): label 12.2-12.6 CPU s (6.4-6.6 s wall) per clip against the
+previous 1.7 + 12.6 (1.2 + 9.5 s wall), 6.8-7.2 CPU hours against 7.6 (docs/release-rebuild.md).
 """
 from __future__ import annotations
 
