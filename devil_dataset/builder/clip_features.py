@@ -89,6 +89,10 @@ class ClipFeatures:
         self.detect([k])
         return self._features[self.same_as(k)]
 
+    def has_similarity(self, i: int, j: int) -> bool:
+        """Whether the similarity aligning frame ``i`` onto frame ``j`` is computed already."""
+        return (self.same_as(i), self.same_as(j)) in self._similarity
+
     def similarities(self, pairs: Sequence[Pair]) -> list[np.ndarray | None]:
         """The similarity [2, 3] aligning frame i onto frame j for each ``(i, j)`` (None where alignment fails),
         as :func:`~devil_dataset.core.alignment.estimate_similarity` of their features gives it. One task per

@@ -54,8 +54,9 @@ MIN_SEGMENT_FRAMES = 12
 # SPEC section 4: a flow vector is dropped when the target mask at its end is below this value.
 TARGET_MASK_MIN = 0.999
 MODES: tuple[str, ...] = ("release", "corrected")
-# The segment walk computes AffineScore(i -> k) for this many next frames per thread at once (speculatively: after a
-# break the rest are not used); 2 keeps the threads busy between the walk's steps and wastes little at a break.
+# The segment walk computes AffineScore(i -> k) for the next frames at once, as many as hold this many pairs per thread
+# that still need matching (pairs the camera scorer aligned come along for free; speculative: after a break the rest
+# are not used); 2 keeps the threads busy between the walk's steps and wastes little at a break.
 WALK_AHEAD = 2
 FLOWS: tuple[str, ...] = ("dis", "raft")
 
@@ -220,6 +221,19 @@ def pair_values(features: ClipFeatures, pairs: Sequence[tuple[int, int]],
     return [memo[k] for k in keys]
 
 
+def walk_window(features: ClipFeatures, start: int, k: int, to_match: int) -> list[tuple[int, int]]:
+    """The walk's next pairs ``(start, m)``, ``m = k, k + 1, ...``: up to the one that makes ``to_match`` pairs whose
+    frames are not aligned yet (pairs the camera scorer aligned cost no matching), at most ``4 x to_match`` pairs."""
+    pairs: list[tuple[int, int]] = []
+    new = 0
+    for m in range(k, min(len(features.frames), k + 4 * to_match)):
+        pairs.append((start, m))
+        new += not features.has_similarity(start, m)
+        if new >= to_match:
+            break
+    return pairs
+
+
 def segment_flow_stats(features: ClipFeatures, segments: Sequence[tuple[int, int]], flow_fn: FlowFn,
                        threads: int = 1) -> list[tuple[float, int]]:
     """Per segment [start, end): the sum of valid flow magnitudes and their count over its pairs k -> k+1.
@@ -280,7 +294,7 @@ def scene_motion(
 
     def score(i: int, k: int) -> float:  # AffineScore(i -> k); the walk's next pairs are computed meanwhile
         if (i, k) not in ahead:
-            pairs = [(i, m) for m in range(k, min(k + WALK_AHEAD * threads, num_frames))]
+            pairs = walk_window(features, i, k, WALK_AHEAD * threads)
             values = pair_values(features, pairs, lambda a, b, m: pair_affine_score(a, b, m, mode), memo, threads)
             ahead.update(zip(pairs, values))
         return ahead[(i, k)]

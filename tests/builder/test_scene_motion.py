@@ -72,6 +72,23 @@ def test_split_segments_walk():
     assert sm.split_segments(30, lambda i, k: 375.0, 375) == []  # not below the threshold: every frame alone
 
 
+def test_walk_window_counts_only_pairs_still_to_match():
+    """The walk's look-ahead holds ``to_match`` pairs that still need matching: pairs the camera scorer aligned are
+    taken along for free, the clip's end and ``4 x to_match`` pairs bound it."""
+    from devil_dataset.builder.clip_features import ClipFeatures
+
+    rng = np.random.default_rng(3)
+    frames = (rng.random((14, 48, 64, 3)) * 255).astype(np.uint8)
+    features = ClipFeatures(frames, "orb", threads=1)
+    features.similarities([(0, 3), (0, 4)])  # as the camera scorer aligns (0, 3k)
+    assert features.has_similarity(0, 3) and not features.has_similarity(3, 0)
+    assert sm.walk_window(features, 0, 1, 3) == [(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)]
+    assert sm.walk_window(features, 0, 12, 3) == [(0, 12), (0, 13)]  # the clip ends
+    still = ClipFeatures(np.repeat(frames[:1], 14, axis=0), "orb", threads=1)
+    still.similarities([(0, 1)])  # identical frames: every pair is this one
+    assert sm.walk_window(still, 0, 1, 2) == [(0, m) for m in range(1, 9)]  # at most 4 x 2 pairs
+
+
 def test_valid_flow_vectors_drop_invalid_starts_and_outside_ends():
     flow = np.zeros((6, 8, 2), np.float32)
     flow[2, 2] = (-5.0, 0.0)  # ends outside the frame
