@@ -14,9 +14,10 @@ alternates the two sides N times and keeps each side's best.
     python benchmarks/labellers_vs_previous.py --jobs 2
     python benchmarks/labellers_vs_previous.py --videos 2 --frames 12 --size 320x180    # a quick look
 
-Measured (``lscpu``: ``AMD EPYC`` (Zen 4), 2 cores, quiet, after issue 47's third round, ``--rounds 3``; all runs in
-docs/labelling.md, "Speed of the two labellers"): ``--jobs 1`` 2.60x in wall time (38.3 -> 14.7 s), 1.56x in CPU
-time; ``--jobs 2`` 1.57x wall, 1.45x CPU; scores identical in every run. The issue's goal of 3x is not reached.
+Measured (``lscpu``: ``AMD EPYC`` (Zen 4), 2 cores, ``--rounds 3``; all runs in docs/labelling.md, "Speed of the two
+labellers"): after issue 47's fourth round ``--jobs 1`` 2.70x in wall time (40.1 -> 14.9 s, the quietest run;
+2.36-2.70x over the session), 1.58x in CPU time; ``--jobs 2`` 1.56x wall, 1.42x CPU; scores identical in every run.
+The issue's goal of 3x is not reached. ``--base COMMIT`` compares with any other commit (A/B of one change).
 """
 from __future__ import annotations
 
