@@ -223,7 +223,14 @@ def pair_values(features: ClipFeatures, pairs: Sequence[tuple[int, int]],
 
 def walk_window(features: ClipFeatures, start: int, k: int, to_match: int) -> list[tuple[int, int]]:
     """The walk's next pairs ``(start, m)``, ``m = k, k + 1, ...``: up to the one that makes ``to_match`` pairs whose
-    frames are not aligned yet (pairs the camera scorer aligned cost no matching), at most ``4 x to_match`` pairs."""
+    frames are not aligned yet (pairs the camera scorer aligned cost no matching), at most ``4 x to_match`` pairs.
+
+    >>> rng = np.random.default_rng(0)
+    >>> cf = ClipFeatures((rng.random((8, 32, 32, 3)) * 255).astype(np.uint8), "orb")
+    >>> _ = cf.similarities([(0, 2)])  # aligned already, as the camera scorer aligns (0, 3k)
+    >>> walk_window(cf, 0, 1, 2)
+    [(0, 1), (0, 2), (0, 3)]
+    """
     pairs: list[tuple[int, int]] = []
     new = 0
     for m in range(k, min(len(features.frames), k + 4 * to_match)):
