@@ -234,16 +234,18 @@ def _submit_and_collect(pool: ProcessPoolExecutor, context: tuple, fn: Callable[
         yield flight.pop()
 
 
-def _kill_if_still_busy(pool: ProcessPoolExecutor, flight: _InFlight, jobs: int) -> None:
-    """After Ctrl-C: wait up to :data:`INTERRUPT_GRACE_S` for the records in flight to stop, then kill the pool's
-    workers if some still compute (the next parallel call starts new ones)."""
+def _kill_if_still_busy(pool: ProcessPoolExecutor, flight: _InFlight, jobs: int) -> bool:
+    """After Ctrl-C: wait up to :data:`INTERRUPT_GRACE_S` for the records in flight to stop (the queued ones come
+    back :data:`NOT_STARTED`), then kill the pool's workers if some still compute (the next parallel call starts new
+    ones). True when they were killed."""
     _, running = wait(list(flight.futures), timeout=INTERRUPT_GRACE_S)
     if not running:
-        return
+        return False
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         process.kill()
     _forget_pool(jobs, pool)
     pool.shutdown(wait=False, cancel_futures=True)
+    return True
 
 
 def _forget_pool(jobs: int, pool: ProcessPoolExecutor) -> None:
@@ -282,9 +284,11 @@ def _map_in_workers(fn: Callable[[T], R], records: Iterable[T], jobs: int, windo
                 raise
             resubmit = flight.take_back()
         except KeyboardInterrupt:
-            flight.cancel()
             _interrupt_workers(pool)  # also tells idle workers to start none of the records queued so far
-            _kill_if_still_busy(pool, flight, jobs)
+            if _kill_if_still_busy(pool, flight, jobs):
+                # The broken pool fails the futures itself. Cancelling them first would race its manager thread,
+                # which then dies on a cancelled future before cleaning up (CPython gh-107219, fixed in 3.12).
+                flight.futures.clear()
             raise
         finally:
             flight.cancel()
