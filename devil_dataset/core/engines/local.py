@@ -205,6 +205,12 @@ class _InFlight(Generic[R]):
         for future in self.futures:
             future.cancel()
 
+    def forget(self) -> None:
+        """Drop the futures without cancelling them: a pool that was killed fails them itself (cancelling them first
+        races its manager thread, which then dies on a cancelled future before cleaning up: CPython gh-107219, fixed
+        in 3.12)."""
+        self.futures.clear()
+
     def take_back(self) -> list:
         """Cancel every future and return the records in flight, in order, to be submitted to new workers."""
         self.cancel()
@@ -286,9 +292,7 @@ def _map_in_workers(fn: Callable[[T], R], records: Iterable[T], jobs: int, windo
         except KeyboardInterrupt:
             _interrupt_workers(pool)  # also tells idle workers to start none of the records queued so far
             if _kill_if_still_busy(pool, flight, jobs):
-                # The broken pool fails the futures itself. Cancelling them first would race its manager thread,
-                # which then dies on a cancelled future before cleaning up (CPython gh-107219, fixed in 3.12).
-                flight.futures.clear()
+                flight.forget()  # the killed pool fails them; only a surviving pool's futures are cancelled below
             raise
         finally:
             flight.cancel()
