@@ -18,13 +18,14 @@ import contextlib
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Iterator
+from typing import Callable, Iterator
 
 import cv2
 import numpy as np
 
 from .blas_threads import one_blas_thread
 from .cv_determinism import fast_simd, pin_opencv, serial_opencv
+from .int8_products import Int8Operands, block_distances, int8_operands, one_omp_thread
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -144,21 +145,40 @@ _MATCH_BLOCK = 256
 
 @dataclass(frozen=True)
 class ExactOperands:
-    """One descriptor set in the exact matcher's matrix-product form (:func:`exact_operands`).
+    """One descriptor set in the exact matcher's matrix-product forms (:func:`exact_operands`).
 
-    ``as_query`` [N, D + 2] = [-2 v, 1, |v|^2] and ``as_train`` [D + 2, N] = [v, |v|^2, 1] transposed (float32,
-    contiguous: the product is faster with it), so that ``query.as_query @ train.as_train`` is the matrix of squared
-    L2 distances (Hamming for bit vectors); ``max_norm`` is the largest |v|^2.
+    ``values`` [N, D] are the integer-valued descriptors (float32; ORB's bits unpacked to 0/1) and ``max_norm`` the
+    largest |v|^2. ``int8`` is their int8 form (:mod:`devil_dataset.core.int8_products`) where this process's int8
+    products are exact, else ``None``. The float32 form is made on first use: ``as_query`` [N, D + 2] =
+    [-2 v, 1, |v|^2] and ``as_train`` [D + 2, N] = [v, |v|^2, 1] transposed (contiguous: the product is faster with
+    it), so that ``query.as_query @ train.as_train`` is the matrix of squared L2 distances (Hamming for bit vectors).
+    Both forms give the same integers.
     """
 
-    as_query: np.ndarray
-    as_train: np.ndarray
+    values: np.ndarray
     max_norm: float
+    int8: Int8Operands | None = None
+
+    @cached_property
+    def as_query(self) -> np.ndarray:
+        v = self.values
+        return np.hstack([v * np.float32(-2.0), np.ones((len(v), 1), np.float32), self._norms32])
+
+    @cached_property
+    def as_train(self) -> np.ndarray:
+        v = self.values
+        return np.ascontiguousarray(np.hstack([v, self._norms32, np.ones((len(v), 1), np.float32)]).T)
+
+    @cached_property
+    def _norms32(self) -> np.ndarray:
+        norms = np.einsum("ij,ij->i", self.values, self.values, dtype=np.float64)
+        return norms.astype(np.float32)[:, None]  # exact: integers below 2^21
 
 
-def exact_operands(descriptors: np.ndarray, *, binary: bool) -> ExactOperands | None:
+def exact_operands(descriptors: np.ndarray, *, binary: bool, int8: bool = True) -> ExactOperands | None:
     """The exact matcher's operands of integer-valued float32 descriptors (SIFT) or uint8 bit strings (ORB,
     ``binary=True``, unpacked to 0/1 vectors); ``None`` when the descriptors are not integer-valued (SURF).
+    ``int8=False`` leaves out the int8 form (the float32 product then runs; the matches are the same).
 
     >>> ops = exact_operands(np.array([[1, 2]], np.float32), binary=False)
     >>> ops.as_query.tolist(), ops.as_train.T.tolist(), ops.max_norm
@@ -176,18 +196,17 @@ def exact_operands(descriptors: np.ndarray, *, binary: bool) -> ExactOperands | 
     max_norm = float(norms.max()) if len(v) else 0.0
     if max_norm >= _EXACT_NORM_BOUND:  # float32 products would not be exact
         return None
-    one = np.ones((len(v), 1), np.float32)
-    n32 = norms.astype(np.float32)[:, None]  # exact: integers below 2^21
-    return ExactOperands(np.hstack([v * np.float32(-2.0), one, n32]), np.ascontiguousarray(np.hstack([v, n32, one]).T),
-                         max_norm)
+    return ExactOperands(v, max_norm, int8_operands(v) if int8 else None)
 
 
 def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray | None:
     """Cross-checked matches (train index, query index), ascending in query index, of two operand sets; ``None``
     when their squared distances could exceed exact float32 integers.
 
-    Every entry of the distance matrix is an exact integer (one product of the descriptors augmented with their squared
-    norms; its partial sums are integers below 2^24, so any BLAS kernel and summation order gives the same bits).
+    Every entry of the distance matrix is an exact integer: one int8 product and two integer terms where both sets
+    have the int8 form (:mod:`devil_dataset.core.int8_products`), else one float32 product of the descriptors
+    augmented with their squared norms (its partial sums are integers below 2^24). Either way any kernel and
+    summation order gives the same integers, so the matches are the same bits on every CPU.
     One pass over blocks of query rows (each block's distances stay in cache) takes each row's first minimum (numpy's
     first ``argmin``, as OpenCV), each column's minimum over the block, and for the rows at their best train's block
     minimum whether an earlier row of the block reaches it too (a gather of those columns only); across blocks only
@@ -201,20 +220,40 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
     """
     if query.max_norm + train.max_norm >= _EXACT_NORM_BOUND:
         return None
-    nq, nt = len(query.as_query), train.as_train.shape[1]
+    nq, nt = len(query.values), len(train.values)
     block = min(_MATCH_BLOCK, nq)
-    dist = np.empty((block, nt), np.float32)
+    q8, t8 = query.int8, train.int8
+    if q8 is not None and t8 is not None:
+        dist = np.empty((block, nt), np.int32)
+        with one_omp_thread():
+            return _cross_check_blocks(nq, nt, block, dist,
+                                       lambda start, stop: block_distances(q8, t8, start, stop, dist))
+    dist32 = np.empty((block, nt), np.float32)
+    q_rows, t_cols = query.as_query, train.as_train
+
+    def float_block(start: int, stop: int) -> np.ndarray:
+        d = dist32[: stop - start]
+        np.matmul(q_rows[start:stop], t_cols, out=d)  # squared distances, exact integers below 2^22
+        return d
+
+    return _cross_check_blocks(nq, nt, block, dist32, float_block)
+
+
+def _cross_check_blocks(nq: int, nt: int, block: int, dist: np.ndarray,
+                        distances: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    """The block pass of :func:`exact_cross_check` over ``distances(start, stop)`` (the block's rows, written into
+    ``dist``, whose dtype the minima keep)."""
+    big = np.inf if dist.dtype.kind == "f" else np.iinfo(dist.dtype).max
     best_train = np.empty(nq, np.intp)
-    best_dist = np.empty(nq, np.float32)
+    best_dist = np.empty(nq, dist.dtype)
     first_in_block = np.zeros(nq, bool)  # the first row of its block at its best train's minimum over the block
-    col_dist = np.full(nt, np.inf, np.float32)
+    col_dist = np.full(nt, big, dist.dtype)
     col_block = np.full(nt, -1, np.intp)
-    block_dist = np.empty(nt, np.float32)
+    block_dist = np.empty(nt, dist.dtype)
     better = np.empty(nt, bool)
     for b, start in enumerate(range(0, nq, block)):  # row blocks stay in cache
         stop = min(start + block, nq)
-        d = dist[: stop - start]
-        np.matmul(query.as_query[start:stop], train.as_train, out=d)  # squared distances, exact integers below 2^22
+        d = distances(start, stop)
         best = d.argmin(axis=1)  # first minimum, as OpenCV
         best_train[start:stop] = best
         best_dist[start:stop] = row_dist = d[np.arange(stop - start), best]
@@ -316,6 +355,16 @@ def estimate_similarity(source: Features, target: Features) -> np.ndarray | None
     return similarity_from_matches(source, target, match_features(source, target))
 
 
+@lru_cache(maxsize=8)
+def _all_ones(h: int, w: int) -> np.ndarray:
+    """A read-only all-ones [H, W] array of the mask warp's dtype, made once per size instead of once per warp (at
+    854x480 in a loop of warps: 3.8 ms a call with a new array, 1.3 ms with this one; ~0.1 ms a call in the
+    labellers, where the allocator hands the same memory back)."""
+    ones = np.ones((h, w), MASK_WARP_DTYPE)
+    ones.flags.writeable = False
+    return ones
+
+
 def warp_valid_mask(matrix: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Pixels of the target (W, H) covered by the warped input frame: warp all-ones bilinearly, border 0, keep >= 1.
 
@@ -327,8 +376,8 @@ def warp_valid_mask(matrix: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     [7, 7, 7, 7]
     """
     w, h = size
-    ones = np.ones((h, w), MASK_WARP_DTYPE)
-    warped = cv2.warpAffine(ones, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    warped = cv2.warpAffine(_all_ones(h, w), matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                            borderValue=0)
     return warped >= 1.0
 
 

@@ -4,22 +4,24 @@ Every library below detects the CPU by itself and takes other code paths (SSE, A
 differently. :data:`LIBRARIES` is the one table of them: where the package meets each, the switch that simulates
 another CPU (what ``tests/core/test_determinism.py`` sets), and what makes the package's numbers independent of it.
 
-Three of them cannot be pinned by a call once loaded; they read an environment variable when they start or at
-their first use: OpenBLAS under numpy and scipy (``OPENBLAS_CORETYPE``, read when the library loads), and under
-torch ATen's vectorised kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``) and MKL
+Three of them cannot be pinned by a call once loaded; they read an environment variable when they start or at their
+first use: OpenBLAS under numpy and scipy (``OPENBLAS_CORETYPE``, read when the library loads), and under torch
+ATen's vectorised kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``) and MKL
 (``MKL_CBWR``, its Conditional Numerical Reproducibility branch), each read at first use. :func:`pin_environment`
-sets them to the AVX2 level, the highest that every x86-64 machine of the project has, when ``devil_dataset``
-is imported; ``core/__init__`` calls it before anything imports torch or scipy, so the ``devil`` command and the
-engines' worker processes (which inherit the environment) are pinned. numpy's own OpenBLAS is loaded earlier, with
-OpenCV (this module reads ``DEVIL_FAST_SIMD`` through ``cv_determinism``), and keeps the kernels it picks for the CPU
-(``pins_provenance`` says "late"): the package's numpy products are the exact integer products of the feature
-matcher (the same bits with any kernel), while the Frechet distances and the networks' products run on scipy's
-OpenBLAS, which the pin reaches (``blas_threads.scipy_blas_core`` checks it). Whether the CPU has AVX2 is what
-``cpuid`` tells this process (:func:`cpuid_avx2_flags`, through glibc), as the libraries themselves detect it;
-``/proc/cpuinfo`` only where glibc cannot say (under an emulator it lists the host's flags). A variable the user
-set is left alone, and ``DEVIL_FAST_SIMD=1`` pins nothing (faster on AVX-512, numbers then depend on the CPU). CPUs
-without AVX2 and FMA (x86-64 before 2013, arm64) cannot take the AVX2 kernels: nothing is pinned there, and the
-networks' provenance in every results file says why (``networks.precision.arithmetic_provenance``).
+sets them to the AVX2 level, the highest that every x86-64 machine of the project has, when ``devil_dataset`` is
+imported (oneDNN's only with ``DEVIL_NETWORK_KERNELS=native``: the portable network kernels never call it, and the
+feature matcher's int8 products need its VNNI kernels, see :data:`NATIVE_KERNEL_PINS`); ``core/__init__`` calls it
+before anything imports torch or scipy, so the ``devil`` command and the engines' worker processes (which inherit the
+environment) are pinned. numpy's own OpenBLAS is loaded earlier, with OpenCV (this module reads ``DEVIL_FAST_SIMD``
+through ``cv_determinism``), and keeps the kernels it picks for the CPU (``pins_provenance`` says "late"): the
+package's numpy products are the exact integer products of the feature matcher (the same bits with any kernel), while
+the Frechet distances and the networks' products run on scipy's OpenBLAS, which the pin reaches
+(``blas_threads.scipy_blas_core`` checks it). Whether the CPU has AVX2 is what ``cpuid`` tells this process
+(:func:`cpuid_avx2_flags`, through glibc), as the libraries themselves detect it; ``/proc/cpuinfo`` only where glibc
+cannot say (under an emulator it lists the host's flags). A variable the user set is left alone, and
+``DEVIL_FAST_SIMD=1`` pins nothing (faster on AVX-512, numbers then depend on the CPU). CPUs without AVX2 and FMA
+(x86-64 before 2013, arm64) cannot take the AVX2 kernels: nothing is pinned there, and the networks' provenance in
+every results file says why (``networks.precision.arithmetic_provenance``).
 
     >>> pin_environment()["level"] in {"avx2", "none"}
     True
@@ -46,6 +48,13 @@ AVX2_PINS: Mapping[str, str] = {
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "MKL_CBWR": "AVX2",
 }
+#: The switch of the network kernels on the CPU (read by ``core/networks/portable``): ``portable`` (default: the same
+#: bits on Intel and AMD) or ``native`` (oneDNN and MKL as torch picks them).
+NETWORK_KERNELS_ENV = "DEVIL_NETWORK_KERNELS"
+#: Pins set only when ``DEVIL_NETWORK_KERNELS=native`` is in the environment at import. With the portable kernels no
+#: network pass calls oneDNN; its one user is then the exact matcher's int8 product (``core/int8_products``), exact on
+#: any ISA where it is taken, and ~2x faster with the VNNI kernels the AVX2 cap would hide (issue 47).
+NATIVE_KERNEL_PINS = ("ONEDNN_MAX_CPU_ISA",)
 #: /proc/cpuinfo flags the AVX2 kernels need (x86-64-v3 without MOVBE/LZCNT, which no pinned kernel uses alone).
 AVX2_FLAGS = ("avx", "avx2", "fma", "f16c")
 
@@ -77,10 +86,12 @@ LIBRARIES: tuple[CpuDependentLibrary, ...] = (
                         "statistics are exact integer sums (eval/frechet), so only sqrtm meets BLAS"),
     CpuDependentLibrary("ATen (torch)", "element-wise ops, pooling, reductions of the networks",
                         "ATEN_CPU_CAPABILITY", "ATEN_CPU_CAPABILITY=avx2 (pin_environment)"),
-    CpuDependentLibrary("oneDNN (torch)", "convolutions of LPIPS, Inception, I3D, RAFT (bf16, native kernels)",
+    CpuDependentLibrary("oneDNN (torch)", "convolutions of LPIPS, Inception, I3D, RAFT (bf16, native kernels); "
+                        "the feature matcher's int8 products (core/int8_products)",
                         "ONEDNN_MAX_CPU_ISA; its blocking also follows the detected caches (QEMU CPU models)",
                         "bypassed on the CPU: convolutions on OpenBLAS sgemm (core/networks/portable, issue 44); "
-                        "ONEDNN_MAX_CPU_ISA=AVX2 still set for DEVIL_NETWORK_KERNELS=native"),
+                        "ONEDNN_MAX_CPU_ISA=AVX2 set only for DEVIL_NETWORK_KERNELS=native; int8 products are "
+                        "exact integers, used only where a check at first use finds them exact (issue 47)"),
     CpuDependentLibrary("MKL BLAS and VML (torch)", "RAFT's correlation product; torch's float32 sqrt, exp, log",
                         "MKL_CBWR (honoured on Intel CPUs only); the CPU vendor (QEMU CPU models)",
                         "bypassed on the CPU: products on OpenBLAS sgemm, square roots correctly rounded "
@@ -190,9 +201,12 @@ def pin_environment() -> dict[str, object]:
     _STATE["torch_loaded_first"] = "torch" in sys.modules
     if level == "avx2":
         numpy_loaded = "numpy" in sys.modules
+        native = os.environ.get(NETWORK_KERNELS_ENV, "portable") == "native"
         for name, value in AVX2_PINS.items():
             if name in os.environ:
                 pinned[name] = f"{os.environ[name]} (set by the user)"
+                continue
+            if name in NATIVE_KERNEL_PINS and not native:
                 continue
             os.environ[name] = value
             late = name == "OPENBLAS_CORETYPE" and numpy_loaded
@@ -224,7 +238,10 @@ def torch_pins_in_force() -> tuple[bool, str]:
     state = pin_environment()
     if state["level"] != "avx2":
         return False, str(state["reason"])
+    native = os.environ.get(NETWORK_KERNELS_ENV, "portable") == "native"
     for name in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR"):
+        if name in NATIVE_KERNEL_PINS and not native:
+            continue
         if os.environ.get(name) != AVX2_PINS[name]:
             return False, f"{name}={os.environ.get(name)} instead of {AVX2_PINS[name]}"
     if state.get("torch_loaded_first"):
@@ -232,8 +249,8 @@ def torch_pins_in_force() -> tuple[bool, str]:
     capability = torch.backends.cpu.get_cpu_capability()
     if capability != "AVX2":
         return False, f"ATen runs its {capability} kernels"
-    return True, "ATen, oneDNN and MKL at their AVX2 kernels"
+    return True, "ATen, oneDNN and MKL at their AVX2 kernels" if native else "ATen and MKL at their AVX2 kernels"
 
 
-__all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "CpuDependentLibrary", "cpu_flags", "cpuid_avx2_flags",
-           "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]
+__all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "NATIVE_KERNEL_PINS", "NETWORK_KERNELS_ENV", "CpuDependentLibrary",
+           "cpu_flags", "cpuid_avx2_flags", "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.core import alignment as al
+from devil_dataset.core.int8_products import int8_status
 
 
 def _texture(seed: int = 0, size: tuple[int, int] = (320, 240)) -> np.ndarray:
@@ -73,42 +74,70 @@ def _per_pair_cross_check(query: np.ndarray, train: np.ndarray) -> np.ndarray:
     return np.stack([best_train[keep], keep], axis=1).astype(np.int64)
 
 
-def _product_matches(query: np.ndarray, train: np.ndarray, *, binary: bool) -> np.ndarray | None:
-    """The exact matcher on raw descriptor arrays, as ``match_features`` runs it on two frames' operands."""
-    q, t = al.exact_operands(query, binary=binary), al.exact_operands(train, binary=binary)
+def _product_matches(query: np.ndarray, train: np.ndarray, *, binary: bool, int8: bool = True) -> np.ndarray | None:
+    """The exact matcher on raw descriptor arrays, as ``match_features`` runs it on two frames' operands (with the
+    int8 form where this process takes it, unless ``int8=False``)."""
+    q = al.exact_operands(query, binary=binary, int8=int8)
+    t = al.exact_operands(train, binary=binary, int8=int8)
+    if q is not None and t is not None:
+        assert (q.int8 is not None) == (t.int8 is not None) == (int8 and int8_status()[0])
     return None if q is None or t is None else al.exact_cross_check(q, t)
 
 
-def test_product_matcher_equals_the_per_pair_cross_check_on_random_integer_descriptors():
+def _forms() -> list:
+    """The matcher's two product forms; the int8 one where this process computes its products exactly."""
+    return [pytest.param(False, id="float32"),
+            pytest.param(True, id="int8", marks=pytest.mark.skipif(not int8_status()[0], reason=int8_status()[1]))]
+
+
+@pytest.mark.parametrize("int8", _forms())
+def test_product_matcher_equals_the_per_pair_cross_check_on_random_integer_descriptors(int8):
     """Issue 47: random integer descriptors of every size across block edges, few distinct values (many exact ties)
-    and duplicated rows: the same matches as the exact reference, in the same order."""
+    and duplicated rows, and bytes up to 255: the same matches as the exact reference, in the same order, with
+    either product form."""
     rng = np.random.default_rng(11)
     for trial in range(60):
         nq, nt = int(rng.integers(1, 600)), int(rng.integers(1, 600))
-        dim, top = int(rng.choice([3, 16, 128])), int(rng.choice([2, 5, 40]))
+        dim = int(rng.choice([3, 16, 128]))
+        top = int(rng.choice([2, 5, 40] + [256] * (dim <= 16)))  # 128 bytes up to 255 pass the float32 bound
         query = rng.integers(0, top, (nq, dim)).astype(np.float32)
         train = rng.integers(0, top, (nt, dim)).astype(np.float32)
         if trial % 2:
             train[: nt // 2] = query[rng.integers(0, nq, nt // 2)]  # exact duplicates across the two sets
-        got = _product_matches(query, train, binary=False)
+        got = _product_matches(query, train, binary=False, int8=int8)
         assert got is not None and np.array_equal(got, _per_pair_cross_check(query, train)), trial
     bits = rng.integers(0, 256, (300, 32)).astype(np.uint8)
-    got = _product_matches(bits[:290], bits[10:], binary=True)
+    got = _product_matches(bits[:290], bits[10:], binary=True, int8=int8)
     unpacked = np.unpackbits(bits, axis=1)
     assert np.array_equal(got, _per_pair_cross_check(unpacked[:290], unpacked[10:]))
 
 
-def test_product_matcher_leaves_a_query_that_ties_an_earlier_rows_column_minimum():
+@pytest.mark.parametrize("int8", _forms())
+def test_product_matcher_leaves_a_query_that_ties_an_earlier_rows_column_minimum(int8):
     """An earlier query row at the same column minimum wins the column even when its own best train is another column
     (the case the matcher's in-block gather decides): query 1's best is train 0, but query 0 reaches train 0's minimum
     first, so only query 0 is matched (to train 1), as OpenCV's cross-check; also across a block edge."""
     for gap in (0, 300):  # the two queries in one block, then in two blocks (filler rows far away in between)
         query = np.array([[0, 0]] + [[90, 90]] * gap + [[2, 0]], np.float32)
         train = np.array([[1, 0], [0, 0]], np.float32)
-        got = _product_matches(query, train, binary=False)
+        got = _product_matches(query, train, binary=False, int8=int8)
         source = al.Features(np.zeros((2, 2), np.float32), train, "sift")
         target = al.Features(np.zeros((len(query), 2), np.float32), query, "sift")
         assert got is not None and got.tolist() == [[1, 0]] == _cv2_matches(source, target).tolist(), gap
+
+
+def test_the_two_product_forms_give_the_same_matches_on_real_features():
+    """SIFT features of two real-looking frames: the int8 form, the float32 form and one frame in each form (the
+    float32 product then) give the same matches."""
+    a = _texture(5, (400, 300))
+    b = np.roll(cv2.GaussianBlur(a, (3, 3), 0), (2, 5), axis=(0, 1))
+    fa, fb = al.detect_features(a, "sift"), al.detect_features(b, "sift")
+    forms = {int8: (al.exact_operands(fa.descriptors, binary=False, int8=int8),
+                    al.exact_operands(fb.descriptors, binary=False, int8=int8)) for int8 in (False, True)}
+    want = al.exact_cross_check(forms[False][1], forms[False][0])
+    assert len(want) > 50 and np.array_equal(want, _cv2_matches(fa, fb))
+    assert np.array_equal(al.exact_cross_check(forms[True][1], forms[True][0]), want)
+    assert np.array_equal(al.exact_cross_check(forms[True][1], forms[False][0]), want)
 
 
 def test_non_integer_descriptors_fall_back_to_opencv():

@@ -32,3 +32,26 @@ def test_pin_level_follows_cpuid_when_cpuinfo_lists_the_hosts_avx2(monkeypatch):
     assert cpu_pins.pin_level()[0] == "avx2"
     monkeypatch.setattr(cpu_pins, "cpu_flags", lambda: frozenset())
     assert cpu_pins.pin_level() == ("none", "CPU flags unknown (no /proc/cpuinfo)")
+
+
+@pytest.mark.skipif(not X86_64 or cpu_pins.pin_level()[0] != "avx2", reason="the AVX2 pins apply only on AVX2 x86-64")
+def test_onednn_is_capped_only_for_the_native_network_kernels():
+    """Issue 47: with the portable network kernels (default) oneDNN is left uncapped, so the matcher's int8 products
+    can take its VNNI kernels; ``DEVIL_NETWORK_KERNELS=native`` still caps it at AVX2. A user's own value stays."""
+    import os
+    import subprocess
+    import sys
+
+    def onednn_isa(**extra: str) -> str:
+        env = {k: v for k, v in os.environ.items() if k not in (*cpu_pins.AVX2_PINS, cpu_pins.NETWORK_KERNELS_ENV)}
+        env.pop("DEVIL_FAST_SIMD", None)
+        code = ("import os, devil_dataset; "
+                "print(os.environ.get('ONEDNN_MAX_CPU_ISA'), os.environ['ATEN_CPU_CAPABILITY'])")
+        done = subprocess.run([sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    assert onednn_isa() == "None avx2"
+    assert onednn_isa(DEVIL_NETWORK_KERNELS="native") == "AVX2 avx2"
+    assert onednn_isa(ONEDNN_MAX_CPU_ISA="SSE41") == "SSE41 avx2"

@@ -51,12 +51,9 @@ from scipy.linalg import blas
 from torch.overrides import TorchFunctionMode  # noqa: TID253
 
 from ..blas_threads import one_blas_thread, scipy_blas_core
-from ..cpu_pins import AVX2_PINS, pin_environment
+from ..cpu_pins import AVX2_PINS, NETWORK_KERNELS_ENV, pin_environment
 from ..errors import unknown_name
 
-#: The switch of the network kernels on the CPU: ``portable`` (default: the same bits on Intel and AMD) or
-#: ``native`` (oneDNN and MKL as torch picks them: faster on some machines, values within the recorded tolerance).
-NETWORK_KERNELS_ENV = "DEVIL_NETWORK_KERNELS"
 #: Elements of one im2col buffer (float32): larger convolutions are computed in slices of output positions. OpenBLAS's
 #: sums depend on a product's shape (which kernel covers a column), so the slicing is a function of the tensor shapes
 #: alone, the same on every machine: a constant, not a setting.
