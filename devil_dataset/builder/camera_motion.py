@@ -110,16 +110,21 @@ def pair_matrix(features: ClipFeatures, indices: Sequence[int]) -> np.ndarray:
     """The [N, N] pair-score matrix over frames ``indices`` of ``features``: entry (i, j) aligns frame i onto frame j.
 
     Each unordered pair is matched once; the reversed pair reuses the same cross-checked matches in the order
-    OpenCV would have returned them, then runs its own RANSAC. Pairs are spread over ``features.threads`` threads.
+    OpenCV would have returned them, then runs its own RANSAC. Unordered pairs are spread over ``features.threads``
+    threads, each task aligning and scoring both directions.
     """
     n = len(indices)
-    pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
-    sims = features.similarities([(indices[i], indices[j]) for i, j in pairs])
+    features.detect(indices)
     size = (features.frames.shape[2], features.frames.shape[1])
-    scores = thread_map(lambda m: pair_score(m, size), sims, threads=features.threads)
+
+    def both_directions(pair: tuple[int, int]) -> tuple[float, float]:
+        i, j = indices[pair[0]], indices[pair[1]]
+        return pair_score(features.similarity(i, j), size), pair_score(features.similarity(j, i), size)
+
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     out = np.zeros((n, n), np.float64)
-    for (i, j), value in zip(pairs, scores):
-        out[i, j] = value
+    for (i, j), (forward, backward) in zip(pairs, thread_map(both_directions, pairs, threads=features.threads)):
+        out[i, j], out[j, i] = forward, backward
     return out
 
 

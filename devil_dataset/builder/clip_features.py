@@ -109,6 +109,19 @@ class ClipFeatures:
             self._similarity.update(zip(asked, sims))
         return [self._similarity[k] for k in keys]
 
+    def similarity(self, i: int, j: int) -> np.ndarray | None:
+        """The similarity aligning frame ``i`` onto frame ``j`` (as :meth:`similarities`), computed in this thread
+        if it is not known yet: for tasks that already run on the threads (a pair's alignment and its AffineScore or
+        flow in one task, without a wait for every pair's alignment in between). Both frames must be detected
+        (:meth:`detect`); several threads may ask at once (a pair asked twice is computed twice, the same value)."""
+        key = (self.same_as(i), self.same_as(j))
+        if key not in self._similarity:
+            unordered = (min(key), max(key))
+            matches, (sim,) = self._align((unordered, [key]))
+            self._matches[unordered] = matches
+            self._similarity[key] = sim
+        return self._similarity[key]
+
     def _align(self, task: tuple[Pair, list[Pair]]) -> tuple[np.ndarray, list[np.ndarray | None]]:
         (a, b), asked = task
         matches = self._matches.get((a, b))

@@ -210,12 +210,14 @@ def pair_values(features: ClipFeatures, pairs: Sequence[tuple[int, int]],
                 fn: Callable[[np.ndarray, np.ndarray, np.ndarray | None], R], memo: dict[tuple[int, int], R],
                 threads: int) -> list[R]:
     """``fn(frame i, frame j, similarity i -> j)`` for each pair ``(i, j)``, computed once per pair of frame contents
-    (``memo``, keyed by :meth:`ClipFeatures.same_as`) and spread over ``threads`` threads; in pair order."""
+    (``memo``, keyed by :meth:`ClipFeatures.same_as`) and spread over ``threads`` threads; in pair order. A pair's
+    alignment (where it is not known yet) and ``fn`` run in one task, so no thread waits for the slowest alignment
+    before the values start."""
     keys = [(features.same_as(i), features.same_as(j)) for i, j in pairs]
     todo = [k for k in dict.fromkeys(keys) if k not in memo]
-    sims = features.similarities(todo)
+    features.detect(k for pair in todo for k in pair)
     frames = features.frames
-    values = thread_map(lambda task: fn(frames[task[0][0]], frames[task[0][1]], task[1]), list(zip(todo, sims)),
+    values = thread_map(lambda key: fn(frames[key[0]], frames[key[1]], features.similarity(*key)), todo,
                         threads=threads)
     memo.update(zip(todo, values))
     return [memo[k] for k in keys]
@@ -308,7 +310,8 @@ def scene_motion(
 
     with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
         segments = split_segments(num_frames, score, threshold)
-        features.similarities([(k, k + 1) for start, end in segments for k in range(start, end - 1)])
+        if flow != "dis":  # RAFT pairs run on one thread: their alignments first, on the threads
+            features.similarities([(k, k + 1) for start, end in segments for k in range(start, end - 1)])
     # RAFT runs on torch, whose own threads must not be limited (nor run in several threads at once). DIS pairs run
     # on the threads, each DIS on one OpenCV thread (its flow does not depend on OpenCV's thread count: tested), so
     # OpenCV's own pool does not spin beside them

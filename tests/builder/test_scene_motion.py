@@ -89,6 +89,30 @@ def test_walk_window_counts_only_pairs_still_to_match():
     assert sm.walk_window(still, 0, 1, 2) == [(0, m) for m in range(1, 9)]  # at most 4 x 2 pairs
 
 
+def test_one_pairs_similarity_in_a_task_equals_the_batch_and_matches_once(monkeypatch):
+    """``ClipFeatures.similarity`` (a pair's alignment inside the task that uses it) gives the similarities of the
+    batch call, and the reversed pair reuses the unordered pair's matches instead of matching again."""
+    import devil_dataset.builder.clip_features as cf
+
+    rng = np.random.default_rng(4)
+    import cv2
+
+    base = cv2.GaussianBlur((rng.random((120, 160, 3)) * 255).astype(np.uint8), (0, 0), 1.5)
+    frames = np.stack([np.roll(base, (k, 2 * k), axis=(0, 1)) for k in range(4)])
+    batch = cf.ClipFeatures(frames, "sift", threads=1)
+    want = batch.similarities([(0, 2), (2, 0), (1, 3)])
+    assert want[0] is not None and want[1] is not None
+    calls = []
+    real = cf.match_features
+    monkeypatch.setattr(cf, "match_features", lambda a, b: calls.append(1) or real(a, b))
+    one = cf.ClipFeatures(frames, "sift", threads=1)
+    one.detect(range(4))
+    got = [one.similarity(0, 2), one.similarity(2, 0), one.similarity(1, 3)]
+    for g, w in zip(got, want):
+        assert (g is None and w is None) or np.array_equal(g, w)
+    assert len(calls) == 2 and one.has_similarity(2, 0)
+
+
 def test_valid_flow_vectors_drop_invalid_starts_and_outside_ends():
     flow = np.zeros((6, 8, 2), np.float32)
     flow[2, 2] = (-5.0, 0.0)  # ends outside the frame
