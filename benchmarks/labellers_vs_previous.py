@@ -44,9 +44,11 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 def score(path):
+    return score_frames(np.load(path))
+
+def score_frames(frames):
     from devil_dataset.builder.camera_motion import camera_motion_score
     from devil_dataset.builder.scene_motion import scene_motion_score
-    frames = np.load(path)
     t, c = time.perf_counter(), time.process_time()
     try:
         from devil_dataset.builder.motion_scores import motion_scores
@@ -57,13 +59,29 @@ def score(path):
         pair = (camera.score, scene.score)
     return [repr(float(v)) for v in pair], time.perf_counter() - t, time.process_time() - c
 
+def warm_up(detector):
+    # Imports and first-call set-up outside the clock (OpenCV's first SIFT; this code's torch import and int8
+    # check): a 10-frame 160x120 clip of noise (the fewest frames camera motion takes), scored and thrown away.
+    global DETECTOR
+    DETECTOR = detector
+    import devil_dataset.builder.scene_motion
+    score_frames(np.random.default_rng(0).integers(0, 256, (10, 120, 160, 3), dtype=np.uint8))
+
+def worker_pid(pause):
+    import os
+    time.sleep(pause)
+    return os.getpid()
+
 if __name__ == "__main__":
     DETECTOR, jobs, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    import devil_dataset.builder.scene_motion  # imports (OpenCV, numpy) outside the clock
+    if jobs == 1:
+        warm_up(DETECTOR)  # not before forking workers: thread pools that ran in a parent hang in a forked child
     t0 = time.perf_counter()
     if jobs > 1:
-        with ProcessPoolExecutor(jobs, initializer=globals().__setitem__, initargs=("DETECTOR", DETECTOR)) as pool:
-            pool.submit(int, 0).result()  # workers started outside the clock
+        with ProcessPoolExecutor(jobs, initializer=warm_up, initargs=(DETECTOR,)) as pool:
+            seen, deadline = set(), time.monotonic() + 120  # every worker started and warmed up outside the clock
+            while len(seen) < jobs and time.monotonic() < deadline:
+                seen.update(pool.map(worker_pid, [0.2] * jobs))
             t0 = time.perf_counter()
             out = list(pool.map(score, paths))
     else:
@@ -87,7 +105,9 @@ def run_side(package_root: Path, detector: str, jobs: int, paths: list[Path], ru
     """Score ``paths`` with the package under ``package_root`` in a fresh subprocess; its JSON result."""
     env = {**os.environ, "PYTHONPATH": str(package_root)}
     out = subprocess.run([sys.executable, str(runner), detector, str(jobs), *map(str, paths)], env=env,
-                         cwd=package_root, check=True, capture_output=True, text=True)
+                         cwd=package_root, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"the {package_root} side failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
