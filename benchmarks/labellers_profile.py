@@ -19,8 +19,10 @@ cost at any ``--threads``. The wrappers only time calls; the scores printed are 
     python benchmarks/labellers_profile.py --threads 1
     python benchmarks/labellers_profile.py --videos 2 --frames 12 --size 320x180    # a quick look
 
-Measured (``lscpu``: ``AMD EPYC`` (Zen 4), 2 cores, quiet; docs/labelling.md, "Where the floor is"): 15.6 s wall,
-29.2 CPU s at ``--threads 2``: SIFT 14.2 s (91 x 156 ms), matcher 8.0 s (280 x 28 ms), DIS ~4.4 s, warps ~1.3 s.
+Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores; docs/labelling.md, "Where the floor is"): after
+issue 47's fifth round 12.7 s wall, 24.2 CPU s at ``--threads 2``: SIFT 14.2 s (91 x 156 ms), matcher 3.5 s
+(281 x 12.3 ms, int8 products), DIS 3.9 s, warps 1.5 s (after the third round: 15.6 s wall, 29.2 CPU s, the matcher
+8.0 s at 28 ms a pair).
 """
 from __future__ import annotations
 

@@ -22,7 +22,8 @@ camera 2.9, scene 21.6, frames 2.8; mask 0.14 per mask, row 0.37 per row -> abou
 Re-measured for issue 47 (``AMD EPYC``, load 3-8): label 15.7 CPU s per clip (the previous camera + scene 2.4 +
 13.1), 24.8 CPU s per clip, 8.8 CPU hours (8.5 with the previous code in the same session).
 After issue 47's third round (``AMD EPYC``, quiet): label 12.2-12.6 CPU s (6.4-6.6 s wall) per clip against the
-previous 1.7 + 12.6 (1.2 + 9.5 s wall), 6.8-7.2 CPU hours against 7.6 (docs/release-rebuild.md).
+previous 1.7 + 12.6 (1.2 + 9.5 s wall), 6.8-7.2 CPU hours against 7.6 (docs/release-rebuild.md). After the fifth
+round: label 12.2-13.5 CPU s (6.3-7.1 s wall), 7.6-7.8 CPU hours, the fourth round's 12.7-12.9 in the same session.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from devil_dataset.builder import samples  # noqa: E402
 from devil_dataset.builder.motion_scores import motion_scores  # noqa: E402
 from devil_dataset.builder.release_rebuild import curate_release_sources  # noqa: E402
+from devil_dataset.core.int8_products import int8_status  # noqa: E402
 from devil_dataset.core.video_io import load_clip, write_video  # noqa: E402
 from devil_dataset.sources.catalog import load_catalog  # noqa: E402
 
@@ -72,6 +74,7 @@ def main() -> None:
     clip_dir = tmp / "curated" / report.clips[0].path
     jpeg_mb = sum(p.stat().st_size for p in clip_dir.glob("*.jpg")) / 1e6
     frames, *stages["load"] = timed(load_clip, clip_dir)
+    int8_status()  # once per build process (torch import + the int8 check, ~1.4 s): not a per-clip cost
     _, *stages["label"] = timed(motion_scores, frames, mode="release")
     crop, c1, w1 = timed(cover_crop_frames, frames, (832, 480))
     enc, c2, w2 = timed(encode_frames, crop, "jpeg")
