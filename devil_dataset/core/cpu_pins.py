@@ -141,6 +141,21 @@ _CPUID_BITS: Mapping[str, tuple[int, int, int]] = {
 }
 
 
+#: Where the int8 dot-product instructions are in cpuid (Intel SDM vol. 2A, CPUID): leaf 7 ECX bit 11 (AVX512_VNNI).
+_VNNI_BITS: Mapping[str, tuple[int, int, int]] = {"avx512_vnni": (_GLIBC_CPUID_LEAF_7, _ACTIVE_ECX, 11)}
+
+
+def cpuid_vnni() -> bool | None:
+    """Whether this process may use AVX-512 VNNI (``vpdpbusd``), from ``cpuid`` through glibc as in
+    :func:`cpuid_avx2_flags` (an emulated CPU's answer, not the host's); ``None`` where glibc cannot say.
+
+    >>> cpuid_vnni() in (True, False, None)
+    True
+    """
+    flags = _cpuid_active(_VNNI_BITS)
+    return None if flags is None else "avx512_vnni" in flags
+
+
 def cpuid_avx2_flags() -> frozenset[str] | None:
     """Which of :data:`AVX2_FLAGS` this process may use, as the libraries see them: from ``cpuid`` and ``xgetbv``
     through glibc (``__x86_get_cpuid_feature_leaf``); ``None`` where glibc lacks it (glibc < 2.33, musl, not x86-64).
@@ -154,6 +169,11 @@ def cpuid_avx2_flags() -> frozenset[str] | None:
     >>> flags is None or flags <= set(AVX2_FLAGS)
     True
     """
+    return _cpuid_active(_CPUID_BITS)
+
+
+def _cpuid_active(bits: Mapping[str, tuple[int, int, int]]) -> frozenset[str] | None:
+    """The names of ``bits`` (leaf index, register word, bit) that glibc reports active; ``None`` where it cannot."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return None
     try:
@@ -163,7 +183,7 @@ def cpuid_avx2_flags() -> frozenset[str] | None:
     leaf.restype = ctypes.POINTER(ctypes.c_uint32 * 8)
     leaf.argtypes = [ctypes.c_uint]
     words = {index: list(leaf(index).contents) for index in (_GLIBC_CPUID_LEAF_1, _GLIBC_CPUID_LEAF_7)}
-    return frozenset(name for name, (index, word, bit) in _CPUID_BITS.items() if words[index][word] >> bit & 1)
+    return frozenset(name for name, (index, word, bit) in bits.items() if words[index][word] >> bit & 1)
 
 
 def pin_level() -> tuple[str, str]:
@@ -253,4 +273,5 @@ def torch_pins_in_force() -> tuple[bool, str]:
 
 
 __all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "NATIVE_KERNEL_PINS", "NETWORK_KERNELS_ENV", "CpuDependentLibrary",
-           "cpu_flags", "cpuid_avx2_flags", "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]
+           "cpu_flags", "cpuid_avx2_flags", "cpuid_vnni",
+           "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]

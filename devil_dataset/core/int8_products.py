@@ -13,12 +13,14 @@ computes them, and the matches the same bits as the float32 product the matcher 
 Where oneDNN has VNNI (``vpdpbusd``: AVX-512 VNNI since Cascade Lake and Zen 4, AVX-VNNI, AMX) the int8 product is
 ~2x the float32 product's speed (measured: 0.47 against 0.96 ms for 256 x 128 x 3,000 on one Zen 4 core). Without
 it oneDNN multiplies with ``vpmaddubsw``, whose 16-bit pair sums saturate (255 x -128 twice): wrong distances, which
-must never reach a match. So the path is taken only after :func:`int8_status` has checked, once per process, that
-oneDNN's products are exact on the worst-case operands in every shape family (the single-row and single-column
-kernels and the blocked one): the kernels follow the ISA oneDNN picks for the process (the CPU, capped by
-``ONEDNN_MAX_CPU_ISA``), not the data, so a process either computes every product exactly or is found out. Without
-torch (an optional dependency), without ``_int_mm``, or where the check fails, the matcher keeps the float32
-product: the same matches, slower.
+must never reach a match; and on a CPU without VNNI torch does not call oneDNN at all but its own plain loops,
+exact and ~170x slower (measured: 82 ms a block with oneDNN off). So the path is taken only on a CPU with AVX-512
+VNNI (``cpuid``, as the libraries see it; an emulated CPU's own answer), with torch's oneDNN on, and after
+:func:`int8_status` has checked, once per process, that the products are exact on the worst-case operands in every
+shape family (the single-row and single-column kernels and the blocked one): the kernels follow the ISA oneDNN picks
+for the process (the CPU, capped by ``ONEDNN_MAX_CPU_ISA``), not the data, so a process either computes every
+product exactly or is found out. Without torch (an optional dependency), without ``_int_mm``, or where a condition
+fails, the matcher keeps the float32 product: the same matches.
 
     >>> import numpy as np
     >>> ops = int8_operands(np.array([[0, 3], [255, 0]], np.float32))
@@ -39,6 +41,8 @@ from typing import Any, Iterator
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from .cpu_pins import cpu_flags, cpuid_vnni
+
 #: The shift that makes 0..255 values int8 (and its square's role in the constant term above).
 INT8_SHIFT = 128
 #: Shapes (rows, depth, columns) the exactness check multiplies: single row and single column (oneDNN's gemv
@@ -52,13 +56,24 @@ def _torch() -> Any:
     return torch
 
 
+def _has_vnni() -> bool:
+    vnni = cpuid_vnni()
+    return "avx512_vnni" in cpu_flags() if vnni is None else vnni
+
+
 def _check_products() -> tuple[bool, str]:
+    if not _has_vnni():
+        return False, ("no AVX-512 VNNI on this CPU: torch's int8 product would be exact but ~170x slower than "
+                       "oneDNN's (the float32 product is used)")
     try:
         torch = _torch()
     except ImportError:
         return False, "torch is not installed (the float32 product is used)"
     if not hasattr(torch, "_int_mm"):
         return False, f"torch {torch.__version__} has no _int_mm (the float32 product is used)"
+    if not (torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled):
+        return False, ("torch's oneDNN (mkldnn) is off: its int8 product would be ~170x slower (the float32 "
+                       "product is used)")
     for rows, depth, cols in CHECK_SHAPES:
         # Worst case of a saturating pair sum: 127 (255 once shifted to unsigned) against -128, and the reverse.
         a = np.where(np.arange(rows * depth).reshape(rows, depth) % 3 == 0, -128, 127).astype(np.int8)

@@ -7,6 +7,7 @@ import pytest
 from devil_dataset.core import int8_products as i8
 
 torch = pytest.importorskip("torch")
+_real_has_vnni = i8._has_vnni
 
 
 def _saturating_int_mm(a, b, out=None):
@@ -22,7 +23,9 @@ def _saturating_int_mm(a, b, out=None):
 
 
 @pytest.fixture
-def fresh_status():
+def fresh_status(monkeypatch):
+    """A fresh check, on a CPU that says it has VNNI (so that the check itself runs on any machine)."""
+    monkeypatch.setattr(i8, "_has_vnni", lambda: True)
     i8.int8_status.cache_clear()
     yield
     i8.int8_status.cache_clear()
@@ -52,6 +55,26 @@ def test_without_torch_the_float_product_is_used(monkeypatch, fresh_status):
     monkeypatch.setattr(i8, "_torch", no_torch)
     ok, why = i8.int8_status()
     assert not ok and "torch is not installed" in why
+
+
+def test_without_vnni_or_onednn_the_float_product_is_used(monkeypatch, fresh_status):
+    """Without VNNI torch's int8 product is its own plain loops (exact, ~170x slower): not taken. The CPU's answer
+    comes from cpuid, /proc/cpuinfo only where glibc cannot say; torch's oneDNN switched off is refused too."""
+    monkeypatch.setattr(i8, "_has_vnni", _real_has_vnni)
+    monkeypatch.setattr(i8, "cpuid_vnni", lambda: False)
+    ok, why = i8.int8_status()
+    assert not ok and "no AVX-512 VNNI" in why
+    i8.int8_status.cache_clear()
+    monkeypatch.setattr(i8, "cpuid_vnni", lambda: None)
+    monkeypatch.setattr(i8, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))
+    assert not i8.int8_status()[0]
+    monkeypatch.setattr(i8, "cpu_flags", lambda: frozenset({"avx2", "avx512_vnni"}))
+    assert i8._has_vnni()
+    i8.int8_status.cache_clear()
+    monkeypatch.setattr(i8, "_has_vnni", lambda: True)
+    monkeypatch.setattr(torch.backends.mkldnn, "enabled", False)
+    ok, why = i8.int8_status()
+    assert not ok and "mkldnn) is off" in why
 
 
 def test_values_outside_a_byte_get_no_int8_form():
