@@ -10,17 +10,17 @@ for D dimensions: one int8 x int8 -> int32 product (torch's ``_int_mm``, oneDNN'
 Integer sums have no rounding, so the distances are the same integers whatever kernel, block or summation order
 computes them, and the matches the same bits as the float32 product the matcher otherwise uses.
 
-Where oneDNN has VNNI (``vpdpbusd``: AVX-512 VNNI since Cascade Lake and Zen 4, AVX-VNNI, AMX) the int8 product is
-~2x the float32 product's speed (measured: 0.47 against 0.96 ms for 256 x 128 x 3,000 on one Zen 4 core). Without
-it oneDNN multiplies with ``vpmaddubsw``, whose 16-bit pair sums saturate (255 x -128 twice): wrong distances, which
-must never reach a match; and on a CPU without VNNI torch does not call oneDNN at all but its own plain loops,
-exact and ~170x slower (measured: 82 ms a block with oneDNN off). So the path is taken only on a CPU with AVX-512
-VNNI (``cpuid``, as the libraries see it; an emulated CPU's own answer), with torch's oneDNN on, and after
-:func:`int8_status` has checked, once per process, that the products are exact on the worst-case operands in every
-shape family (the single-row and single-column kernels and the blocked one): the kernels follow the ISA oneDNN picks
-for the process (the CPU, capped by ``ONEDNN_MAX_CPU_ISA``), not the data, so a process either computes every
-product exactly or is found out. Without torch (an optional dependency), without ``_int_mm``, or where a condition
-fails, the matcher keeps the float32 product: the same matches.
+Where oneDNN has VNNI (``vpdpbusd``: AVX-512 VNNI since Cascade Lake and Zen 4) the int8 product is ~2x the float32
+product's speed (measured: 0.47 against 0.96 ms for 256 x 128 x 3,000 on one Zen 4 core). With its ISA capped below
+VNNI (``ONEDNN_MAX_CPU_ISA``) oneDNN multiplies with ``vpmaddubsw``, whose 16-bit pair sums saturate (255 x -128
+twice): wrong distances, which must never reach a match; and on a CPU without VNNI torch does not call oneDNN at all
+but its own plain loops, exact and ~170x slower (measured: 82 ms a block with oneDNN off). So the path is taken only
+on a CPU with AVX-512 VNNI (``cpuid``, as the libraries see it; an emulated CPU's own answer), with torch's oneDNN
+on, and after :func:`int8_status` has checked, once per process, that the products are exact on the worst-case
+operands in every shape family (the single-row and single-column kernels and the blocked one): the kernels follow the
+ISA oneDNN picks for the process (the CPU, capped by ``ONEDNN_MAX_CPU_ISA``), not the data, so a process either
+computes every product exactly or is found out. Without torch (an optional dependency), without ``_int_mm``, or where
+a condition fails, the matcher keeps the float32 product: the same matches.
 
     >>> import numpy as np
     >>> ops = int8_operands(np.array([[0, 3], [255, 0]], np.float32))
