@@ -147,17 +147,21 @@ _MATCH_BLOCK = 256
 class ExactOperands:
     """One descriptor set in the exact matcher's matrix-product forms (:func:`exact_operands`).
 
-    ``values`` [N, D] are the integer-valued descriptors (float32; ORB's bits unpacked to 0/1) and ``max_norm`` the
-    largest |v|^2. ``int8`` is their int8 form (:mod:`devil_dataset.core.int8_products`) where this process's int8
-    products are exact, else ``None``. The float32 form is made on first use: ``as_query`` [N, D + 2] =
-    [-2 v, 1, |v|^2] and ``as_train`` [D + 2, N] = [v, |v|^2, 1] transposed (contiguous: the product is faster with
-    it), so that ``query.as_query @ train.as_train`` is the matrix of squared L2 distances (Hamming for bit vectors).
-    Both forms give the same integers.
+    ``values`` [N, D] are the integer-valued descriptors (float32; ORB's bits unpacked to 0/1), ``norms`` [N] their
+    |v|^2 (float64, exact integers) and ``max_norm`` the largest. ``int8`` is their int8 form
+    (:mod:`devil_dataset.core.int8_products`) where this process's int8 products are exact, else ``None``. The
+    float32 form is made on first use: ``as_query`` [N, D + 2] = [-2 v, 1, |v|^2] and ``as_train`` [D + 2, N] = [v,
+    |v|^2, 1] transposed (contiguous: the product is faster with it), so that ``query.as_query @ train.as_train`` is
+    the matrix of squared L2 distances (Hamming for bit vectors). Both forms give the same integers.
     """
 
     values: np.ndarray
-    max_norm: float
+    norms: np.ndarray
     int8: Int8Operands | None = None
+
+    @cached_property
+    def max_norm(self) -> float:
+        return float(self.norms.max()) if len(self.norms) else 0.0
 
     @cached_property
     def as_query(self) -> np.ndarray:
@@ -171,8 +175,7 @@ class ExactOperands:
 
     @cached_property
     def _norms32(self) -> np.ndarray:
-        norms = np.einsum("ij,ij->i", self.values, self.values, dtype=np.float64)
-        return norms.astype(np.float32)[:, None]  # exact: integers below 2^21
+        return self.norms.astype(np.float32)[:, None]  # exact: integers below 2^21
 
 
 def exact_operands(descriptors: np.ndarray, *, binary: bool, int8: bool = True) -> ExactOperands | None:
@@ -193,10 +196,9 @@ def exact_operands(descriptors: np.ndarray, *, binary: bool, int8: bool = True) 
             return None
         v = descriptors
     norms = np.einsum("ij,ij->i", v, v, dtype=np.float64)
-    max_norm = float(norms.max()) if len(v) else 0.0
-    if max_norm >= _EXACT_NORM_BOUND:  # float32 products would not be exact
+    if len(v) and norms.max() >= _EXACT_NORM_BOUND:  # float32 products would not be exact
         return None
-    return ExactOperands(v, max_norm, int8_operands(v) if int8 else None)
+    return ExactOperands(v, norms, int8_operands(v) if int8 else None)
 
 
 def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray | None:

@@ -109,6 +109,16 @@ LIBRARIES: tuple[CpuDependentLibrary, ...] = (
 )
 
 
+def native_network_kernels() -> bool:
+    """Whether ``DEVIL_NETWORK_KERNELS=native`` asks for oneDNN's and MKL's network kernels (the pins of
+    :data:`NATIVE_KERNEL_PINS` then apply).
+
+    >>> isinstance(native_network_kernels(), bool)
+    True
+    """
+    return os.environ.get(NETWORK_KERNELS_ENV, "portable") == "native"
+
+
 def cpu_flags() -> frozenset[str]:
     """The machine's feature flags from ``/proc/cpuinfo`` (empty where there is none: macOS, Windows): the kernel's
     view of the host, which :func:`pin_level` uses only where :func:`cpuid_avx2_flags` cannot say.
@@ -221,7 +231,7 @@ def pin_environment() -> dict[str, object]:
     _STATE["torch_loaded_first"] = "torch" in sys.modules
     if level == "avx2":
         numpy_loaded = "numpy" in sys.modules
-        native = os.environ.get(NETWORK_KERNELS_ENV, "portable") == "native"
+        native = native_network_kernels()
         for name, value in AVX2_PINS.items():
             if name in os.environ:
                 pinned[name] = f"{os.environ[name]} (set by the user)"
@@ -258,7 +268,7 @@ def torch_pins_in_force() -> tuple[bool, str]:
     state = pin_environment()
     if state["level"] != "avx2":
         return False, str(state["reason"])
-    native = os.environ.get(NETWORK_KERNELS_ENV, "portable") == "native"
+    native = native_network_kernels()
     for name in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR"):
         if name in NATIVE_KERNEL_PINS and not native:
             continue
@@ -274,4 +284,4 @@ def torch_pins_in_force() -> tuple[bool, str]:
 
 __all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "NATIVE_KERNEL_PINS", "NETWORK_KERNELS_ENV", "CpuDependentLibrary",
            "cpu_flags", "cpuid_avx2_flags", "cpuid_vnni",
-           "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]
+           "native_network_kernels", "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]
