@@ -107,7 +107,9 @@ def detect_features(frame: np.ndarray, detector: str | None = None, mask: np.nda
     cv_mask = None if mask is None else np.ascontiguousarray(mask, dtype=np.uint8) * 255
     with serial_opencv():  # pinned SIFT races across OpenCV threads (core/cv_determinism.py)
         keypoints, descriptors = _create(detector).detectAndCompute(np.ascontiguousarray(frame), cv_mask)
-    points = np.array([kp.pt for kp in keypoints], dtype=np.float32).reshape(-1, 2)
+    # OpenCV's own conversion (the same float32 values as [kp.pt for kp in keypoints]: 0.02 ms instead of 2 ms for
+    # 3,000 keypoints, time the labellers' other thread would wait for the GIL)
+    points = cv2.KeyPoint_convert(keypoints) if len(keypoints) else np.zeros((0, 2), np.float32)
     return Features(points, descriptors if len(keypoints) else None, detector)
 
 
@@ -334,17 +336,31 @@ def refine_similarity(src: np.ndarray, dst: np.ndarray, inliers: np.ndarray, ini
     if n == 0:
         return initial
     px, py, qx, qy = p[:, 0], p[:, 1], q[:, 0], q[:, 1]
-    mpx, mpy = math.fsum(px) / n, math.fsum(py) / n
-    mqx, mqy = math.fsum(qx) / n, math.fsum(qy) / n
+    mpx, mpy = _exact_sum(px) / n, _exact_sum(py) / n
+    mqx, mqy = _exact_sum(qx) / n, _exact_sum(qy) / n
     cpx, cpy, cqx, cqy = px - mpx, py - mpy, qx - mqx, qy - mqy
-    norm = math.fsum(np.concatenate([cpx * cpx, cpy * cpy]))
+    norm = _exact_sum(cpx * cpx, cpy * cpy)
     if norm == 0.0:
         return initial
-    a = math.fsum(np.concatenate([cpx * cqx, cpy * cqy])) / norm
-    b = math.fsum(np.concatenate([cpx * cqy, -(cpy * cqx)])) / norm
+    a = _exact_sum(cpx * cqx, cpy * cqy) / norm
+    b = _exact_sum(cpx * cqy, -(cpy * cqx)) / norm
     tx = mqx - (a * mpx - b * mpy)
     ty = mqy - (b * mpx + a * mpy)
     return np.array([[a, -b, tx], [b, a, ty]], np.float64)
+
+
+def _exact_sum(*parts: np.ndarray) -> float:
+    """The correctly rounded sum of the float64 arrays ``parts`` (``math.fsum``: independent of order and SIMD).
+
+    fsum of a list of Python floats, not of the arrays: iterating an array makes a numpy scalar per element, 1.7x
+    slower, and the time is spent holding the GIL, which the labellers' other thread then waits for (measured:
+    a pair's RANSAC and refinement 2.3 ms of CPU, 4.3 ms of wall with two threads in it at once). The same values,
+    so the same bits.
+
+    >>> _exact_sum(np.array([1e16, 1.0]), np.array([-1e16]))
+    1.0
+    """
+    return math.fsum(parts[0].tolist() if len(parts) == 1 else np.concatenate(parts).tolist())
 
 
 def estimate_similarity(source: Features, target: Features) -> np.ndarray | None:

@@ -195,3 +195,50 @@ def test_detector_resolution():
             al.resolve_detector("surf")
     with pytest.raises(ValueError, match="uint8 RGB"):
         al.detect_features(np.zeros((10, 10), np.uint8), "sift")
+
+
+@pytest.mark.parametrize("detector", ["sift", "orb"])
+def test_keypoint_positions_are_opencvs_float32_points(detector):
+    """``detect_features`` converts the keypoints with OpenCV's ``KeyPoint_convert``: the same float32 values as
+    reading ``kp.pt`` of each keypoint."""
+    img = _texture(3, (200, 150))
+    features = al.detect_features(img, detector)
+    keypoints, _ = al._create(detector).detectAndCompute(img, None)
+    assert len(features) == len(keypoints) > 0
+    want = np.array([kp.pt for kp in keypoints], np.float32).reshape(-1, 2)
+    assert features.points.dtype == np.float32 and np.array_equal(features.points, want)
+    flat = al.detect_features(np.zeros((64, 64, 3), np.uint8), detector)
+    assert flat.points.shape == (0, 2) and flat.points.dtype == np.float32
+
+
+def test_refinement_sums_are_the_correctly_rounded_sums_of_the_arrays():
+    """``refine_similarity`` gives the bits of the closed form with ``math.fsum`` over the arrays themselves (its
+    sums now go through Python lists: faster, the same values), on inputs whose naive float sums differ."""
+    import math
+
+    def reference(src, dst, inliers, initial):
+        p, q = np.asarray(src, np.float64)[inliers], np.asarray(dst, np.float64)[inliers]
+        n = len(p)
+        px, py, qx, qy = p[:, 0], p[:, 1], q[:, 0], q[:, 1]
+        mpx, mpy, mqx, mqy = (math.fsum(v) / n for v in (px, py, qx, qy))
+        cpx, cpy, cqx, cqy = px - mpx, py - mpy, qx - mqx, qy - mqy
+        norm = math.fsum(np.concatenate([cpx * cpx, cpy * cpy]))
+        a = math.fsum(np.concatenate([cpx * cqx, cpy * cqy])) / norm
+        b = math.fsum(np.concatenate([cpx * cqy, -(cpy * cqx)])) / norm
+        return np.array([[a, -b, mqx - (a * mpx - b * mpy)], [b, a, mqy - (b * mpx + a * mpy)]])
+
+    rng = np.random.default_rng(11)
+    naive_differs = 0
+    for trial in range(40):
+        n = int(rng.integers(3, 3000))
+        src = (rng.random((n, 2)) * (854, 480)).astype(np.float32)
+        theta, scale = rng.normal(0, 0.05), 1 + rng.normal(0, 0.02)
+        rot = scale * np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+        dst = (src @ rot.T + rng.normal(0, 10, 2) + rng.normal(0, 0.7, (n, 2))).astype(np.float32)
+        inliers = rng.random(n) > 0.2
+        got = al.refine_similarity(src, dst, inliers, np.zeros((2, 3)))
+        assert np.array_equal(got, reference(src, dst, inliers, np.zeros((2, 3)))), trial
+        p = np.asarray(src, np.float64)[inliers]
+        centred = (p - p.mean(axis=0)).ravel()
+        naive_differs += float(np.sum(centred * centred)) != math.fsum((centred * centred).tolist())
+    assert naive_differs > 0  # the inputs are ones where the order of the products' sum matters
