@@ -199,7 +199,7 @@ def test_detector_resolution():
 
 @pytest.mark.parametrize("detector", ["sift", "orb"])
 def test_keypoint_positions_are_opencvs_float32_points(detector):
-    """``detect_features`` converts the keypoints with OpenCV's ``KeyPoint_convert``: the same float32 values as
+    """``detect_features`` converts the keypoints with OpenCV's ``KeyPoint.convert``: the same float32 values as
     reading ``kp.pt`` of each keypoint."""
     img = _texture(3, (200, 150))
     features = al.detect_features(img, detector)
