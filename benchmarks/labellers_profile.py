@@ -22,7 +22,8 @@ cost at any ``--threads``. The wrappers only time calls; the scores printed are 
 Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores; docs/labelling.md, "Where the floor is"): after
 issue 47's fifth round 12.7 s wall, 24.2 CPU s at ``--threads 2``: SIFT 14.2 s (91 x 156 ms), matcher 3.5 s
 (281 x 12.3 ms, int8 products), DIS 3.9 s, warps 1.5 s (after the third round: 15.6 s wall, 29.2 CPU s, the matcher
-8.0 s at 28 ms a pair).
+8.0 s at 28 ms a pair); after the sixth, the machine in a slow phase: 15.3 s wall, 29.1 CPU s, SIFT 17.7 s (91 x 194
+ms), RANSAC + refinement 0.5 s (416 x 1.2 ms).
 """
 from __future__ import annotations
 
