@@ -309,6 +309,9 @@ def scene_motion(
         return ahead[(i, k)]
 
     with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
+        # the walk aligns every frame: all described at once, spread over the threads, instead of a few per window
+        # (nothing to do when the camera scorer's motion_scores described them already)
+        features.detect(range(num_frames))
         segments = split_segments(num_frames, score, threshold)
         if flow != "dis":  # RAFT pairs run on one thread: their alignments first, on the threads
             features.similarities([(k, k + 1) for start, end in segments for k in range(start, end - 1)])
