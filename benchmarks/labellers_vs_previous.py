@@ -18,9 +18,9 @@ Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores, ``--rounds 3``
 "Speed of the two labellers"): after issue 47's fifth round ``--jobs 1`` 2.88x in wall time (35.3 -> 12.3 s; 2.83-2.96x
 over the session's runs, the ratio following the previous code's 35-40 s), 1.69x in CPU time; ``--jobs 2`` 1.80x wall;
 scores identical in every run; after the sixth round, measured only while the machine was slow (the previous code
-40.3 s), 2.73x at ``--jobs 1`` and 1.81x at ``--jobs 2``. The issue's goal of 3x is not reached (every run below
-it). Imports and a first call on a 10-frame noise clip run before the clock on both sides (this code's torch import
-and int8 check: ~1.4 s once per process). ``--base COMMIT`` compares with any other commit (A/B of one change).
+40.3-41.5 s), 2.73-2.79x at ``--jobs 1`` and 1.81x at ``--jobs 2``. The issue's goal of 3x is not reached (every run
+below it). Imports and a first call on a 10-frame noise clip run before the clock on both sides (this code's torch
+import and int8 check: ~1.4 s once per process). ``--base COMMIT`` compares with any other commit (A/B of one change).
 """
 from __future__ import annotations
 

@@ -310,7 +310,7 @@ def scene_motion(
 
     with single_threaded_blas(), serial_opencv():  # one OpenCV thread count for all detections of the clip
         # the walk aligns every frame: all described at once, spread over the threads, instead of a few per window
-        # (nothing to do when the camera scorer's motion_scores described them already)
+        # (nothing left to do after motion_scores, which describes them all before the camera scorer)
         features.detect(range(num_frames))
         segments = split_segments(num_frames, score, threshold)
         if flow != "dis":  # RAFT pairs run on one thread: their alignments first, on the threads
