@@ -32,7 +32,14 @@ from typing import Callable, Sequence, TypeVar
 import cv2
 import numpy as np
 
-from ..core.alignment import MASK_WARP_DTYPE, resolve_detector, single_threaded_blas, warp_frame, warp_valid_mask
+from ..core.alignment import (
+    MASK_WARP_DTYPE,
+    all_ones_mask,
+    resolve_detector,
+    single_threaded_blas,
+    warp_frame,
+    warp_valid_mask,
+)
 from ..core.cv_determinism import pin_opencv, serial_opencv
 from ..core.errors import UnknownNameError, WeightsMissingError
 from ..core.flow import flow_estimator, resolve_flow_backend
@@ -138,13 +145,12 @@ def split_segments(
 
 
 @lru_cache(maxsize=4)
-def _pixel_grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x and y pixel coordinates (float32 [H, W]) and an all-ones mask (float64), once per frame size (read-only)."""
+def _pixel_grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """x and y pixel coordinates (float32 [H, W]), once per frame size (read-only)."""
     xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    ones = np.ones((h, w), MASK_WARP_DTYPE)
-    for a in (xs, ys, ones):
+    for a in (xs, ys):
         a.flags.writeable = False
-    return xs, ys, ones
+    return xs, ys
 
 
 def valid_flow_vectors(flow: np.ndarray, start_valid: np.ndarray, target_mask: np.ndarray | None = None) -> np.ndarray:
@@ -158,9 +164,9 @@ def valid_flow_vectors(flow: np.ndarray, start_valid: np.ndarray, target_mask: n
     15
     """
     h, w = flow.shape[:2]
-    xs, ys, ones = _pixel_grid(h, w)
+    xs, ys = _pixel_grid(h, w)
     if target_mask is None:
-        target_mask = ones  # float64 like the release's mask (SPEC section 2)
+        target_mask = all_ones_mask(h, w)  # float64 like the release's mask (SPEC section 2)
     map_x = xs + flow[..., 0].astype(np.float32)
     map_y = ys + flow[..., 1].astype(np.float32)
     at_end = cv2.remap(np.asarray(target_mask, MASK_WARP_DTYPE), map_x, map_y, cv2.INTER_LINEAR,

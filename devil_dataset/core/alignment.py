@@ -374,10 +374,15 @@ def estimate_similarity(source: Features, target: Features) -> np.ndarray | None
 
 
 @lru_cache(maxsize=8)
-def _all_ones(h: int, w: int) -> np.ndarray:
-    """A read-only all-ones [H, W] array of the mask warp's dtype, made once per size instead of once per warp (at
-    854x480 in a loop of warps: 3.8 ms a call with a new array, 1.3 ms with this one; ~0.1 ms a call in the
-    labellers, where the allocator hands the same memory back)."""
+def all_ones_mask(h: int, w: int) -> np.ndarray:
+    """A read-only all-ones [H, W] mask of the mask warp's dtype (float64 like the release's, SPEC section 2), made
+    once per size instead of once per warp (at 854x480 in a loop of warps: 3.8 ms a call with a new array, 1.3 ms
+    with this one; ~0.1 ms a call in the labellers, where the allocator hands the same memory back).
+
+    >>> m = all_ones_mask(2, 3)
+    >>> m.shape, m.dtype == MASK_WARP_DTYPE, m.flags.writeable
+    ((2, 3), True, False)
+    """
     ones = np.ones((h, w), MASK_WARP_DTYPE)
     ones.flags.writeable = False
     return ones
@@ -394,7 +399,7 @@ def warp_valid_mask(matrix: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     [7, 7, 7, 7]
     """
     w, h = size
-    warped = cv2.warpAffine(_all_ones(h, w), matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+    warped = cv2.warpAffine(all_ones_mask(h, w), matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                             borderValue=0)
     return warped >= 1.0
 
