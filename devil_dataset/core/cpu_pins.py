@@ -119,6 +119,16 @@ def native_network_kernels() -> bool:
     return os.environ.get(NETWORK_KERNELS_ENV, "portable") == "native"
 
 
+def pin_applies(name: str) -> bool:
+    """Whether the pin ``name`` of :data:`AVX2_PINS` is set in this process: all of them, but those of
+    :data:`NATIVE_KERNEL_PINS` only with ``DEVIL_NETWORK_KERNELS=native``.
+
+    >>> pin_applies("OPENBLAS_CORETYPE")
+    True
+    """
+    return name not in NATIVE_KERNEL_PINS or native_network_kernels()
+
+
 def cpu_flags() -> frozenset[str]:
     """The machine's feature flags from ``/proc/cpuinfo`` (empty where there is none: macOS, Windows): the kernel's
     view of the host, which :func:`pin_level` uses only where :func:`cpuid_avx2_flags` cannot say.
@@ -231,12 +241,11 @@ def pin_environment() -> dict[str, object]:
     _STATE["torch_loaded_first"] = "torch" in sys.modules
     if level == "avx2":
         numpy_loaded = "numpy" in sys.modules
-        native = native_network_kernels()
         for name, value in AVX2_PINS.items():
             if name in os.environ:
                 pinned[name] = f"{os.environ[name]} (set by the user)"
                 continue
-            if name in NATIVE_KERNEL_PINS and not native:
+            if not pin_applies(name):
                 continue
             os.environ[name] = value
             late = name == "OPENBLAS_CORETYPE" and numpy_loaded
@@ -268,9 +277,8 @@ def torch_pins_in_force() -> tuple[bool, str]:
     state = pin_environment()
     if state["level"] != "avx2":
         return False, str(state["reason"])
-    native = native_network_kernels()
     for name in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR"):
-        if name in NATIVE_KERNEL_PINS and not native:
+        if not pin_applies(name):
             continue
         if os.environ.get(name) != AVX2_PINS[name]:
             return False, f"{name}={os.environ.get(name)} instead of {AVX2_PINS[name]}"
@@ -279,9 +287,10 @@ def torch_pins_in_force() -> tuple[bool, str]:
     capability = torch.backends.cpu.get_cpu_capability()
     if capability != "AVX2":
         return False, f"ATen runs its {capability} kernels"
-    return True, "ATen, oneDNN and MKL at their AVX2 kernels" if native else "ATen and MKL at their AVX2 kernels"
+    onednn = pin_applies("ONEDNN_MAX_CPU_ISA")
+    return True, "ATen, oneDNN and MKL at their AVX2 kernels" if onednn else "ATen and MKL at their AVX2 kernels"
 
 
 __all__ = ["AVX2_FLAGS", "AVX2_PINS", "LIBRARIES", "NATIVE_KERNEL_PINS", "NETWORK_KERNELS_ENV", "CpuDependentLibrary",
-           "cpu_flags", "cpuid_avx2_flags", "cpuid_vnni",
-           "native_network_kernels", "pin_environment", "pin_level", "pins_provenance", "torch_pins_in_force"]
+           "cpu_flags", "cpuid_avx2_flags", "cpuid_vnni", "native_network_kernels", "pin_applies", "pin_environment",
+           "pin_level", "pins_provenance", "torch_pins_in_force"]
