@@ -59,7 +59,7 @@ EVAL_TOP = frozenset({"__init__", "functional"})  # eval/__init__.py, eval/funct
 # absent), and modules of the package whose head imports one of them (deferring those buys the same).
 HEAVY_DEPENDENCIES = frozenset({"torch", "torchvision", "lpips", "pytorch_fid", "matplotlib", "jinja2", "av", "ray",
                                 "decord", "scenedetect", "yt_dlp", "skvideo", "selenium", "datasets", "pyarrow",
-                                "huggingface_hub", "transformers"})
+                                "huggingface_hub", "transformers", "numba"})
 # Issue 37: no function of the package is longer than this (lines, signature and docstring included).
 MAX_FUNCTION_LINES = 100
 

@@ -18,14 +18,15 @@ import contextlib
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Callable, Iterator
+from typing import Iterator
 
 import cv2
 import numpy as np
 
 from .blas_threads import one_blas_thread
+from .cross_check_scan import CrossCheckScan
 from .cv_determinism import fast_simd, pin_opencv, serial_opencv
-from .int8_products import Int8Operands, block_distances, int8_operands, one_omp_thread
+from .int8_products import Int8Operands, block_products, int8_operands, one_omp_thread
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
@@ -141,8 +142,9 @@ def match_features(source: Features, target: Features) -> np.ndarray:
 # sqrt is injective on the integer squared distances (< 2^22), so comparing squared distances is comparing
 # OpenCV's float32 L2 distances.
 _EXACT_NORM_BOUND = 2.0**21
-# Query rows per block of the distance matrix (a 256 x 3000 float32 block stays in cache).
-_MATCH_BLOCK = 256
+#: Query rows per block of the distance matrix (a 256 x 3,000 int32 block stays in cache; issue 47: 256 measured
+#: best with the compiled scan too, docs/labelling.md).
+MATCH_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -210,13 +212,11 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
     Every entry of the distance matrix is an exact integer: one int8 product and two integer terms where both sets
     have the int8 form (:mod:`devil_dataset.core.int8_products`), else one float32 product of the descriptors
     augmented with their squared norms (its partial sums are integers below 2^24). Either way any kernel and
-    summation order gives the same integers, so the matches are the same bits on every CPU.
-    One pass over blocks of query rows (each block's distances stay in cache) takes each row's first minimum (numpy's
-    first ``argmin``, as OpenCV), each column's minimum over the block, and for the rows at their best train's block
-    minimum whether an earlier row of the block reaches it too (a gather of those columns only); across blocks only
-    a strictly smaller column minimum replaces an earlier block's (an earlier query keeps a tie, as OpenCV). A query
-    is matched when it is the first row at its best train's column minimum: its distance is that minimum, its block is
-    the first to reach it, and no earlier row of the block does.
+    summation order gives the same integers, so the matches are the same bits on every CPU. Blocks of
+    :data:`MATCH_BLOCK` query rows (each block's products stay in cache) go through one compiled pass each
+    (:class:`~devil_dataset.core.cross_check_scan.CrossCheckScan`): each row's first minimum (as OpenCV), each
+    column's first row at its minimum over all blocks (an earlier query keeps a tie, as OpenCV); a query is matched
+    when it is the first row at its best train's minimum.
 
     >>> ops = exact_operands(np.array([[0, 0], [3, 0], [0, 0], [3, 0]], np.float32), binary=False)
     >>> exact_cross_check(ops, ops).tolist()
@@ -225,53 +225,28 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
     if query.max_norm + train.max_norm >= _EXACT_NORM_BOUND:
         return None
     nq, nt = len(query.values), len(train.values)
-    block = min(_MATCH_BLOCK, nq)
+    block = min(MATCH_BLOCK, nq)
+    scan = CrossCheckScan(nq, nt)
+    products = np.empty((block, nt), np.int32)
     q8, t8 = query.int8, train.int8
     if q8 is not None and t8 is not None:
-        dist = np.empty((block, nt), np.int32)
         with one_omp_thread():
-            return _cross_check_blocks(nq, nt, block, dist,
-                                       lambda start, stop: block_distances(q8, t8, start, stop, dist))
+            for start in range(0, nq, block):
+                stop = min(start + block, nq)
+                part = block_products(q8, t8, start, stop, products)
+                scan.add(part, q8.row_term[start:stop], t8.column_term, -2, start)
+        return scan.matches()
     dist32 = np.empty((block, nt), np.float32)
     q_rows, t_cols = query.as_query, train.as_train
-
-    def float_block(start: int, stop: int) -> np.ndarray:
+    no_terms = np.zeros(max(block, nt), np.int32)
+    for start in range(0, nq, block):
+        stop = min(start + block, nq)
         d = dist32[: stop - start]
         np.matmul(q_rows[start:stop], t_cols, out=d)  # squared distances, exact integers below 2^22
-        return d
-
-    return _cross_check_blocks(nq, nt, block, dist32, float_block)
-
-
-def _cross_check_blocks(nq: int, nt: int, block: int, dist: np.ndarray,
-                        distances: Callable[[int, int], np.ndarray]) -> np.ndarray:
-    """The block pass of :func:`exact_cross_check` over ``distances(start, stop)`` (the block's rows, written into
-    ``dist``, whose dtype the minima keep)."""
-    big = np.inf if dist.dtype.kind == "f" else np.iinfo(dist.dtype).max
-    best_train = np.empty(nq, np.intp)
-    best_dist = np.empty(nq, dist.dtype)
-    first_in_block = np.zeros(nq, bool)  # the first row of its block at its best train's minimum over the block
-    col_dist = np.full(nt, big, dist.dtype)
-    col_block = np.full(nt, -1, np.intp)
-    block_dist = np.empty(nt, dist.dtype)
-    better = np.empty(nt, bool)
-    for b, start in enumerate(range(0, nq, block)):  # row blocks stay in cache
-        stop = min(start + block, nq)
-        d = distances(start, stop)
-        best = d.argmin(axis=1)  # first minimum, as OpenCV
-        best_train[start:stop] = best
-        best_dist[start:stop] = row_dist = d[np.arange(stop - start), best]
-        np.min(d, axis=0, out=block_dist)
-        reach = np.nonzero(row_dist == block_dist[best])[0]
-        cols = best[reach]
-        at_min = np.take(d, cols, axis=1) == block_dist[cols]  # the block's rows at those columns' minima
-        first_in_block[start + reach] = at_min.argmax(axis=0) == reach
-        np.less(block_dist, col_dist, out=better)  # strict: an earlier query keeps a tie, as OpenCV
-        np.copyto(col_dist, block_dist, where=better)
-        col_block[better] = b
-    keep = first_in_block & (best_dist == col_dist[best_train]) & (col_block[best_train] == np.arange(nq) // block)
-    matched = np.nonzero(keep)[0]
-    return np.stack([best_train[matched], matched], axis=1).astype(np.int64)
+        part = products[: stop - start]
+        np.copyto(part, d, casting="unsafe")  # exact: integers
+        scan.add(part, no_terms[: stop - start], no_terms[:nt], 1, start)
+    return scan.matches()
 
 
 @contextlib.contextmanager

@@ -25,8 +25,8 @@ a condition fails, the matcher keeps the float32 product: the same matches.
     >>> import numpy as np
     >>> ops = int8_operands(np.array([[0, 3], [255, 0]], np.float32))
     >>> if int8_status()[0]:
-    ...     out = np.empty((2, 2), np.int32)
-    ...     print(block_distances(ops, ops, 0, 2, out).tolist())
+    ...     p = block_products(ops, ops, 0, 2, np.empty((2, 2), np.int32))
+    ...     print((ops.row_term[:, None] + ops.column_term - 2 * p).tolist())
     ... else:
     ...     print([[0, 65034], [65034, 0]])
     [[0, 65034], [65034, 0]]
@@ -132,9 +132,9 @@ def one_omp_thread() -> Iterator[None]:
 @dataclass(frozen=True)
 class Int8Operands:
     """One descriptor set in int8 form (:func:`int8_operands`): ``rows`` [N, D] and ``columns`` [D, N] (contiguous
-    int8 torch tensors of the values minus 128), ``row_term`` (int32 [N], the query side's term with the constant)
-    and ``column_term`` (int32 [N], the train side's term), so that a query row's squared distance to a train
-    column is ``row_term + column_term - 2 * rows @ columns``."""
+    int8 torch tensors of the values minus 128), ``row_term`` (int32 numpy [N], the query side's term with the
+    constant) and ``column_term`` (int32 numpy [N], the train side's term), so that a query row's squared distance
+    to a train column is ``row_term + column_term - 2 * rows @ columns``."""
 
     rows: Any
     columns: Any
@@ -158,28 +158,29 @@ def int8_operands(values: np.ndarray) -> Int8Operands | None:
     term = np.einsum("ij,ij->i", v, v) - 2 * INT8_SHIFT * shifted.sum(axis=1)
     constant = 2 * INT8_SHIFT * INT8_SHIFT * values.shape[1]
     rows = torch.from_numpy(shifted.astype(np.int8))
-    return Int8Operands(rows, rows.t().contiguous(), torch.from_numpy((term - constant).astype(np.int32)),
-                        torch.from_numpy(term.astype(np.int32)))
+    return Int8Operands(rows, rows.t().contiguous(), (term - constant).astype(np.int32), term.astype(np.int32))
 
 
-def block_distances(query: Int8Operands, train: Int8Operands, start: int, stop: int, out: np.ndarray) -> np.ndarray:
-    """Squared distances of query rows ``start:stop`` to every train column, written into ``out`` (a C-contiguous
-    int32 array of at least ``stop - start`` rows and one column per train vector) and returned (its first rows).
+def block_products(query: Int8Operands, train: Int8Operands, start: int, stop: int, out: np.ndarray) -> np.ndarray:
+    """The int8 products of query rows ``start:stop`` with every train column, written into ``out`` (a C-contiguous
+    int32 array of at least ``stop - start`` rows and one column per train vector) and returned (its first rows):
+    the squared distances are ``query.row_term[:, None] + train.column_term - 2 * products``.
 
     Run it inside :func:`one_omp_thread` when other threads compute at the same time.
 
     >>> ops = int8_operands(np.array([[1, 1], [4, 5]], np.float32))
     >>> buf = np.empty((2, 2), np.int32)
-    >>> block_distances(ops, ops, 1, 2, buf).tolist() if ops is not None else [[25, 0]]
+    >>> if ops is not None:
+    ...     p = block_products(ops, ops, 1, 2, buf)
+    ...     print((ops.row_term[1:2, None] + ops.column_term - 2 * p).tolist())
+    ... else:
+    ...     print([[25, 0]])
     [[25, 0]]
     """
     torch = _torch()
-    d = torch.from_numpy(out[: stop - start])
-    torch._int_mm(query.rows[start:stop], train.columns, out=d)
-    torch.add(train.column_term, d, alpha=-2, out=d)
-    d.add_(query.row_term[start:stop, None])
+    torch._int_mm(query.rows[start:stop], train.columns, out=torch.from_numpy(out[: stop - start]))
     return out[: stop - start]
 
 
-__all__ = ["CHECK_SHAPES", "INT8_SHIFT", "Int8Operands", "block_distances", "int8_operands", "int8_status",
+__all__ = ["CHECK_SHAPES", "INT8_SHIFT", "Int8Operands", "block_products", "int8_operands", "int8_status",
            "one_omp_thread"]

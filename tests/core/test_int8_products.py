@@ -85,9 +85,9 @@ def test_values_outside_a_byte_get_no_int8_form():
 
 @pytest.mark.skipif(not i8.int8_status()[0], reason=f"int8 products not taken here: {i8.int8_status()[1]}")
 @pytest.mark.parametrize("dim", [3, 128, 256])
-def test_block_distances_are_the_exact_squared_distances(dim):
-    """Random bytes with the extremes (0 and 255 everywhere in some rows), blocks of every size: the int64
-    squared distances, exactly."""
+def test_block_products_give_the_exact_squared_distances(dim):
+    """Random bytes with the extremes (0 and 255 everywhere in some rows), blocks of every size: the products and the
+    two integer terms give the int64 squared distances, exactly."""
     rng = np.random.default_rng(dim)
     q = rng.integers(0, 256, (70, dim)).astype(np.float32)
     t = rng.integers(0, 256, (50, dim)).astype(np.float32)
@@ -99,7 +99,9 @@ def test_block_distances_are_the_exact_squared_distances(dim):
     with i8.one_omp_thread():
         for start in range(0, 70, 32):
             stop = min(start + 32, 70)
-            assert np.array_equal(i8.block_distances(qo, to, start, stop, out), want[start:stop])
+            products = i8.block_products(qo, to, start, stop, out)
+            got = qo.row_term[start:stop, None].astype(np.int64) + to.column_term - 2 * products.astype(np.int64)
+            assert np.array_equal(got, want[start:stop])
 
 
 def test_one_omp_thread_restores_this_threads_count():
