@@ -19,14 +19,14 @@ Unlike the release, features are detected once per sampled frame and each unorde
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import cv2
 import numpy as np
 
 from ..core.alignment import resolve_detector, single_threaded_blas, warp_valid_mask
 from ..core.cv_determinism import pin_opencv, serial_opencv
-from ..core.thread_map import default_threads, thread_map
+from ..core.thread_map import default_threads
 from .clip_features import ClipFeatures
 
 pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
@@ -111,19 +111,20 @@ def pair_matrix(features: ClipFeatures, indices: Sequence[int]) -> np.ndarray:
 
     Each unordered pair is matched once; the reversed pair reuses the same cross-checked matches in the order
     OpenCV would have returned them, then runs its own RANSAC. Unordered pairs are spread over ``features.threads``
-    threads, each task aligning and scoring both directions.
+    threads, each task aligning and scoring both directions, in the same parallel step as the frames' detection.
     """
     n = len(indices)
-    features.detect(indices)
     size = (features.frames.shape[2], features.frames.shape[1])
 
-    def both_directions(pair: tuple[int, int]) -> tuple[float, float]:
+    def both_directions(pair: tuple[int, int]) -> Callable[[], tuple[float, float]]:
         i, j = indices[pair[0]], indices[pair[1]]
-        return pair_score(features.similarity(i, j), size), pair_score(features.similarity(j, i), size)
+        return lambda: (pair_score(features.similarity(i, j), size), pair_score(features.similarity(j, i), size))
 
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     out = np.zeros((n, n), np.float64)
-    for (i, j), (forward, backward) in zip(pairs, thread_map(both_directions, pairs, threads=features.threads)):
+    # the pairs start while the last frames (with any others the clip wants, ClipFeatures.want) are still described
+    scores = features.detect(indices, then=[both_directions(p) for p in pairs])
+    for (i, j), (forward, backward) in zip(pairs, scores):
         out[i, j], out[j, i] = forward, backward
     return out
 

@@ -27,7 +27,8 @@ were asked first.
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable, Sequence
+import threading
+from typing import Callable, Iterable, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from ..core.alignment import Features, detect_features, match_features, reverse_
 from ..core.thread_map import thread_map
 
 Pair = tuple[int, int]
+R = TypeVar("R")
 
 
 def _content_key(frame: np.ndarray) -> bytes:
@@ -53,6 +55,9 @@ class ClipFeatures:
         self.threads = max(1, int(threads))
         self._first: list[int] | None = None  # frame -> first frame with the same bytes
         self._features: dict[int, Features] = {}
+        self._wanted: set[int] = set()  # frames a later step needs: described with the next detection
+        self._described: dict[int, threading.Event] = {}  # frames being described in a running detect()
+        self._lock = threading.Lock()
         self._matches: dict[Pair, np.ndarray] = {}
         self._similarity: dict[Pair, np.ndarray | None] = {}
 
@@ -78,16 +83,51 @@ class ClipFeatures:
             self._first = [seen.setdefault(key, i) for i, key in enumerate(keys)]
         return self._first[k]
 
-    def detect(self, indices: Iterable[int]) -> None:
-        """Detect the features of frames ``indices`` that have none yet (in parallel, in index order)."""
-        todo = sorted({self.same_as(k) for k in indices} - set(self._features))
-        found = thread_map(lambda k: detect_features(self.frames[k], self.detector), todo, threads=self.threads)
-        self._features.update(zip(todo, found))
+    def want(self, indices: Iterable[int]) -> None:
+        """Mark frames ``indices`` as needed by a later step: the next :meth:`detect` describes them too (after the
+        frames it is asked for), in the same parallel step."""
+        self._wanted.update(self.same_as(k) for k in indices)
+
+    def detect(self, indices: Iterable[int], then: Sequence[Callable[[], R]] = ()) -> list[R]:
+        """Detect the features of frames ``indices`` that have none yet, then those of the frames :meth:`want` marked
+        (in parallel, in that order), and run the tasks ``then`` on the same threads; returns the tasks' results.
+
+        The tasks start as soon as a thread is free, so they fill the threads while the last frames are described
+        instead of waiting for the slowest; a task may use the features of any frame in ``indices`` (it waits for
+        one still being described)."""
+        asked = [self.same_as(k) for k in indices]
+        with self._lock:  # frames being described by another thread's call are left to it
+            todo = [k for k in dict.fromkeys(asked + sorted(self._wanted))
+                    if k not in self._features and k not in self._described]
+            self._wanted.clear()
+            self._described.update((k, threading.Event()) for k in todo)
+
+        def run(item: object) -> object:
+            if not isinstance(item, int):  # a task
+                return cast("Callable[[], R]", item)()
+            try:
+                self._features[item] = detect_features(self.frames[item], self.detector)
+            finally:  # a task waiting for it goes on (and fails on the missing features) if it raised
+                with self._lock:
+                    done = self._described.pop(item)
+                done.set()
+            return None
+
+        results = thread_map(run, [*todo, *then], threads=self.threads)
+        return cast("list[R]", results[len(todo):])  # the tasks' results
 
     def features(self, k: int) -> Features:
-        """Features of frame ``k`` (detected now if needed)."""
-        self.detect([k])
-        return self._features[self.same_as(k)]
+        """Features of frame ``k`` (detected now if needed; waited for while another thread describes it)."""
+        key = self.same_as(k)
+        for _ in range(2):  # described here, or by another thread (waited for): then it is there
+            if key in self._features:
+                break
+            pending = self._described.get(key)
+            if pending is not None:
+                pending.wait()
+            else:
+                self.detect([key])
+        return self._features[key]  # a KeyError only where its description raised (raised there too)
 
     def has_similarity(self, i: int, j: int) -> bool:
         """Whether the similarity aligning frame ``i`` onto frame ``j`` is computed already."""
@@ -126,8 +166,8 @@ class ClipFeatures:
         (a, b), asked = task
         matches = self._matches.get((a, b))
         if matches is None:
-            matches = match_features(self._features[a], self._features[b])  # frame a -> frame b: query = b
-        sims = [similarity_from_matches(self._features[i], self._features[j],
+            matches = match_features(self.features(a), self.features(b))  # frame a -> frame b: query = b
+        sims = [similarity_from_matches(self.features(i), self.features(j),
                                         matches if (i, j) == (a, b) else reverse_matches(matches))
                 for i, j in asked]
         return matches, sims

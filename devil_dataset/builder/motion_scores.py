@@ -1,8 +1,9 @@
 """Both motion labels of a clip in one pass: camera motion first, its frames and features handed to scene motion.
 
 The camera-motion scorer (SPEC section 3) and the scene-motion scorer (SPEC section 4) align frames of the same clip
-at the same scoring size. :func:`motion_scores` resizes the frames once and describes all of them at once (spread over
-the threads), lets the camera scorer align its ten sampled frames, and passes the camera scorer's
+at the same scoring size. :func:`motion_scores` resizes the frames once, marks all of them as wanted
+(:meth:`~devil_dataset.builder.clip_features.ClipFeatures.want`) so that the camera scorer's parallel step describes
+every frame (its ten sampled frames first, its pairs starting as threads come free), and passes the camera scorer's
 :class:`~devil_dataset.builder.clip_features.ClipFeatures` to the scene scorer as an argument, so no frame is resized or
 described twice. The scores are those of the two scorers called alone.
 
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.alignment import resolve_detector
-from ..core.cv_determinism import serial_opencv
 from ..core.thread_map import default_threads
 from .camera_motion import SCORING_SIZE, CameraMotionResult, camera_motion, resize_for_scoring
 from .clip_features import ClipFeatures
@@ -46,8 +46,9 @@ def motion_scores(
     detector = resolve_detector(detector)
     features = ClipFeatures(resize_for_scoring(frames, scoring_size), detector,
                             threads=default_threads() if threads is None else threads)
-    with serial_opencv():  # every frame is needed by the scene scorer: all detected at once, over the threads
-        features.detect(range(len(frames)))
+    # every frame is needed by the scene scorer: all described in the camera scorer's parallel step (its sampled
+    # frames first, its pairs filling the threads while the last frames are described)
+    features.want(range(len(frames)))
     camera = camera_motion(frames, detector=detector, scoring_size=scoring_size, features=features)
     resized = features.frames
     scene = scene_motion(resized, mode=mode, flow=flow, detector=detector, scoring_size=None, threads=threads,
