@@ -23,7 +23,8 @@ Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores; docs/labelling
 issue 47's fifth round 12.7 s wall, 24.2 CPU s at ``--threads 2``: SIFT 14.2 s (91 x 156 ms), matcher 3.5 s
 (281 x 12.3 ms, int8 products), DIS 3.9 s, warps 1.5 s (after the third round: 15.6 s wall, 29.2 CPU s, the matcher
 8.0 s at 28 ms a pair); after the sixth, the machine in a slow phase: 15.3 s wall, 29.1 CPU s, SIFT 17.7 s (91 x 194
-ms), RANSAC + refinement 0.5 s (416 x 1.2 ms).
+ms), RANSAC + refinement 0.5 s (416 x 1.2 ms); after the seventh, quiet: 12.6 s wall, 24.3 CPU s, SIFT 15.0 s (91 x 165
+ms), matcher 2.6 s (281 x 9.1 ms: int8 products and the compiled pass, core/cross_check_scan.py).
 """
 from __future__ import annotations
 

@@ -64,14 +64,18 @@ def scan_block(block: np.ndarray, row_term: np.ndarray, col_term: np.ndarray, fa
 @functools.lru_cache(maxsize=1)
 def compiled_scan_block() -> Callable[..., Any]:
     """:func:`scan_block` compiled by numba (without the GIL, bounds checks off; the machine code is cached on disk by
-    numba, so a process compiles it only when the cache has none for this CPU).
+    numba, so a process compiles it only when the cache has none for this CPU, or every time where numba finds no
+    writable cache folder).
 
     >>> callable(compiled_scan_block())
     True
     """
     import numba  # loaded on first use (~0.3 s)
 
-    return numba.njit(nogil=True, cache=True, boundscheck=False)(scan_block)
+    try:
+        return numba.njit(nogil=True, cache=True, boundscheck=False)(scan_block)
+    except RuntimeError:  # numba found no writable cache folder (read-only install and home): compile per process
+        return numba.njit(nogil=True, cache=False, boundscheck=False)(scan_block)
 
 
 class CrossCheckScan:

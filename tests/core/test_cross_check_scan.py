@@ -71,3 +71,28 @@ def test_blocks_must_continue_the_scan():
 
 def test_no_query_rows_give_no_matches():
     assert ccs.CrossCheckScan(0, 5).matches().shape == (0, 2)
+
+
+def test_without_a_writable_cache_folder_the_pass_is_compiled_uncached(monkeypatch):
+    """numba refuses ``cache=True`` at decoration when it finds no writable folder (a read-only install and home)."""
+    import numba
+
+    real = numba.njit
+    asked = []
+
+    def njit(**options):
+        asked.append(options["cache"])
+        if options["cache"]:
+            raise RuntimeError("cannot cache function 'scan_block': no locator available for file")
+        return real(**options)
+
+    monkeypatch.setattr(numba, "njit", njit)
+    ccs.compiled_scan_block.cache_clear()
+    try:
+        scan = ccs.compiled_scan_block()
+        col_dist, col_row, best = np.full(2, 99, np.int32), np.full(2, -1, np.int32), np.zeros(1, np.int64)
+        scan(np.array([[3, 1]], np.int32), np.zeros(1, np.int32), np.zeros(2, np.int32), 1, 0, col_dist, col_row,
+             best)
+        assert asked == [True, False] and best.tolist() == [1] and col_row.tolist() == [0, 0]
+    finally:
+        ccs.compiled_scan_block.cache_clear()
