@@ -24,6 +24,7 @@ Re-measured for issue 47 (``AMD EPYC``, load 3-8): label 15.7 CPU s per clip (th
 After issue 47's third round (``AMD EPYC``, quiet): label 12.2-12.6 CPU s (6.4-6.6 s wall) per clip against the
 previous 1.7 + 12.6 (1.2 + 9.5 s wall), 6.8-7.2 CPU hours against 7.6 (docs/release-rebuild.md). After the fifth
 round: label 12.2-13.5 CPU s (6.3-7.1 s wall), 7.6-7.8 CPU hours, the fourth round's 12.7-12.9 in the same session.
+After the seventh: label 13.3-15.1 CPU s (7.1-8.1 s wall), 7.9-8.2 CPU hours (the noise of the machine).
 """
 from __future__ import annotations
 
