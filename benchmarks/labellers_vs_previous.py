@@ -15,12 +15,13 @@ alternates the two sides N times and keeps each side's best.
     python benchmarks/labellers_vs_previous.py --videos 2 --frames 12 --size 320x180    # a quick look
 
 Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores, ``--rounds 3``; all runs in docs/labelling.md,
-"Speed of the two labellers"): after issue 47's seventh round ``--jobs 1`` 3.11x and 3.21x in wall time (37.5 -> 12.06 s,
-38.6 -> 12.02 s; 1.81-1.86x in CPU time), ``--jobs 2`` 1.94x; scores identical in every run: the issue's 3x is
-reached. Before it: 2.83-2.96x after the fifth round (quiet), 2.73-2.79x after the sixth (a slow phase); the ratio
-follows the previous code's single thread (35-41 s with the machine's phase). Imports and a first call on a 10-frame
-noise clip run before the clock on both sides (this code's torch import and int8 check, ~1.4 s, and numba's compilation
-or cache load, once per process). ``--base COMMIT`` compares with any other commit (A/B of one change).
+"Speed of the two labellers"): after issue 47's seventh round ``--jobs 1`` 3.11x and 3.21x in wall time
+(37.5 -> 12.06 s, 38.6 -> 12.02 s; 1.81-1.86x in CPU time), ``--jobs 2`` 1.94x; scores identical in every run: the
+issue's 3x is reached. Before it: 2.83-2.96x after the fifth round (quiet), 2.73-2.79x after the sixth (a slow
+phase); the ratio follows the previous code's single thread (35-41 s with the machine's phase). Imports and a first
+call on a 10-frame noise clip run before the clock on both sides (this code's torch import and int8 check, ~1.4 s,
+and numba's compilation or cache load, once per process). ``--base COMMIT`` compares with any other commit (A/B of
+one change).
 """
 from __future__ import annotations
 
