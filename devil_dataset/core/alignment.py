@@ -227,9 +227,9 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
     nq, nt = len(query.values), len(train.values)
     block = min(MATCH_BLOCK, nq)
     scan = CrossCheckScan(nq, nt)
-    products = np.empty((block, nt), np.int32)
     q8, t8 = query.int8, train.int8
     if q8 is not None and t8 is not None:
+        products = np.empty((block, nt), np.int32)
         with one_omp_thread():
             for start in range(0, nq, block):
                 stop = min(start + block, nq)
@@ -243,9 +243,7 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
         stop = min(start + block, nq)
         d = dist32[: stop - start]
         np.matmul(q_rows[start:stop], t_cols, out=d)  # squared distances, exact integers below 2^22
-        part = products[: stop - start]
-        np.copyto(part, d, casting="unsafe")  # exact: integers
-        scan.add(part, no_terms[: stop - start], no_terms[:nt], 1, start)
+        scan.add(d, no_terms[: stop - start], no_terms[:nt], 1, start)
     return scan.matches()
 
 

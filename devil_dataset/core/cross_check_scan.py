@@ -11,8 +11,9 @@ A query is matched (cross-checked) when it is the first row at its nearest colum
 keeps the column minima and their first rows across blocks and the rows' nearest columns; :meth:`CrossCheckScan.add`
 reads each block once. A block holds ``row_term[r] + col_term[c] + factor * block[r, c]``: the int8 product form's
 raw products (factor -2 and its two integer terms, :mod:`devil_dataset.core.int8_products`) or distances already
-(factor 1, zero terms). A row's first minimum is the minimum of ``distance << 32 | column``, one integer reduction;
-a column's first row is kept by replacing it only on a strictly smaller distance, rows in order.
+(factor 1, zero terms; the float32 product's exact integers are read as they are). A row's first minimum is the
+minimum of ``distance << 32 | column``, one integer reduction; a column's first row is kept by replacing it only on a
+strictly smaller distance, rows in order.
 
 Integers only, so every CPU and every vector width LLVM picks give the same matches. Compiled once per process with
 numba (``nogil``, cached on disk by numba), so the matcher's other thread is not held up by the GIL; before this
@@ -38,6 +39,8 @@ import numpy as np
 _NO_DISTANCE = np.iinfo(np.int32).max
 _KEY_BITS = 32
 _KEY_MASK = (1 << _KEY_BITS) - 1
+# The blocks the pass reads: int8 products (int32) or the float32 product's distances (exact integers below 2^24).
+_BLOCK_DTYPES = (np.dtype(np.int32), np.dtype(np.float32))
 
 
 def scan_block(block: np.ndarray, row_term: np.ndarray, col_term: np.ndarray, factor: int, row0: int,
@@ -91,11 +94,12 @@ class CrossCheckScan:
         self._scan = compiled_scan_block()
 
     def add(self, block: np.ndarray, row_term: np.ndarray, col_term: np.ndarray, factor: int, row0: int) -> None:
-        """Scan query rows ``row0 : row0 + len(block)`` (int32 ``block`` [rows, cols], C-contiguous rows; int32
-        ``row_term`` [rows] and ``col_term`` [cols]); blocks must come in row order, each once."""
-        if row0 != self._next_row or block.shape[1] != self.cols or block.dtype != np.int32:
+        """Scan query rows ``row0 : row0 + len(block)`` (``block`` [rows, cols], C-contiguous rows: int32, or float32
+        holding integers below 2^24, such as the float32 product's distances; int32 ``row_term`` [rows] and
+        ``col_term`` [cols]); blocks must come in row order, each once."""
+        if row0 != self._next_row or block.shape[1] != self.cols or block.dtype not in _BLOCK_DTYPES:
             raise ValueError(f"block of rows {row0}.. ({block.dtype} {block.shape}) does not continue a scan at row "
-                             f"{self._next_row} over {self.cols} int32 columns")
+                             f"{self._next_row} over {self.cols} int32 or float32 columns")
         self._scan(block, row_term, col_term, factor, row0, self.col_dist, self.col_row, self.best_col)
         self._next_row = row0 + len(block)
 

@@ -51,6 +51,26 @@ def test_compiled_pass_equals_the_plain_python_one_and_first_minima(factor):
                 assert np.array_equal(getattr(compiled, name), getattr(plain, name)), (trial, block, name)
 
 
+def test_float32_distances_are_read_as_the_same_integers():
+    """The float32 product's distances (exact integers) give the state of the same distances in int32."""
+    rng = np.random.default_rng(9)
+    dist = rng.integers(0, 2**22, (37, 29)).astype(np.int32)
+    dist[:, 3] = dist[:, 7]  # ties within rows
+    dist[5] = dist[30]  # and across blocks
+    for compiled in (True, False):
+        as_int, as_float = ccs.CrossCheckScan(37, 29), ccs.CrossCheckScan(37, 29)
+        if not compiled:
+            as_int._scan = as_float._scan = ccs.scan_block
+        for start in range(0, 37, 16):
+            rows = slice(start, start + 16)
+            terms = np.zeros(len(dist[rows]), np.int32)
+            as_int.add(np.ascontiguousarray(dist[rows]), terms, np.zeros(29, np.int32), 1, start)
+            as_float.add(dist[rows].astype(np.float32), terms, np.zeros(29, np.int32), 1, start)
+        for name in ("col_dist", "col_row", "best_col"):
+            assert np.array_equal(getattr(as_int, name), getattr(as_float, name)), (compiled, name)
+        assert np.array_equal(as_float.matches(), _reference(dist))
+
+
 def test_an_earlier_row_keeps_a_column_tie_across_blocks():
     """Row 0 (block 0) and row 2 (block 1) are both at column 1's minimum: only row 0 is matched there."""
     dist = np.array([[5, 1, 9], [0, 7, 9], [8, 1, 9], [9, 9, 2]], np.int32)
@@ -62,8 +82,8 @@ def test_blocks_must_continue_the_scan():
     terms = np.zeros(4, np.int32)
     with pytest.raises(ValueError, match="does not continue a scan at row 0"):
         scan.add(np.zeros((2, 3), np.int32), terms, terms[:3], 1, 2)
-    with pytest.raises(ValueError, match="int32 columns"):
-        scan.add(np.zeros((2, 3), np.float32), terms, terms[:3], 1, 0)
+    with pytest.raises(ValueError, match="int32 or float32 columns"):
+        scan.add(np.zeros((2, 3), np.float64), terms, terms[:3], 1, 0)
     scan.add(np.zeros((2, 3), np.int32), terms, terms[:3], 1, 0)
     with pytest.raises(ValueError, match="seen 2 of 4 query rows"):
         scan.matches()
