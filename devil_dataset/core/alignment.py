@@ -226,24 +226,30 @@ def exact_cross_check(query: ExactOperands, train: ExactOperands) -> np.ndarray 
         return None
     nq, nt = len(query.values), len(train.values)
     block = min(MATCH_BLOCK, nq)
-    scan = CrossCheckScan(nq, nt)
     q8, t8 = query.int8, train.int8
+    threads: contextlib.AbstractContextManager[None]
     if q8 is not None and t8 is not None:
         products = np.empty((block, nt), np.int32)
-        with one_omp_thread():
-            for start in range(0, nq, block):
-                stop = min(start + block, nq)
-                part = block_products(q8, t8, start, stop, products)
-                scan.add(part, q8.row_term[start:stop], t8.column_term, -2, start)
-        return scan.matches()
-    dist32 = np.empty((block, nt), np.float32)
-    q_rows, t_cols = query.as_query, train.as_train
-    no_terms = np.zeros(max(block, nt), np.int32)
-    for start in range(0, nq, block):
-        stop = min(start + block, nq)
-        d = dist32[: stop - start]
-        np.matmul(q_rows[start:stop], t_cols, out=d)  # squared distances, exact integers below 2^22
-        scan.add(d, no_terms[: stop - start], no_terms[:nt], 1, start)
+
+        def rows(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+            return block_products(q8, t8, start, stop, products), q8.row_term[start:stop], t8.column_term, -2
+
+        threads = one_omp_thread()
+    else:
+        dist32 = np.empty((block, nt), np.float32)
+        q_rows, t_cols = query.as_query, train.as_train
+        no_terms = np.zeros(max(block, nt), np.int32)
+
+        def rows(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+            d = dist32[: stop - start]
+            np.matmul(q_rows[start:stop], t_cols, out=d)  # squared distances, exact integers below 2^22
+            return d, no_terms[: stop - start], no_terms[:nt], 1
+
+        threads = contextlib.nullcontext()
+    scan = CrossCheckScan(nq, nt)
+    with threads:
+        for start in range(0, nq, block):
+            scan.add(*rows(start, min(start + block, nq)), start)
     return scan.matches()
 
 
