@@ -56,7 +56,7 @@ class ClipFeatures:
         self._first: list[int] | None = None  # frame -> first frame with the same bytes
         self._features: dict[int, Features] = {}
         self._wanted: set[int] = set()  # frames a later step needs: described with the next detection
-        self._described: dict[int, threading.Event] = {}  # frames being described in a running detect()
+        self._describing: dict[int, threading.Event] = {}  # frames being described in a running detect()
         self._lock = threading.Lock()
         self._matches: dict[Pair, np.ndarray] = {}
         self._similarity: dict[Pair, np.ndarray | None] = {}
@@ -98,9 +98,9 @@ class ClipFeatures:
         asked = [self.same_as(k) for k in indices]
         with self._lock:  # frames being described by another thread's call are left to it
             todo = [k for k in dict.fromkeys(asked + sorted(self._wanted))
-                    if k not in self._features and k not in self._described]
+                    if k not in self._features and k not in self._describing]
             self._wanted.clear()
-            self._described.update((k, threading.Event()) for k in todo)
+            self._describing.update((k, threading.Event()) for k in todo)
 
         def run(item: object) -> object:
             if not isinstance(item, int):  # a task
@@ -109,7 +109,7 @@ class ClipFeatures:
                 self._features[item] = detect_features(self.frames[item], self.detector)
             finally:  # a task waiting for it goes on (and fails on the missing features) if it raised
                 with self._lock:
-                    done = self._described.pop(item)
+                    done = self._describing.pop(item)
                 done.set()
             return None
 
@@ -122,7 +122,7 @@ class ClipFeatures:
         for _ in range(2):  # described here, or by another thread (waited for): then it is there
             if key in self._features:
                 break
-            pending = self._described.get(key)
+            pending = self._describing.get(key)
             if pending is not None:
                 pending.wait()
             else:
