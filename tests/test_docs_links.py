@@ -22,8 +22,8 @@ CODE = re.compile(r"`([^`\n]+)`")
 REPO_DIRS = ("docs", "benchmarks", "devil_dataset", "tests", "scripts", "loading_script", ".ci")
 PACKAGE_DIRS = ("builder", "core", "eval", "cli", "data", "inpaint", "sources", "pipeline", "diagnosis")
 PATH = re.compile(r"(?<![\w./~-])((?:%s)/[\w./-]*[\w/])" % "|".join(re.escape(d) for d in REPO_DIRS + PACKAGE_DIRS))
-ROOT_FILES = re.compile(r"(?<![\w./-])(README\.md|CHANGELOG\.md|setup\.cfg|pyproject\.toml|constraints\.txt|conftest\.py)"
-                        r"(?![\w.-])")
+ROOT_FILES = re.compile(r"(?<![\w./-])(README\.md|CHANGELOG\.md|setup\.cfg|pyproject\.toml|constraints\.txt"
+                        r"|conftest\.py)(?![\w.-])")
 OUTSIDE = re.compile(r"\bSPEC\b|/work/|\.\./shared/")  # the project's private notes and machine paths
 
 
