@@ -6,9 +6,9 @@ first on PYTHONPATH, so the same virtualenv serves both), then this checkout's. 
 seconds (the demo's own ``timings.json``), the whole command's wall time, and the ratios baseline / this. Checks that
 both runs wrote the same Table 1 and findings (the demo's results must not change).
 
-    python benchmarks/demo.py                      # baseline: the demo before issue 17 (5eca3eb)
-    python benchmarks/demo.py --baseline-rev HEAD~3
-    python benchmarks/demo.py --saved benchmarks/demo_baseline.json   # compare with a saved run, run only this one
+    python benchmarks/demo.py                      # baseline: the last commit (HEAD): what the working tree changes
+    python benchmarks/demo.py --baseline-rev v0.1.0
+    python benchmarks/demo.py --saved /tmp/demo_baseline.json   # compare with a saved run, run only this one
 
 ``--save FILE`` keeps this checkout's figures (e.g. to compare later without re-running the baseline).
 """
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The demo before issue 17 (main with the release pairing of issue 10, whose slices the demo now uses).
-DEFAULT_BASELINE_REV = "5eca3eb"
+# The last commit: a run measures what the working tree's changes do to the demo.
+DEFAULT_BASELINE_REV = "HEAD"
 COMPARED_FILES = ("table1.md", "table1.tsv", "findings.json")
 
 

@@ -1,9 +1,10 @@
 """Every relative link and file reference in README.md, CHANGELOG.md and docs/*.md names a file that ships.
 
-Checked: markdown links ``[text](target)`` that are not URLs or same-page anchors (resolved from the document's
-folder), and backticked repository paths (``docs/x.md``, ``benchmarks/y.py``, ``devil_dataset/...``, ``tests/...``,
-``scripts/...``, ``loading_script/...``, and ``builder/x.py``-style paths inside the package, resolved under
-``devil_dataset/``). Placeholders (``<name>``, ``*``, ``{i}``) and paths that a command writes are not references.
+Checked: markdown links ``[text](target)`` that are not URLs (resolved from the document's folder; an ``#anchor``
+must be a heading of the markdown file it points into, as GitHub spells heading anchors), and backticked repository
+paths (``docs/x.md``, ``benchmarks/y.py``, ``devil_dataset/...``, ``tests/...``, ``scripts/...``,
+``loading_script/...``, and ``builder/x.py``-style paths inside the package, resolved under ``devil_dataset/``).
+Placeholders (``<name>``, ``*``, ``{i}``) and paths that a command writes are not references.
 Also: no document cites a file outside the repository (``SPEC.md``, ``/work/...``, ``../shared/...``).
 """
 from __future__ import annotations
@@ -31,6 +32,31 @@ OUTSIDE = re.compile(r"\bSPEC\b|/work/|\.\./shared/")  # the project's private n
 EXTERNAL = re.compile(r"(ProPainter|E2FGVI|PROVE|MichiganCOG|[Tt]he release|[Tt]heir)(?:'s)?[^;()]{0,70}$")
 
 
+def anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives ``doc``'s headings: lower case, punctuation dropped, spaces to hyphens, repeats -1."""
+    seen: dict[str, int] = {}
+    out = set()
+    in_fence = False
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        match = None if in_fence else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if match:
+            slug = re.sub(r"[^\w\- ]", "", match.group(1).lower()).replace(" ", "-")
+            out.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+            seen[slug] = seen.get(slug, 0) + 1
+    return out
+
+
+def _link_exists(doc: Path, target: str) -> bool:
+    """A relative link's file exists, and its ``#anchor``, if any, is a heading of that markdown file."""
+    name, _, anchor = target.partition("#")
+    path = (doc.parent / name) if name else doc
+    if not path.exists():
+        return False
+    return not anchor or path.suffix != ".md" or anchor in anchors(path)
+
+
 def _exists(base: Path, path: str) -> bool:
     """``path`` is a file or folder, or a module (``core/video_io``), or a module's name (``core/flow.dis_flow``)."""
     if (base / path).exists() or (base / f"{path}.py").exists():
@@ -54,10 +80,10 @@ def _references(doc: Path) -> list[tuple[int, str, bool]]:
     refs: list[tuple[int, str, bool]] = []
     for match in LINK.finditer(text):
         target = match.group(1)
-        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-            continue  # a URL, or an anchor on the same page
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):
+            continue  # a URL
         line = text.count("\n", 0, match.start()) + 1
-        refs.append((line, target, (doc.parent / target.split("#")[0]).exists()))
+        refs.append((line, target, _link_exists(doc, target)))
     for match in CODE.finditer(text):
         code = match.group(1)
         if any(c in code for c in "<>*{}[]$~") or EXTERNAL.search(text[max(0, match.start() - 80):match.start()]):
@@ -94,15 +120,18 @@ def test_the_checker_finds_missing_references(tmp_path):
     module: the module is what is checked) are not."""
     doc = tmp_path / "x.md"
     doc.write_text(
-        "[ok](https://example.com) [anchor](#top) `docs/<name>.md` `benchmarks/*.py`\n"
+        "# Top: the page\n[ok](https://example.com) [anchor](#top-the-page) [lost](#nowhere) `docs/<name>.md`\n"
+        "`benchmarks/*.py` [section](README.md#quick-start-two-commands)\n"
         f"[exists]({ROOT / 'README.md'}) `devil_dataset/cli/__init__.py` `core/alignment.py` `setup.cfg`\n"
         "[gone](nowhere.md#part) `benchmarks/no_such_script.py --quick` `core/no_such_module.py`\n"
         "`core/flow.dis_flow` `core/video_io` `core/flow.no_such_name` `core/gone.name`\n"
         "ProPainter's `core/metrics.py`\n"
         "```bash\npython benchmarks/also_gone.py\n```\n",
         encoding="utf-8")
+    (tmp_path / "README.md").write_text("## Quick start (two commands)\n", encoding="utf-8")
     refs = {text: exists for _, text, exists in _references(doc)}
-    assert refs == {str(ROOT / "README.md"): True, "devil_dataset/cli/__init__.py": True,
+    assert refs == {"#top-the-page": True, "#nowhere": False, "README.md#quick-start-two-commands": True,
+                    str(ROOT / "README.md"): True, "devil_dataset/cli/__init__.py": True,
                     "core/alignment.py": True, "setup.cfg": True, "nowhere.md#part": False,
                     "benchmarks/no_such_script.py": False, "core/no_such_module.py": False,
                     "core/flow.dis_flow": True, "core/video_io": True, "core/flow.no_such_name": True,
