@@ -114,6 +114,13 @@ def test_no_document_cites_a_file_outside_the_repository(doc):
     assert hits == []
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(ROOT)))
+def test_no_heading_is_named_after_an_issue(doc):
+    """A heading says what its section is about, not which tracker issue or work round produced it."""
+    headings = [line for line in doc.read_text(encoding="utf-8").splitlines() if re.match(r"#{1,6}\s", line)]
+    assert [h for h in headings if re.search(r"\b(issues?|rounds?) \d|\(issue|round\)|\bround\b", h, re.I)] == []
+
+
 def test_the_checker_finds_missing_references(tmp_path):
     """A link, a backticked path and a package-relative module path that do not exist are each reported; URLs,
     anchors, placeholders, fenced commands, another project's files and existing files (or modules, or a name in a
