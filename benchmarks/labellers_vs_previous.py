@@ -16,6 +16,8 @@ cache load, once per process).
     python benchmarks/labellers_vs_previous.py --base bab91ab --rounds 3 --jobs 2
     python benchmarks/labellers_vs_previous.py --videos 2 --frames 12 --size 320x180    # a quick look
 
+``--record`` appends the run (figures, CPU, revision) to ``benchmarks/results/labellers_vs_previous.jsonl``.
+
 The present figures (against ``bab91ab``, the labellers before the shared one-pass design): docs/labelling.md,
 "Measured".
 """
@@ -114,6 +116,7 @@ def run_side(package_root: Path, detector: str, jobs: int, paths: list[Path], ru
 def main() -> int:
     import numpy as np
     from diagnose import write_video
+    from results_log import record
 
     from devil_dataset.core.video_io import load_clip
 
@@ -125,6 +128,8 @@ def main() -> int:
     parser.add_argument("--detector", default="sift", choices=("sift", "orb"))
     parser.add_argument("--base", default=BASE_COMMIT, help="the git revision to compare with (default %(default)s)")
     parser.add_argument("--rounds", type=int, default=1, help="alternate the two sides this many times")
+    parser.add_argument("--record", action="store_true",
+                        help="append this run to benchmarks/results/labellers_vs_previous.jsonl")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
     load = os.getloadavg()[0]
@@ -159,6 +164,13 @@ def main() -> int:
     for r in results["previous"] + results["this"]:
         differ += [(i, "run", s) for i, s in enumerate(r["scores"]) if s != results["previous"][0]["scores"][i]]
     print("  scores (camera, scene):", json.dumps(results["this"][0]["scores"]))
+    if args.record:
+        record("labellers_vs_previous", {
+            "base": args.base, "videos": args.videos, "frames": args.frames, "size": args.size, "jobs": args.jobs,
+            "detector": args.detector, "rounds": args.rounds, "base_wall_s": round(before, 2),
+            "this_wall_s": round(after, 2), "base_cpu_s": round(cpu_before, 2), "this_cpu_s": round(cpu_after, 2),
+            "wall_ratio": round(before / after, 3), "cpu_ratio": round(cpu_before / cpu_after, 3),
+            "scores_identical": not differ}, sys.argv[1:])
     if differ:
         print("  SCORES DIFFER:", differ)
         return 1
