@@ -6,11 +6,12 @@ first on PYTHONPATH, so the same virtualenv serves both), then this checkout's. 
 seconds (the demo's own ``timings.json``), the whole command's wall time, and the ratios baseline / this. Checks that
 both runs wrote the same Table 1 and findings (the demo's results must not change).
 
-    python benchmarks/demo.py                      # baseline: the demo before issue 17 (5eca3eb)
-    python benchmarks/demo.py --baseline-rev HEAD~3
-    python benchmarks/demo.py --saved benchmarks/demo_baseline.json   # compare with a saved run, run only this one
+    python benchmarks/demo.py                      # baseline: the last commit (HEAD): what the working tree changes
+    python benchmarks/demo.py --baseline-rev v0.1.0
+    python benchmarks/demo.py --saved /tmp/demo_baseline.json   # compare with a saved run, run only this one
 
-``--save FILE`` keeps this checkout's figures (e.g. to compare later without re-running the baseline).
+``--save FILE`` keeps this checkout's figures (e.g. to compare later without re-running the baseline);
+``--record`` appends both runs' stage figures (CPU, revision) to ``benchmarks/results/demo.jsonl``.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The demo before issue 17 (main with the release pairing of issue 10, whose slices the demo now uses).
-DEFAULT_BASELINE_REV = "5eca3eb"
+# The last commit: a run measures what the working tree's changes do to the demo.
+DEFAULT_BASELINE_REV = "HEAD"
 COMPARED_FILES = ("table1.md", "table1.tsv", "findings.json")
 
 
@@ -74,6 +75,7 @@ def main() -> None:
     ap.add_argument("--baseline-rev", default=DEFAULT_BASELINE_REV, help="git revision of the baseline demo")
     ap.add_argument("--saved", type=Path, help="compare with a saved run (JSON from --save) instead of running one")
     ap.add_argument("--save", type=Path, help="write this checkout's figures to this JSON file")
+    ap.add_argument("--record", action="store_true", help="append this run to benchmarks/results/demo.jsonl")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="devil-bench-demo-") as tmp:
@@ -98,6 +100,17 @@ def main() -> None:
     same = [n for n in COMPARED_FILES if n in base["files"] and base["files"][n] == new["files"].get(n)]
     differ = [n for n in COMPARED_FILES if n in base["files"] and n not in same]
     print(f"identical results: {', '.join(same) or '-'}" + (f"; DIFFERENT: {', '.join(differ)}" if differ else ""))
+    if args.record:
+        from results_log import record  # a sibling script: benchmarks/ is sys.path[0] when this one runs
+
+        def figures(run: dict) -> dict:
+            return {"wall_s": round(run["wall_s"], 1),
+                    "stages": {n: {k: round(v, 1) for k, v in t.items() if k in ("wall_s", "cpu_s")}
+                               for n, t in run["stages"].items()}}
+
+        record("demo", {"baseline": args.baseline_rev if not args.saved else str(args.saved),
+                        "before": figures(base), "after": figures(new), "identical": same, "different": differ},
+               sys.argv[1:])
     if differ:
         sys.exit(1)
 

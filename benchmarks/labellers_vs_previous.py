@@ -1,27 +1,25 @@
-"""The motion labellers of this checkout against those of the commit before issue 47, side by side in one run.
+"""The motion labellers of this checkout against those of a git revision (``--base``), side by side in one run.
 
 Both run on the same generated videos (``benchmarks/diagnose.py``'s DAVIS-shaped synthetic set: a textured scene
 filmed by a camera panning at its own speed, still for every fifth video, with flowing "water" in every other one),
-each in its own subprocess importing its own package: the previous code from ``git archive`` of ``--base`` (default
-``bab91ab``) into a temp folder, this code from the checkout. Each side scores every video's camera motion and
-scene motion (release mode, DIS flow, SIFT unless ``--detector``) cold, the videos spread over ``--jobs`` worker
-processes as ``devil diagnose --jobs`` would; the frames are decoded before the clock starts. The script prints
-both wall times and CPU times (all threads of the scoring processes), their ratios, the scores, and exits 1 when any
-score differs in any bit (NaN equals NaN). On a shared machine wall time follows the load: ``--rounds N``
-alternates the two sides N times and keeps each side's best.
+each in its own subprocess importing its own package: the revision's code from ``git archive`` of ``--base``
+(default ``HEAD``: what the working tree's changes do) into a temp folder, this code from the checkout. Each side
+scores every video's camera motion and scene motion (release mode, DIS flow, SIFT unless ``--detector``) cold, the
+videos spread over ``--jobs`` worker processes as ``devil diagnose --jobs`` would; the frames are decoded before the
+clock starts. The script prints both wall times and CPU times (all threads of the scoring processes), their ratios,
+the scores, and exits 1 when any score differs in any bit (NaN equals NaN). On a shared machine wall time follows
+the load: ``--rounds N`` alternates the two sides N times and keeps each side's best. Imports and a first call on a
+10-frame noise clip run before the clock on both sides (torch's import and the int8 check, numba's compilation or
+cache load, once per process).
 
     python benchmarks/labellers_vs_previous.py                          # 4 videos x 30 frames at 854x480, --jobs 1
-    python benchmarks/labellers_vs_previous.py --jobs 2
+    python benchmarks/labellers_vs_previous.py --base bab91ab --rounds 3 --jobs 2
     python benchmarks/labellers_vs_previous.py --videos 2 --frames 12 --size 320x180    # a quick look
 
-Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores, ``--rounds 3``; all runs in docs/labelling.md,
-"Speed of the two labellers"): after issue 47's seventh round ``--jobs 1`` 3.11x and 3.21x in wall time
-(37.5 -> 12.06 s, 38.6 -> 12.02 s; 1.81-1.86x in CPU time), ``--jobs 2`` 1.94x; scores identical in every run: the
-issue's 3x is reached. Before it: 2.83-2.96x after the fifth round (quiet), 2.73-2.79x after the sixth (a slow
-phase); the ratio follows the previous code's single thread (35-41 s with the machine's phase). Imports and a first
-call on a 10-frame noise clip run before the clock on both sides (this code's torch import and int8 check, ~1.4 s,
-and numba's compilation or cache load, once per process). ``--base COMMIT`` compares with any other commit (A/B of
-one change).
+``--record`` appends the run (figures, CPU, revision) to ``benchmarks/results/labellers_vs_previous.jsonl``.
+
+The present figures (against ``bab91ab``, the labellers before the shared one-pass design): docs/labelling.md,
+"Measured".
 """
 from __future__ import annotations
 
@@ -38,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-# The last commit before issue 47 (the labellers with the module-level feature memo).
-BASE_COMMIT = "bab91ab"
+# The last commit: a run measures what the working tree's changes do (older revisions run too: see _RUNNER).
+BASE_COMMIT = "HEAD"
 
 # Run in a subprocess with the package of one side first on sys.path: score the decoded videos, print JSON.
 _RUNNER = r"""
@@ -118,6 +116,7 @@ def run_side(package_root: Path, detector: str, jobs: int, paths: list[Path], ru
 def main() -> int:
     import numpy as np
     from diagnose import write_video
+    from results_log import record
 
     from devil_dataset.core.video_io import load_clip
 
@@ -127,8 +126,10 @@ def main() -> int:
     parser.add_argument("--size", default="854x480", help="WxH of the videos (scored at 854x480)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--detector", default="sift", choices=("sift", "orb"))
-    parser.add_argument("--base", default=BASE_COMMIT, help="the previous commit (default %(default)s)")
+    parser.add_argument("--base", default=BASE_COMMIT, help="the git revision to compare with (default %(default)s)")
     parser.add_argument("--rounds", type=int, default=1, help="alternate the two sides this many times")
+    parser.add_argument("--record", action="store_true",
+                        help="append this run to benchmarks/results/labellers_vs_previous.jsonl")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
     load = os.getloadavg()[0]
@@ -163,6 +164,13 @@ def main() -> int:
     for r in results["previous"] + results["this"]:
         differ += [(i, "run", s) for i, s in enumerate(r["scores"]) if s != results["previous"][0]["scores"][i]]
     print("  scores (camera, scene):", json.dumps(results["this"][0]["scores"]))
+    if args.record:
+        record("labellers_vs_previous", {
+            "base": args.base, "videos": args.videos, "frames": args.frames, "size": args.size, "jobs": args.jobs,
+            "detector": args.detector, "rounds": args.rounds, "base_wall_s": round(before, 2),
+            "this_wall_s": round(after, 2), "base_cpu_s": round(cpu_before, 2), "this_cpu_s": round(cpu_after, 2),
+            "wall_ratio": round(before / after, 3), "cpu_ratio": round(cpu_before / cpu_after, 3),
+            "scores_identical": not differ}, sys.argv[1:])
     if differ:
         print("  SCORES DIFFER:", differ)
         return 1
