@@ -192,4 +192,4 @@ def test_cli_warm_run_with_a_model_scores_nothing(tmp_path, capsys):
     assert "metric values: 0 (method, pair) from cache, 2 scored" in capsys.readouterr().out
     assert main([*argv, "--out", str(tmp_path / "b")]) == 0
     assert "metric values: 2 (method, pair) from cache, 0 scored" in capsys.readouterr().out
-    assert (tmp_path / "a" / "diagnosis.tsv").read_bytes() == (tmp_path / "b" / "diagnosis.tsv").read_bytes()
+    assert (tmp_path / "a" / "diagnosis.md").read_bytes() == (tmp_path / "b" / "diagnosis.md").read_bytes()
