@@ -93,7 +93,7 @@ class GroundTruthInputs:
         """Every predictions folder exists (all missing ones named at once)."""
         bad = [f"{m}: {p}: not a folder" for m, p in self.predictions.items() if not Path(p).is_dir()]
         if bad:
-            raise DevilError(f"{len(bad)} bad input{'s' if len(bad) > 1 else ''}, nothing written:\n  " +
+            raise DevilError(f"{len(bad)} bad input{'s' if len(bad) > 1 else ''} (nothing written):\n  " +
                              "\n  ".join(bad))
 
     def pairs(self) -> list[Pair]:

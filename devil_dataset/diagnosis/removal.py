@@ -96,6 +96,15 @@ def source_fingerprint_of(path: Path) -> str | None:
     return prediction_fingerprint(path.parent, path.name, tuple(files))
 
 
+def plain_notes(notes: Mapping[str, Any]) -> dict:
+    """A video's reading notes as JSON holds them (numpy numbers and arrays as Python ones, tuples as lists).
+
+        >>> plain_notes({"non_binary_frames": np.int64(3), "size": (4, 2)})
+        {'non_binary_frames': 3, 'size': [4, 2]}
+    """
+    return json.loads(json.dumps(dict(notes), default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+
+
 def _unmatched_line(name: str, missing: Sequence[str], what: str) -> str:
     return f"{name}: not in {', '.join(missing)}, not {what}"
 
@@ -170,14 +179,16 @@ class RemovalInputs:
         return ARITHMETIC_OF_PARITY[str(self.eval_options.parity)]
 
     def scoring_identity(self) -> str:
-        """sha256 of the metrics, the DINOv2's identity (name, revision, weights sha256), the MMD arithmetic of the
-        parity and the frames read; empty (nothing cached) for an injected network without an identity."""
+        """sha256 of the metrics, the DINOv2's identity (name, revision, weights sha256), where and in what batches it
+        runs (float results may differ in the last bits), the MMD arithmetic of the parity and the frames read; empty
+        (nothing cached) for an injected network without an identity."""
         rc = bool(set(self.metrics) & set(REMOVAL_METRICS))
         dino = (self._model.identity() if self._model is not None else self.network_identity) if rc else None
         if rc and dino is None:
             return ""
         what = {"protocol": "prove", "metrics": sorted(self.metrics), "dino": dino, "arithmetic": self._arithmetic(),
-                "max_frames": MAX_FRAMES}
+                "max_frames": MAX_FRAMES, "batch_size": self.eval_options.batch_size if rc else None,
+                "device": resolve_device(self.eval_options.device) if rc else None}
         return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
     def _scored(self, todo: list[ProveVideo], engine: Engine) -> list[ProveVideoScores]:
@@ -201,9 +212,10 @@ class RemovalInputs:
             if hit is not None:
                 found[v.name] = hit
         for s in self._scored([v for v in self.layouts[method].videos if v.name not in found], engine):
-            found[s.name] = (s.values, s.notes)
+            notes = plain_notes(s.notes)  # as the cache gives them back, so cold and warm runs say the same
+            found[s.name] = (s.values, notes)
             if cache is not None:
-                cache.save(keys[s.name], s.values, notes=s.notes)
+                cache.save(keys[s.name], s.values, notes=notes)
         return found, keys
 
     def score(self, pairs: Sequence[Pair], cache: MetricValuesCache | None, engine: Engine,
@@ -260,4 +272,4 @@ def diagnose_removals(  # noqa: PLR0913  (public API: keyword-only options)
 
 
 __all__ = ["LABELLING_FOLDER", "REMOVAL_DIAGNOSIS_METRICS", "RemovalInputs", "diagnose_removals", "labelling_layout",
-           "source_fingerprint_of"]
+           "plain_notes", "source_fingerprint_of"]
