@@ -1,5 +1,6 @@
-"""``devil diagnose`` as one call: pairs -> attribute pass -> groups -> (with predictions) scores, comparisons and
-the report, all written under one folder.
+"""``devil diagnose`` of a dataset with ground truth as one call: pairs -> attribute pass -> groups -> (with
+predictions) scores, comparisons and the report, all written under one folder, through the procedure every diagnosis
+follows (:func:`devil_dataset.diagnosis.procedure.run_diagnosis`; the inputs: :class:`GroundTruthInputs`).
 
     >>> from devil_dataset.diagnosis.diagnose import input_mode
     >>> input_mode(dataset="ds", gt_dir=None, mask_dir=None)
