@@ -30,6 +30,8 @@ example:
       --dino-model facebook/dinov2-giant
   # object removals without ground truth (IN/<name>.mp4 with the object, MASKS/<name>.mp4, results/<m>/<name>.mp4):
   # attributes from the input videos, RC-S / RC-T (PROVE) compared between the groups (docs/removal.md)
+  devil diagnose --input-dir IN --mask-dir MASKS --out diag-set/
+  # the attributes of a removal test set only (diag-set/attributes.tsv), no method scored
 """
 
 
@@ -55,8 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "with --input-dir the removal masks <name>.mp4 (white = removed object)")
     src.add_argument("--input-dir", type=existing_path, metavar="DIR",
                      help="object removals without ground truth (PROVE layout): the videos with the object, "
-                     "<name>.mp4 or <name>/ of frames; with --mask-dir and --predictions NAME=RESULTS; metrics "
-                     "rc_s rc_t by default (docs/removal.md)")
+                     "<name>.mp4 or <name>/ of frames; with --mask-dir: the attributes of the set; with "
+                     "--predictions NAME=RESULTS also each method's scores compared (metrics rc_s rc_t by default; "
+                     "docs/removal.md)")
     src.add_argument("--dino-model", default=DEFAULT_DINO_MODEL, metavar="DINO",
                      help=f"with --input-dir: the DINOv2 of RC-S / RC-T (default {DEFAULT_DINO_MODEL}, from the "
                      "Hugging Face cache, or a save_pretrained folder)")
@@ -110,19 +113,22 @@ def _run_removals(args: argparse.Namespace) -> int:
     """``--input-dir``: the diagnosis of object removals (:func:`devil_dataset.diagnosis.removal.diagnose_removals`)."""
     if args.dataset is not None or args.gt_dir is not None:
         raise DevilError("--input-dir (object removals) cannot be combined with --dataset or --gt-dir")
-    if args.mask_dir is None or not args.predictions:
-        raise DevilError("--input-dir needs --mask-dir and --predictions NAME=RESULTS ...")
+    if args.mask_dir is None:
+        raise DevilError("--input-dir needs --mask-dir (and --predictions NAME=RESULTS ... to compare methods)")
     metrics = REMOVAL_DIAGNOSIS_METRICS if list(args.metrics) == list(DEFAULT_METRICS) else tuple(args.metrics)
     options = AttributeOptions(scoring_size=args.scoring_size or default_scoring_size("davis"),
                                detector=args.detector, scene_mode=args.scene_mode)
     result = diagnose_removals(args.out, input_dir=args.input_dir, mask_dir=args.mask_dir,
-                               predictions=_prediction_mapping(args.predictions), metrics=metrics, options=options,
+                               predictions=_prediction_mapping(args.predictions) if args.predictions else None,
+                               metrics=metrics, options=options,
                                eval_options=EvalOptions(device="cpu", protocol="prove", dino_model=args.dino_model),
                                cache_dir=args.cache, engine=get_engine(args.engine, jobs=args.jobs,
                                                                        address=args.ray_address),
                                progress=not args.quiet)
     print(result.stats.summary())
+    for attr in ATTRIBUTES:
+        print(f"  {attr}: {result.table.rules.get(attr, '')}")
     for line in result.headline():
         print(line)
-    print(f"wrote {args.out / 'attributes.tsv'} and {args.out / 'diagnosis.md'}")
+    print(f"wrote {args.out / 'attributes.tsv'}" + (f" and {args.out / 'diagnosis.md'}" if args.predictions else ""))
     return 0

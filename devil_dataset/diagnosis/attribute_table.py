@@ -18,15 +18,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..builder.scene_motion import MIN_SEGMENT_FRAMES
 from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
-from .attributes import ATTRIBUTES, VIDEO_ATTRIBUTES
+from .attributes import ATTRIBUTES, MIN_VIDEO_FRAMES, VIDEO_ATTRIBUTES
 from .cache import decode_value, encode_value
 from .groups import rank_groups, separation_problem
 
 TABLE_FORMAT = "devil-attributes"
 TABLE_FORMAT_VERSION = 1
 GROUPS = ("low", "high")
+#: Why an attribute can lack a score for every pair: what its labeller needs (SPEC sections 3-5).
+UNSCORED_REASON: dict[str, str] = {
+    "camera_motion": f"no video has a score (camera motion needs at least {MIN_VIDEO_FRAMES} frames, SPEC section 3)",
+    "bg_scene_motion": "no video has a score (scene motion needs a low-camera-motion segment of at least "
+                       f"{MIN_SEGMENT_FRAMES} frames, SPEC section 4)",
+    **{a: "no pair has a score (an empty or unreadable hole)" for a in ("fg_size", "fg_displacement", "fg_motion")},
+}
 
 
 @dataclass
@@ -57,6 +65,20 @@ class AttributeTable:
     def scores(self, attribute: str) -> dict[tuple[str, str], float]:
         """Pair key -> score of ``attribute``."""
         return {r.key: r.scores.get(attribute, math.nan) for r in self.rows}
+
+    @property
+    def unscored(self) -> dict[str, str]:
+        """Attributes without a score for any pair (attribute -> why: what the labeller needs), so no groups.
+
+            >>> AttributeTable([AttributeRow("v", "m", {"camera_motion": math.nan, "fg_size": 0.1})]).unscored
+            {'camera_motion': 'no video has a score (camera motion needs at least 10 frames, SPEC section 3)'}
+        """
+        out = {}
+        for attr in ATTRIBUTES:
+            values = [r.scores[attr] for r in self.rows if attr in r.scores]
+            if values and all(math.isnan(v) for v in values):
+                out[attr] = UNSCORED_REASON[attr]
+        return out
 
 
 def assign_groups(table: AttributeTable) -> AttributeTable:
@@ -189,5 +211,6 @@ def _from_json(p: Path, text: str) -> AttributeTable:
                           dict(doc.get("unseparated", {})))
 
 
-__all__ = ["AttributeRow", "AttributeTable", "GROUPS", "TABLE_FORMAT", "assign_groups", "json_document",
+__all__ = ["AttributeRow", "AttributeTable", "GROUPS", "TABLE_FORMAT", "UNSCORED_REASON", "assign_groups",
+           "json_document",
            "read_attribute_table", "tsv_text", "write_attribute_table"]

@@ -70,9 +70,10 @@ class AttributeCache:
     """Attribute scores on disk under ``root`` (see the module docstring).
 
     Every entry carries a checksum of its key and content (:func:`entry_checksum`): an entry whose bytes changed
-    (a flipped bit that still parses as JSON) reads as missing, is recomputed and rewritten, and its path is kept in
-    :attr:`damaged` for the run to report. A folder that cannot be written (read-only, immutable, a file in the way)
-    is read but not written: the first failed write is kept in :attr:`write_error` and later writes are skipped.
+    (a flipped bit that still parses as JSON, or bytes that are no longer UTF-8 or JSON) reads as missing, is
+    recomputed and rewritten, and its path is kept in :attr:`damaged` for the run to report. A folder that cannot be
+    written (read-only, immutable, a file in the way) is read but not written: the first failed write is kept in
+    :attr:`write_error` and later writes are skipped.
 
         >>> import tempfile, pathlib
         >>> cache = AttributeCache(tempfile.mkdtemp())
@@ -102,11 +103,11 @@ class AttributeCache:
         does not match (then the path is added to :attr:`damaged`)."""
         path = self.entry_path(key)
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except OSError:
             return None
-        try:
-            doc = json.loads(text)
+        try:  # a damaged byte may leave invalid UTF-8 (UnicodeDecodeError is a ValueError) or invalid JSON
+            doc = json.loads(data.decode("utf-8"))
             content, checksum = doc["content"], doc["checksum"]
         except (ValueError, KeyError, TypeError):
             self.damaged.append(path)

@@ -26,6 +26,7 @@ from scipy.stats import rankdata, spearmanr
 
 from ..eval.metrics.registry import higher_is_better
 from ..eval.stats import SIGNIFICANCE_ALPHA, holm, results_uncertainty, unpaired_test
+from ..eval.stats.significance import PERMUTATION_RESAMPLES
 from .attribute_table import AttributeTable
 from .attributes import ATTRIBUTES, VIDEO_ATTRIBUTES
 from .scores import PairScores
@@ -52,10 +53,16 @@ class Finding:
     p: float
     p_holm: float = math.nan
     confounders: list[str] = field(default_factory=list)
+    min_p_holm: float = math.nan  # the smallest Holm p these group sizes allow (NaN: no test ran)
 
     @property
     def significant(self) -> bool:
         return not math.isnan(self.p_holm) and self.p_holm < SIGNIFICANCE_ALPHA
+
+    @property
+    def could_be_significant(self) -> bool:
+        """Whether the group sizes allow a significant result at all (:func:`smallest_unpaired_p`, Holm-adjusted)."""
+        return not math.isnan(self.min_p_holm) and self.min_p_holm < SIGNIFICANCE_ALPHA
 
     @property
     def worse(self) -> str:
@@ -141,6 +148,33 @@ def attribute_correlations(table: AttributeTable) -> dict[str, dict[str, float]]
     return out
 
 
+def smallest_unpaired_p(n_a: int, n_b: int, resamples: int = PERMUTATION_RESAMPLES) -> float:
+    """The smallest two-sided p :func:`~devil_dataset.eval.stats.unpaired_test` can give groups of ``n_a`` and
+    ``n_b`` units, whatever their values: the exact test (at most ``resamples`` splits) puts the observed split and
+    its mirror in the tails, 2 / C(n_a + n_b, n_a); the Monte Carlo test counts the observed one, 2 / (resamples + 1)
+    (``scipy.stats.permutation_test``). NaN under :data:`MIN_GROUP_UNITS` units (no test runs).
+
+        >>> round(smallest_unpaired_p(2, 2), 4), smallest_unpaired_p(3, 3), smallest_unpaired_p(1, 5)
+        (0.3333, 0.1, nan)
+    """
+    if n_a < MIN_GROUP_UNITS or n_b < MIN_GROUP_UNITS:
+        return math.nan
+    splits = math.comb(n_a + n_b, n_a)
+    return min(1.0, 2.0 / splits if splits <= resamples else 2.0 / (resamples + 1))
+
+
+def smallest_holm_p(smallest: Sequence[float]) -> list[float]:
+    """A lower bound of each test's Holm-adjusted p given each test's smallest attainable p (``smallest``, NaN: no
+    test): the adjusted p is at least the test's own p and at least m times the family's smallest p (m tests).
+
+        >>> smallest_holm_p([0.1, 0.3333, float("nan")])
+        [0.2, 0.3333, nan]
+    """
+    ok = [p for p in smallest if not math.isnan(p)]
+    floor = len(ok) * min(ok) if ok else math.nan
+    return [p if math.isnan(p) else min(1.0, max(p, floor)) for p in smallest]
+
+
 def _test(high: Sequence[float], low: Sequence[float], seed: int) -> float:
     """The unpaired permutation p of two groups; NaN when a group has fewer than :data:`MIN_GROUP_UNITS` units."""
     if len(high) < MIN_GROUP_UNITS or len(low) < MIN_GROUP_UNITS:
@@ -157,7 +191,8 @@ def compare_groups(table: AttributeTable, scores: PairScores, keys: Sequence[str
     for method in scores:
         present = sorted({k for (m, _), d in docs.items() if m == method for k in d["summary"]})
         for key in [k for k in (keys or present) if k in present]:
-            family = []
+            family: list[Finding] = []
+            smallest: list[float] = []  # each test's smallest attainable p
             for attr in ATTRIBUTES:
                 lo, hi = docs.get((method, f"{attr}_low")), docs.get((method, f"{attr}_high"))
                 if lo is None or hi is None:
@@ -171,11 +206,14 @@ def compare_groups(table: AttributeTable, scores: PairScores, keys: Sequence[str
                 family.append(Finding(method, key, attr, "videos" if attr in VIDEO_ATTRIBUTES else "pairs", low, high,
                                       float(high.get("mean", math.nan)) - float(low.get("mean", math.nan)),
                                       _test(a, b, seed), confounders=flagged))
+                smallest.append(smallest_unpaired_p(len(a), len(b)))
             for f, p in zip(family, holm([f.p for f in family])):
                 f.p_holm = p
+            for f, floor in zip(family, smallest_holm_p(smallest)):
+                f.min_p_holm = floor
             found += family
     return found
 
 
 __all__ = ["CONFOUND_RANK_GAP", "Finding", "attribute_correlations", "compare_groups", "confounders",
-           "group_documents", "group_values", "rank_gap", "unit_of"]
+           "group_documents", "group_values", "rank_gap", "smallest_holm_p", "smallest_unpaired_p", "unit_of"]

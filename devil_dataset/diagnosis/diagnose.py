@@ -1,5 +1,6 @@
-"""``devil diagnose`` as one call: pairs -> attribute pass -> groups -> (with predictions) scores, comparisons and
-the report, all written under one folder.
+"""``devil diagnose`` of a dataset with ground truth as one call: pairs -> attribute pass -> groups -> (with
+predictions) scores, comparisons and the report, all written under one folder, through the procedure every diagnosis
+follows (:func:`devil_dataset.diagnosis.procedure.run_diagnosis`; the inputs: :class:`GroundTruthInputs`).
 
     >>> from devil_dataset.diagnosis.diagnose import input_mode
     >>> input_mode(dataset="ds", gt_dir=None, mask_dir=None)
@@ -8,44 +9,20 @@ the report, all written under one folder.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..core.atomic import unwritable_reason
 from ..core.engines import Engine
 from ..core.errors import DevilError
-from ..core.progress import progress_bar
 from ..eval.engine.davis_layout import PROTOCOL_SIZE, layout_notes
 from ..eval.metrics.protocol import EvalOptions
 from ..eval.metrics.registry import scoring_identity
-from .attribute_table import AttributeTable, write_attribute_table
 from .attributes import SCORING_SIZE, AttributeOptions
-from .cache import AttributeCache, default_attribute_cache_dir
-from .compare import Finding, compare_groups, group_documents
 from .metric_cache import MetricValuesCache
 from .pairs import Pair, dataset_pairs, davis_pairs, directory_pairs
-from .report import headline, write_report
-from .run import PassStats, compute_attributes
+from .procedure import NO_CACHE, DiagnosisResult, run_diagnosis
 from .scores import DEFAULT_METRICS, PairScores, dataset_scores, davis_scores, directory_scores
-
-NO_CACHE = "none"  # cache_dir value that turns the attribute cache off
-
-
-@dataclass
-class DiagnosisResult:
-    """What a diagnosis produced: the attribute table, the pass's costs, per-pair scores, findings and files."""
-
-    table: AttributeTable
-    stats: PassStats
-    scores: PairScores = field(default_factory=dict)
-    findings: list[Finding] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    paths: list[Path] = field(default_factory=list)
-
-    def headline(self) -> list[str]:
-        """The report's headline sentences (empty without predictions)."""
-        return headline(self.findings, list(self.scores), self.table.unseparated) if self.scores else []
 
 
 def input_mode(*, dataset: str | Path | None, gt_dir: str | Path | None, mask_dir: str | Path | None) -> str:
@@ -94,13 +71,47 @@ def _scores(mode: str, pairs: Sequence[Pair], predictions: Mapping[str, str | Pa
                             cache=cache, notes=notes), notes
 
 
-def _metric_cache(cache: str | Path | None, writable: bool, metrics: Sequence[str],
-                  eval_options: EvalOptions | None) -> MetricValuesCache | None:
-    """The per-pair metric-value cache beside the attributes (None without a cache folder)."""
-    if cache is None:
-        return None
-    return MetricValuesCache(AttributeCache(cache, writable=writable),
-                             scoring_identity(list(metrics), eval_options or EvalOptions()))
+@dataclass
+class GroundTruthInputs:
+    """A dataset with ground truth (a built dataset, a release-layout or a DAVIS / YouTube-VOS folder) and the
+    methods' predictions, as :func:`~devil_dataset.diagnosis.procedure.run_diagnosis` reads them."""
+
+    mode: str
+    dataset: str | Path | None
+    configs: Sequence[str] | None
+    gt_dir: str | Path | None
+    mask_dir: str | Path | None
+    predictions: Mapping[str, str | Path]
+    metrics: Sequence[str]
+    options: AttributeOptions
+    eval_options: EvalOptions | None
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.predictions)
+
+    def check(self) -> None:
+        """Every predictions folder exists (all missing ones named at once)."""
+        bad = [f"{m}: {p}: not a folder" for m, p in self.predictions.items() if not Path(p).is_dir()]
+        if bad:
+            raise DevilError(f"{len(bad)} bad input{'s' if len(bad) > 1 else ''} (nothing written):\n  " +
+                             "\n  ".join(bad))
+
+    def pairs(self) -> list[Pair]:
+        pairs = _pairs(self.mode, self.dataset, self.configs, self.gt_dir, self.mask_dir, self.options)
+        if self.mode == "davis" and self.gt_dir is not None and self.mask_dir is not None and pairs:
+            videos = [p.source.video for p in pairs if p.source.video is not None]  # videos left out, ._* files
+            for note in layout_notes(self.gt_dir, self.mask_dir, videos, None)[1]:
+                print(f"devil diagnose: {note}", file=sys.stderr)
+        return pairs
+
+    def scoring_identity(self) -> str:
+        return scoring_identity(list(self.metrics), self.eval_options or EvalOptions())
+
+    def score(self, pairs: Sequence[Pair], cache: MetricValuesCache | None, engine: Engine,
+              progress: bool) -> tuple[PairScores, list[str]]:
+        return _scores(self.mode, pairs, self.predictions, self.metrics, dataset=self.dataset, gt_dir=self.gt_dir,
+                       eval_options=self.eval_options, engine=engine, progress=progress, cache=cache)
 
 
 def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
@@ -128,45 +139,12 @@ def diagnose(  # noqa: PLR0913  (public API: keyword-only options)
         >>> diagnose("out", dataset="sample-dataset")  # doctest: +SKIP
     """
     mode = input_mode(dataset=dataset, gt_dir=gt_dir, mask_dir=mask_dir)
+    if configs and mode != "dataset":
+        raise DevilError("--config selects configs of a built dataset (--dataset)")
     options = (options or AttributeOptions(scoring_size=default_scoring_size(mode))).resolved()
-    pairs = _pairs(mode, dataset, configs, gt_dir, mask_dir, options)
-    if not pairs:
-        raise DevilError("no video-mask pairs to diagnose")
-    if mode == "davis" and gt_dir is not None and mask_dir is not None:  # videos left out, ._* files: named
-        videos = [p.source.video for p in pairs if p.source.video is not None]
-        for note in layout_notes(gt_dir, mask_dir, videos, None)[1]:
-            print(f"devil diagnose: {note}", file=sys.stderr)
-    cache = None if str(cache_dir) == NO_CACHE else (cache_dir or default_attribute_cache_dir())
-    unwritable = unwritable_reason(cache) if cache is not None else None
-    if unwritable:  # read what is there, store nothing (docs/diagnose.md, "The cache")
-        print(f"devil diagnose: --cache {cache} cannot be written ({unwritable}): running without storing scores "
-              "(entries already there are still read); give a writable --cache DIR or --cache none", file=sys.stderr)
-    table, stats = compute_attributes(pairs, options=options, cache_dir=cache, cache_writable=not unwritable,
-                                      engine=engine, progress=progress)
-    for note in stats.notes():
-        print(f"devil diagnose: {note}", file=sys.stderr)
-    result = DiagnosisResult(table, stats)
-    result.paths += write_attribute_table(out_dir, table)
-    if predictions:
-        values = _metric_cache(cache, not unwritable, metrics, eval_options)
-        result.scores, result.notes = _scores(mode, pairs, predictions, metrics, dataset=dataset, gt_dir=gt_dir,
-                                              eval_options=eval_options, engine=engine, progress=progress,
-                                              cache=values)
-        if values is not None:
-            result.stats.metric_values = (values.served, values.stored)
-            result.notes += PassStats(damaged=[str(p) for p in dict.fromkeys(values.cache.damaged)],
-                                      write_error=values.cache.write_error if not unwritable else None).notes()
-        steps = progress_bar(total=3, desc="report (tests, intervals, files)", unit="step", enabled=progress)
-        result.findings = compare_groups(table, result.scores)
-        steps.update(1)
-        docs = group_documents(table, result.scores)
-        steps.update(1)
-        result.paths += write_report(out_dir, table, result.findings, docs, list(predictions), result.notes)
-        steps.update(1)
-        steps.close()
-    for note in result.notes:
-        print(f"devil diagnose: {note}", file=sys.stderr)
-    return result
+    inputs = GroundTruthInputs(mode, dataset, configs, gt_dir, mask_dir, dict(predictions or {}), metrics, options,
+                               eval_options)
+    return run_diagnosis(out_dir, inputs, options=options, cache_dir=cache_dir, engine=engine, progress=progress)
 
 
-__all__ = ["DiagnosisResult", "NO_CACHE", "diagnose", "input_mode"]
+__all__ = ["DiagnosisResult", "GroundTruthInputs", "NO_CACHE", "default_scoring_size", "diagnose", "input_mode"]

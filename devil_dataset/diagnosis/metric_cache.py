@@ -75,27 +75,51 @@ class MetricValuesCache:
             self._sources[(pair.clip_id, pair.mask_id)] = (source_fingerprint(pair.source, "frames"),
                                                            source_fingerprint(pair.source, "hole"))
         frames, hole = self._sources[(pair.clip_id, pair.mask_id)]
-        if not (frames and hole and prediction):
+        return self.content_key(frames, hole, prediction)
+
+    def content_key(self, *fingerprints: str | None) -> str | None:
+        """The entry key of values scored on the contents of ``fingerprints`` (in order) under this scoring identity;
+        ``None`` when one is missing."""
+        if not all(fingerprints):
             return None
-        text = f"metrics|{METRIC_CACHE_VERSION}|{__version__}|{self.scoring}|{frames}|{hole}|{prediction}"
+        text = f"metrics|{METRIC_CACHE_VERSION}|{__version__}|{self.scoring}|" + "|".join(map(str, fingerprints))
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def load(self, key: str | None) -> tuple[dict[str, float], str | None] | None:
-        """``(values, inverted-mask problem)`` stored under ``key``, or ``None``."""
+    def _content(self, key: str | None) -> dict | None:
         content = self.cache.load_entry(key) if key else None
         if content is None or not isinstance(content.get("values"), dict):
             return None
         self.served += 1
-        values = {k: (math.nan if v is None else float(v)) for k, v in content["values"].items()}
-        return values, content.get("hole_problem")
+        return content
 
-    def save(self, key: str | None, values: Mapping[str, float], problem: str | None = None) -> None:
-        """Store a pair's ``values`` (NaN as null) and what the inverted-mask check said."""
+    def load(self, key: str | None) -> tuple[dict[str, float], str | None] | None:
+        """``(values, inverted-mask problem)`` stored under ``key``, or ``None``."""
+        content = self._content(key)
+        return None if content is None else (_decoded(content["values"]), content.get("hole_problem"))
+
+    def load_with_notes(self, key: str | None) -> tuple[dict[str, float], dict] | None:
+        """``(values, notes)`` stored under ``key`` by :meth:`save` with ``notes``, or ``None``."""
+        content = self._content(key)
+        return None if content is None else (_decoded(content["values"]), dict(content.get("notes") or {}))
+
+    def save(self, key: str | None, values: Mapping[str, float], problem: str | None = None,
+             notes: Mapping | None = None) -> None:
+        """Store a pair's ``values`` (NaN as null) and what the inverted-mask check said (or, with ``notes``, what
+        reading the inputs changed)."""
         if key is None:
             return
-        self.cache.save_entry(key, {"values": {k: (None if math.isnan(v) else (str(v) if math.isinf(v) else v))
-                                               for k, v in values.items()}, "hole_problem": problem})
+        content: dict = {"values": {k: (None if math.isnan(v) else (str(v) if math.isinf(v) else v))
+                                    for k, v in values.items()}}
+        if notes is None:
+            content["hole_problem"] = problem
+        else:
+            content["notes"] = dict(notes)
+        self.cache.save_entry(key, content)
         self.stored += 1
+
+
+def _decoded(values: Mapping[str, object]) -> dict[str, float]:
+    return {k: (math.nan if v is None else float(v)) for k, v in values.items()}  # type: ignore[arg-type]
 
 
 __all__ = ["METRIC_CACHE_VERSION", "MetricValuesCache", "prediction_fingerprint"]

@@ -1,8 +1,12 @@
-"""``devil diagnose --removal``: DEVIL's diagnosis of real object removals, which have no ground truth (issue 45;
-``docs/removal.md``). The input videos (with the object) stand in for the attribute labelling — camera motion, scene
+"""``devil diagnose --input-dir``: DEVIL's diagnosis of real object removals, which have no ground truth
+(``docs/removal.md``). The input videos (with the object) stand in for the attribute labelling — camera motion, scene
 motion, mask size, displacement and motion are properties of the scene and the mask, not of the fill — and each
-method is scored with PROVE's reference-free RC-S / RC-T (:func:`devil_dataset.eval.engine.prove_run.evaluate_prove`),
-then the groups are compared as ``devil diagnose`` compares them (same tests, same report).
+method is scored with PROVE's reference-free RC-S / RC-T (:func:`devil_dataset.eval.engine.prove_run.
+score_prove_video`), then the groups are compared as ``devil diagnose`` compares them. It follows the same procedure
+(:func:`devil_dataset.diagnosis.procedure.run_diagnosis`): every input video, mask and result is decoded (and the
+DINOv2 loaded) before anything is written, and every bad one is named in one error; the cache is the same, and each
+video's values are cached by the content of its input, mask and result and by the scoring identity (metrics, the
+model's identity, the parity's arithmetic). Without ``predictions`` only the attributes are computed.
 
 The PROVE layout (``IN/<name>.mp4``, ``MASKS/<name>.mp4``, each method's ``RESULT/<name>.mp4``, or folders of
 frames) is written once as a DAVIS-layout copy (PNG frames, masks thresholded at > 127 as PROVE does) that the
@@ -14,8 +18,11 @@ attribute pass reads; the attribute cache keys on content, so a second run compu
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -24,20 +31,20 @@ import numpy as np
 
 from ..core.atomic import atomic_write_text
 from ..core.engines import Engine
-from ..core.errors import DevilError
+from ..core.engines.local import map_ordered
+from ..core.errors import DevilError, unknown_name
+from ..core.progress import progress_bar
 from ..eval.engine.davis_layout import MASK_NAME, PROTOCOL_SIZE
-from ..eval.engine.prove_layout import ProveVideo, list_prove_videos, read_frames
-from ..eval.engine.prove_run import evaluate_prove, removal_lines
+from ..eval.engine.one_pass import resolve_device
+from ..eval.engine.prove_layout import MAX_FRAMES, ProveLayout, ProveVideo, list_prove_videos, read_frames
+from ..eval.engine.prove_run import PROVE_METRICS, ProveVideoScores, removal_lines, score_prove_video
 from ..eval.kernels.prove import MASK_THRESHOLD, grey_mask
 from ..eval.metrics.protocol import EvalOptions
-from .attribute_table import write_attribute_table
+from ..eval.metrics.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS
 from .attributes import AttributeOptions
-from .cache import default_attribute_cache_dir
-from .compare import compare_groups, group_documents
-from .diagnose import NO_CACHE, DiagnosisResult
-from .pairs import davis_pairs
-from .report import write_report
-from .run import compute_attributes
+from .metric_cache import MetricValuesCache, prediction_fingerprint
+from .pairs import Pair, davis_pairs
+from .procedure import DiagnosisResult, run_diagnosis
 from .scores import PairScores
 
 #: The metrics a removal diagnosis compares by default (both reference-free).
@@ -76,18 +83,161 @@ def labelling_layout(videos: Sequence[ProveVideo], root: Path) -> tuple[Path, Pa
     return gt, masks
 
 
-def removal_scores_by_pair(input_dir: str | Path, mask_dir: str | Path, predictions: Mapping[str, str | Path],
-                           metrics: Sequence[str], options: EvalOptions, *, engine: Engine | None = None,
-                           network: Any = None, progress: bool = False) -> tuple[PairScores, list[str]]:
-    """Method -> (video, video) -> values of each method's removals, and the input notes (one line each)."""
-    scores: PairScores = {}
-    notes: list[str] = []
-    for method, folder in predictions.items():
-        doc = evaluate_prove(input_dir, folder, mask_dir, metrics, options, method=method, engine=engine,
-                             network=network, progress=progress)
-        scores[method] = {(name, name): {k: v for k, v in row.items() if v == v} for name, row in doc["videos"].items()}
-        notes += [f"{method}: {line}" for line in removal_lines(doc)]
-    return scores, notes
+def source_fingerprint_of(path: Path) -> str | None:
+    """sha256 of a video's stored bytes: the ``.mp4`` file, or every file of a folder of frames (name order).
+
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "v.mp4"; _ = f.write_bytes(b"x")
+        >>> source_fingerprint_of(f) == source_fingerprint_of(f)
+        True
+    """
+    files = sorted((p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")),
+                   key=lambda p: p.relative_to(path).as_posix()) if path.is_dir() else [path]
+    return prediction_fingerprint(path.parent, path.name, tuple(files))
+
+
+def plain_notes(notes: Mapping[str, Any]) -> dict:
+    """A video's reading notes as JSON holds them (numpy numbers and arrays as Python ones, tuples as lists).
+
+        >>> plain_notes({"non_binary_frames": np.int64(3), "size": (4, 2)})
+        {'non_binary_frames': 3, 'size': [4, 2]}
+    """
+    return json.loads(json.dumps(dict(notes), default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+
+
+def _unmatched_line(name: str, missing: Sequence[str], what: str) -> str:
+    return f"{name}: not in {', '.join(missing)}, not {what}"
+
+
+@dataclass
+class RemovalInputs:
+    """Object removals in PROVE's layout (inputs, masks, each method's results) as
+    :func:`~devil_dataset.diagnosis.procedure.run_diagnosis` reads them; ``network``: an injected DINOv2 feature
+    function (tests) and ``network_identity`` what identifies it (without one, no value is cached)."""
+
+    input_dir: Path
+    mask_dir: Path
+    predictions: Mapping[str, Path]
+    metrics: tuple[str, ...]
+    options: AttributeOptions
+    eval_options: EvalOptions
+    labelling_root: Path
+    network: Any = None
+    network_identity: dict | None = None
+    videos: list[ProveVideo] = field(default_factory=list)  # the inputs with a mask (what the attributes label)
+    layouts: dict[str, ProveLayout] = field(default_factory=dict)  # method -> its matched videos
+    _model: Any = None
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.predictions)
+
+    def _layouts(self, bad: list[str]) -> None:
+        try:  # inputs against masks: the folder of inputs stands in for a results folder
+            pairs = list_prove_videos(self.input_dir, self.input_dir, self.mask_dir)
+        except DevilError as exc:
+            bad.append(str(exc).replace("all three folders", "both the inputs and the masks folder"))
+            return
+        self.videos = pairs.videos
+        for name, missing in pairs.unmatched.items():
+            print(f"devil diagnose: {_unmatched_line(name, [m for m in missing if m != 'results'], 'labelled')}",
+                  file=sys.stderr)
+        for method, folder in self.predictions.items():
+            try:
+                self.layouts[method] = list_prove_videos(self.input_dir, folder, self.mask_dir)
+            except DevilError as exc:
+                bad.append(f"{method}: {exc}")
+
+    def check(self) -> None:
+        """The folders matched, every input, mask and result decoded, the DINOv2 loaded (when RC-S / RC-T are
+        scored): every problem named in one DevilError, before anything is written."""
+        for m in self.metrics:
+            if m not in PROVE_METRICS:
+                raise unknown_name("metric of the prove protocol", m, PROVE_METRICS, prefix="--metrics: ")
+        bad: list[str] = []
+        self._layouts(bad)
+        sources = [p for v in self.videos for p in (v.inputs, v.masks)]
+        sources += [v.results for layout in self.layouts.values() for v in layout.videos]
+        for path in dict.fromkeys(sources):
+            try:
+                read_frames(path)
+            except DevilError as exc:
+                bad.append(str(exc))
+        if bad:
+            raise DevilError(f"{len(bad)} bad input{'s' if len(bad) > 1 else ''} (nothing written):\n  " +
+                             "\n  ".join(bad))
+        if self.methods and self.network is None and set(self.metrics) & set(REMOVAL_METRICS):
+            from ..core.networks.dinov2 import load_dinov2  # torch: only when RC-S / RC-T are scored
+
+            self._model = load_dinov2(self.eval_options.dino_model, resolve_device(self.eval_options.device))
+
+    def pairs(self) -> list[Pair]:
+        gt, masks = labelling_layout(self.videos, self.labelling_root)
+        return davis_pairs(gt, masks, self.options.scoring_size)
+
+    def _arithmetic(self) -> str:
+        return ARITHMETIC_OF_PARITY[str(self.eval_options.parity)]
+
+    def scoring_identity(self) -> str:
+        """sha256 of the metrics, the DINOv2's identity (name, revision, weights sha256), where and in what batches it
+        runs (float results may differ in the last bits), the MMD arithmetic of the parity and the frames read; empty
+        (nothing cached) for an injected network without an identity."""
+        rc = bool(set(self.metrics) & set(REMOVAL_METRICS))
+        dino = (self._model.identity() if self._model is not None else self.network_identity) if rc else None
+        if rc and dino is None:
+            return ""
+        what = {"protocol": "prove", "metrics": sorted(self.metrics), "dino": dino, "arithmetic": self._arithmetic(),
+                "max_frames": MAX_FRAMES, "batch_size": self.eval_options.batch_size if rc else None,
+                "device": resolve_device(self.eval_options.device) if rc else None}
+        return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _scored(self, todo: list[ProveVideo], engine: Engine) -> list[ProveVideoScores]:
+        network = self.network if self.network is not None else \
+            self._model.patch_features if self._model is not None and not engine.parallel else None
+        score = partial(score_prove_video, metrics=self.metrics, model=self.eval_options.dino_model,
+                        device=resolve_device(self.eval_options.device), batch_size=self.eval_options.batch_size,
+                        network=network, arithmetic=self._arithmetic())
+        return list(map_ordered(score, todo) if network is not None or not engine.parallel
+                    else engine.map_ordered(score, todo))
+
+    def _method_scores(self, method: str, cache: MetricValuesCache | None,
+                       engine: Engine) -> tuple[dict[str, tuple[dict[str, float], dict]], dict[str, str | None]]:
+        """name -> (values, input notes) of one method's videos (from the cache or scored), and their cache keys."""
+        found: dict[str, tuple[dict[str, float], dict]] = {}
+        keys: dict[str, str | None] = {}
+        for v in self.layouts[method].videos:
+            keys[v.name] = cache.content_key(*(source_fingerprint_of(p) for p in (v.inputs, v.masks, v.results))) \
+                if cache is not None else None
+            hit = cache.load_with_notes(keys[v.name]) if cache is not None else None
+            if hit is not None:
+                found[v.name] = hit
+        for s in self._scored([v for v in self.layouts[method].videos if v.name not in found], engine):
+            notes = plain_notes(s.notes)  # as the cache gives them back, so cold and warm runs say the same
+            found[s.name] = (s.values, notes)
+            if cache is not None:
+                cache.save(keys[s.name], s.values, notes=notes)
+        return found, keys
+
+    def score(self, pairs: Sequence[Pair], cache: MetricValuesCache | None, engine: Engine,
+              progress: bool) -> tuple[PairScores, list[str]]:
+        """Each method's RC-S / RC-T (and any other PROVE metric asked) per video, and the input notes."""
+        cache = cache if cache is not None and cache.scoring else None
+        scores: PairScores = {}
+        notes: list[str] = []
+        bar = progress_bar(total=len(self.methods), desc="prove", unit="method", enabled=progress)
+        for method in self.methods:
+            found, _ = self._method_scores(method, cache, engine)
+            names = [v.name for v in self.layouts[method].videos]
+            unscored = {m: [n for n in names if found[n][0][m] != found[n][0][m]] for m in self.metrics}
+            doc = {"num_videos": len(names), "unmatched": {n: m for n, m in self.layouts[method].unmatched.items()
+                                                           if "inputs" not in m and "masks" not in m},
+                   "unscored": {m: v for m, v in unscored.items() if v},
+                   "input_notes": {n: found[n][1] for n in names if found[n][1]}}
+            scores[method] = {(n, n): {k: v for k, v in found[n][0].items() if v == v} for n in names}
+            notes += [f"{method}: {line}" for line in removal_lines(doc)]
+            bar.update(1)
+        bar.close()
+        return scores, notes
 
 
 def diagnose_removals(  # noqa: PLR0913  (public API: keyword-only options)
@@ -95,42 +245,31 @@ def diagnose_removals(  # noqa: PLR0913  (public API: keyword-only options)
     *,
     input_dir: str | Path,
     mask_dir: str | Path,
-    predictions: Mapping[str, str | Path],
+    predictions: Mapping[str, str | Path] | None = None,
     metrics: Sequence[str] = REMOVAL_DIAGNOSIS_METRICS,
     options: AttributeOptions | None = None,
     eval_options: EvalOptions | None = None,
     cache_dir: str | Path | None = None,
     engine: Engine = Engine(),
     network: Any = None,
+    network_identity: dict | None = None,
     progress: bool = True,
 ) -> DiagnosisResult:
-    """Diagnose object removals: attributes of the input videos and masks, RC-S / RC-T of each method's results
-    (``predictions``: method -> results folder), the groups compared; writes what ``devil diagnose`` writes into
-    ``out_dir``. ``network``: an injected DINOv2 feature function (tests).
+    """Diagnose object removals: attributes of the input videos and masks and, with ``predictions`` (method ->
+    results folder), RC-S / RC-T of each method's results and the groups compared; writes what ``devil diagnose``
+    writes into ``out_dir``. ``network``: an injected DINOv2 feature function (tests), ``network_identity`` what
+    identifies it in the value cache.
 
         >>> diagnose_removals("diag/", input_dir="IN", mask_dir="MASKS", predictions={"a": "A"})  # doctest: +SKIP
     """
     out = Path(out_dir)
-    layout = list_prove_videos(input_dir, next(iter(predictions.values())), mask_dir) if predictions else None
-    if layout is None:
-        raise DevilError("a removal diagnosis needs --predictions NAME=RESULTS (the methods' removals)")
-    gt, masks = labelling_layout(layout.videos, out / LABELLING_FOLDER)
     options = (options or AttributeOptions(scoring_size=PROTOCOL_SIZE)).resolved()
-    pairs = davis_pairs(gt, masks, options.scoring_size)
-    cache = None if str(cache_dir) == NO_CACHE else (cache_dir or default_attribute_cache_dir())
-    table, stats = compute_attributes(pairs, options=options, cache_dir=cache, engine=engine, progress=progress)
-    result = DiagnosisResult(table, stats)
-    result.paths += write_attribute_table(out, table)
-    eval_options = replace(eval_options or EvalOptions(), protocol="prove")
-    result.scores, result.notes = removal_scores_by_pair(input_dir, mask_dir, predictions, metrics, eval_options,
-                                                         network=network, progress=progress)
-    result.findings = compare_groups(table, result.scores)
-    docs = group_documents(table, result.scores)
-    result.paths += write_report(out, table, result.findings, docs, list(predictions), result.notes)
-    for note in result.notes:
-        print(f"devil diagnose: {note}", file=sys.stderr)
-    return result
+    eval_options = eval_options or EvalOptions(protocol="prove")
+    inputs = RemovalInputs(Path(input_dir), Path(mask_dir), {m: Path(f) for m, f in (predictions or {}).items()},
+                           tuple(dict.fromkeys(metrics)), options, eval_options, out / LABELLING_FOLDER, network,
+                           network_identity)
+    return run_diagnosis(out, inputs, options=options, cache_dir=cache_dir, engine=engine, progress=progress)
 
 
-__all__ = ["LABELLING_FOLDER", "REMOVAL_DIAGNOSIS_METRICS", "diagnose_removals", "labelling_layout",
-           "removal_scores_by_pair"]
+__all__ = ["LABELLING_FOLDER", "REMOVAL_DIAGNOSIS_METRICS", "RemovalInputs", "diagnose_removals", "labelling_layout",
+           "plain_notes", "source_fingerprint_of"]

@@ -55,13 +55,32 @@ def _sentence(f: Finding) -> str:
             f"(worse on {f.worse}, Holm p = {f.p_holm:.3g}{conf})")
 
 
-def headline(findings: Sequence[Finding], methods: Sequence[str],
-             unseparated: Mapping[str, str] | None = None) -> list[str]:
+def _impossible(findings: Sequence[Finding]) -> str:
+    """Why no significance was possible for an attribute's findings (group sizes, the smallest attainable p)."""
+    f = min(findings, key=lambda f: (2.0 if math.isnan(f.min_p_holm) else f.min_p_holm, f.key))
+    sizes = f"groups of {f.low.get('n', 0)} and {f.high.get('n', 0)} {f.unit}"
+    if math.isnan(f.min_p_holm):
+        return f"{f.attribute} ({sizes}: too few for a test)"
+    return f"{f.attribute} ({sizes}: the smallest attainable Holm p is {f.min_p_holm:.3g})"
+
+
+def headline(findings: Sequence[Finding], methods: Sequence[str], unseparated: Mapping[str, str] | None = None,
+             unscored: Mapping[str, str] | None = None) -> list[str]:
     """One sentence per method: the attributes that separate its scores (the first significant metric of each), then
-    those that do not, then the attributes that do not separate the set itself (``unseparated``: no groups, nothing
-    tested)."""
+    those that do not, then those whose groups were too small for any p below the significance level (the smallest
+    p the permutation test can give these group sizes, Holm-adjusted: :func:`~devil_dataset.diagnosis.compare.
+    smallest_unpaired_p`), then the attributes without a score (``unscored``) and those that do not separate the set
+    itself (``unseparated``): no groups, nothing tested.
+
+        >>> f = Finding("m", "psnr", "fg_size", "pairs", {"mean": 30.0, "n": 2}, {"mean": 20.0, "n": 2}, -10.0, 0.33,
+        ...             1.0, min_p_holm=0.333)
+        >>> headline([f], ["m"])[0].split(": ", 1)[1]
+        'no significance was possible at alpha 0.05 for fg_size (groups of 2 and 2 pairs: the smallest attainable \
+Holm p is 0.333).'
+    """
     out = []
-    same = [a for a in ATTRIBUTES if a in (unseparated or {})]
+    same = [a for a in ATTRIBUTES if a in (unseparated or {}) and a not in (unscored or {})]
+    empty = [a for a in ATTRIBUTES if a in (unscored or {})]
     for m in methods:
         mine = [f for f in findings if f.method == m]
         sep: dict[str, Finding] = {}
@@ -69,11 +88,17 @@ def headline(findings: Sequence[Finding], methods: Sequence[str],
             if f.significant and f.attribute not in sep:
                 sep[f.attribute] = f
         rest = [a for a in ATTRIBUTES if a not in sep and any(f.attribute == a for f in mine)]
+        testable = [a for a in rest if any(f.could_be_significant for f in mine if f.attribute == a)]
         parts = [f"{a} separates its scores: {_sentence(f)}" for a, f in sep.items()]
-        if rest:
-            parts.append(f"no significant difference between the groups of {', '.join(rest)}")
+        if testable:
+            parts.append(f"no significant difference between the groups of {', '.join(testable)}")
+        if len(testable) < len(rest):
+            parts.append(f"no significance was possible at alpha {SIGNIFICANCE_ALPHA:g} for " + ", ".join(
+                _impossible([f for f in mine if f.attribute == a]) for a in rest if a not in testable))
         if not mine:
             parts = ["no scores to compare"]
+        if empty:
+            parts.append("; ".join(f"{a}: {(unscored or {})[a]}" for a in empty) + "; not tested")
         if same:
             parts.append(f"{', '.join(same)} {'does' if len(same) == 1 else 'do'} not separate this set (scores too "
                          "close to form groups; not tested)")
@@ -207,8 +232,9 @@ def _rules_lines(table: AttributeTable) -> list[str]:
 def diagnosis_markdown(table: AttributeTable, findings: Sequence[Finding], docs: Sequence[Mapping[str, Any]],
                        methods: Sequence[str], notes: Sequence[str] = ()) -> str:
     """The whole report as markdown."""
+    lines = headline(findings, methods, table.unseparated, table.unscored)
     parts = ["# DEVIL diagnosis\n", f"{len(table.rows)} video-mask pairs, {len({r.clip_id for r in table.rows})} "
-             "videos.\n", "## Headline\n", *[f"- {s}" for s in headline(findings, methods, table.unseparated)], "",
+             "videos.\n", "## Headline\n", *[f"- {s}" for s in lines], "",
              "## Groups\n", *_rules_lines(table), ""]
     if findings:
         parts += ["## Low vs high, per method, metric and attribute\n",
@@ -243,8 +269,9 @@ def diagnosis_html(table: AttributeTable, findings: Sequence[Finding], docs: Seq
     """A self-contained page (plots linked relative to it)."""
     style = ("body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}table{border-collapse:collapse;"
              "font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
-    body = ["<h1>DEVIL diagnosis</h1>", "<h2>Headline</h2><ul>",
-            *[f"<li>{html.escape(s)}</li>" for s in headline(findings, methods, table.unseparated)], "</ul>",
+    lines = headline(findings, methods, table.unseparated, table.unscored)
+    body = ["<h1>DEVIL diagnosis</h1>", "<h2>Headline</h2><ul>", *[f"<li>{html.escape(s)}</li>" for s in lines],
+            "</ul>",
             "<h2>Groups</h2><ul>",
             *[f"<li><b>{a}</b>: {html.escape(table.rules.get(a, ''))}</li>" for a in ATTRIBUTES], "</ul>"]
     body += [f'<img src="{html.escape(p)}" alt="{html.escape(p)}">' for p in plots]

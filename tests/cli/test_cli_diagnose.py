@@ -118,7 +118,7 @@ def test_out_under_a_file_is_refused_before_any_work(tmp_path, capsys, monkeypat
     """Issue 46 item 15: `--out a-file/sub` exits 2 naming the file, before the attribute pass runs."""
     import importlib
 
-    module = importlib.import_module("devil_dataset.diagnosis.diagnose")
+    module = importlib.import_module("devil_dataset.diagnosis.procedure")
     monkeypatch.setattr(module, "compute_attributes", lambda *a, **k: pytest.fail("ran the pass"))
     (tmp_path / "a-file").write_text("x")
     (tmp_path / "gt").mkdir()

@@ -80,9 +80,34 @@ def test_unwritable_out_folder_exits_2_before_any_work(release_dir, tmp_path, ca
     """Item 15: an --out that cannot be written is refused before the attribute pass."""
     import importlib
 
-    module = importlib.import_module("devil_dataset.diagnosis.diagnose")
+    module = importlib.import_module("devil_dataset.diagnosis.procedure")
     monkeypatch.setattr(module, "compute_attributes", lambda *a, **k: pytest.fail("ran the pass"))
     assert main(["diagnose", "--gt-dir", str(release_dir), "--cache", "none", "--out",
                  str(unwritable_folder / "sub")]) == 2
     assert f"devil: error: --out {unwritable_folder / 'sub'}: cannot write there (PermissionError" in \
         capsys.readouterr().err
+
+
+def test_entry_no_longer_utf8_is_recomputed_and_named(release_dir, tmp_path):
+    """A damaged first byte (invalid UTF-8): recomputed and named like any damaged entry, never a traceback."""
+    pairs = directory_pairs(release_dir)
+    cache = tmp_path / "cache"
+    first, _ = compute_attributes(pairs, options=OPTIONS, cache_dir=cache, progress=False)
+    target = sorted(cache.rglob("*.json"))[0]
+    target.write_bytes(b"\xff" + target.read_bytes()[1:])
+    again, stats = compute_attributes(pairs, options=OPTIONS, cache_dir=cache, progress=False)
+    assert again.rows == first.rows and stats.damaged == [str(target)]
+    assert sum(stats.computed.values()) >= 1 and str(target) in stats.notes()[0]
+
+
+def test_bad_predictions_named_before_the_attribute_pass(release_dir, tmp_path, capsys):
+    """The ground-truth diagnosis checks its inputs first too (one procedure): two predictions that are files, not
+    folders, are named in one error (exit 2) and --out is left empty."""
+    bad = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    for p in bad:
+        p.write_text("x")
+    code = main(["diagnose", "--gt-dir", str(release_dir), "--out", str(tmp_path / "out"), "--cache", "none",
+                 "--quiet", "--predictions", f"a={bad[0]}", f"b={bad[1]}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "2 bad inputs (nothing written)" in err and all(f"{p}: not a folder" in err for p in bad)
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").rglob("*")) == []
