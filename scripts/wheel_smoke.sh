@@ -8,6 +8,7 @@
 # The new environment gets the base dependencies and the `build` extra (shot-cut detection), pinned by
 # constraints.txt; no torch: the metrics here (psnr, ssim) run on numpy. PYTHON picks the interpreter.
 set -euo pipefail
+unset PYTHONPATH  # the new environment's package, never the checkout's
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${PYTHON:-python3}
@@ -16,27 +17,33 @@ if [ $# -ge 1 ]; then WORK=$1; mkdir -p "$WORK"; KEEP=1; else WORK=$(mktemp -d);
 WORK=$(cd "$WORK" && pwd)
 echo "wheel smoke: in $WORK"
 
+# Runs a build-backend hook quietly (its log is printed when it fails).
+build_hook() {
+  "$BUILD_PY" -c "import sys; from setuptools import build_meta; build_meta.$1(sys.argv[1])" "$WORK/dist" \
+    >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; return 1; }
+}
+
 # 1. The sdist from a copy of the checkout (the build writes build/ and *.egg-info/ next to its sources), then the
 #    wheel from the unpacked sdist, with the backend pyproject.toml names (no build isolation: nothing downloaded).
 rm -rf "$WORK/tree" "$WORK/dist" "$WORK/sdist"
 mkdir -p "$WORK/tree" "$WORK/dist" "$WORK/sdist"
 tar -c --exclude=./.git --exclude=./.venv --exclude=./build --exclude=./dist --exclude='*.egg-info' \
     --exclude=__pycache__ . | tar -x -C "$WORK/tree"
-(cd "$WORK/tree" && "$BUILD_PY" -c "import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])" \
-    "$WORK/dist" >/dev/null)
+(cd "$WORK/tree" && build_hook build_sdist)
 SDIST=$(ls "$WORK"/dist/*.tar.gz)
 tar -xzf "$SDIST" -C "$WORK/sdist"
-(cd "$WORK"/sdist/*/ && "$BUILD_PY" -c "import sys; from setuptools import build_meta; build_meta.build_wheel(sys.argv[1])" \
-    "$WORK/dist" >/dev/null)
+(cd "$WORK"/sdist/*/ && build_hook build_wheel)
 WHEEL=$(ls "$WORK"/dist/*.whl)
 echo "wheel smoke: built $(basename "$SDIST") and, from it, $(basename "$WHEEL")"
 
-# 2. A new environment with the wheel (not editable) and what the smoke needs.
-rm -rf "$WORK/venv"
-"$PY" -m venv "$WORK/venv"
-"$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check -c constraints.txt "$WHEEL[build]"
+# 2. A new environment with the wheel (not editable) and what the smoke needs; from here on the working folder is
+#    outside the checkout (Python puts the working folder first on sys.path).
+cd "$WORK"
+rm -rf venv
+"$PY" -m venv venv
+venv/bin/python -m pip install -q --disable-pip-version-check -c "$REPO/constraints.txt" "$WHEEL[build]"
 DEVIL="$WORK/venv/bin/devil"
-"$WORK/venv/bin/python" - "$WORK" <<'EOF'
+venv/bin/python - "$WORK" <<'EOF'
 import sys, devil_dataset
 where = devil_dataset.__file__
 assert where.startswith(sys.argv[1]), f"devil_dataset imported from {where}, not from the new environment"
@@ -44,7 +51,6 @@ print("wheel smoke: devil_dataset", devil_dataset.__version__, "from", where)
 EOF
 
 # 3. Small sources (no network): six 160x96 H.264 pans of 100 frames, written with PyAV (a base dependency).
-cd "$WORK"
 rm -rf sources dataset predictions results.json
 "$WORK/venv/bin/python" - <<'EOF'
 import os
