@@ -15,6 +15,8 @@ PY=${PYTHON:-python3}
 BUILD_PY=${BUILD_PYTHON:-$REPO/.venv/bin/python}  # has setuptools (pyproject.toml's build backend)
 if [ $# -ge 1 ]; then WORK=$1; mkdir -p "$WORK"; KEEP=1; else WORK=$(mktemp -d); KEEP=0; fi
 WORK=$(cd "$WORK" && pwd)
+# Caches inside WORK (the user's HuggingFace cache untouched), and nothing asked of the Hub.
+export HF_HOME="$WORK/hf-home" HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 echo "wheel smoke: in $WORK"
 
 # Runs a build-backend hook quietly (its log is printed when it fails).
@@ -51,7 +53,7 @@ print("wheel smoke: devil_dataset", devil_dataset.__version__, "from", where)
 EOF
 
 # 3. Small sources (no network): six 160x96 H.264 pans of 100 frames, written with PyAV (a base dependency).
-rm -rf sources dataset predictions results.json
+rm -rf sources dataset predictions results.json hf-home
 "$WORK/venv/bin/python" - <<'EOF'
 import os
 import av
@@ -92,7 +94,7 @@ print(f"wheel smoke: load_dataset: {len(ds)} rows, {len(row['frames'])} frames o
 EOF
 "$DEVIL" inpaint --method telea --dataset dataset --config camera_motion_high --out predictions
 "$DEVIL" evaluate --dataset dataset --config camera_motion_high --predictions predictions --metrics psnr ssim \
-    --out results.json --no-progress
+    --no-gt-cache --out results.json --no-progress
 "$WORK/venv/bin/python" - <<'EOF'
 import json, math
 
