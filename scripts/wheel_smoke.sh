@@ -29,8 +29,13 @@ build_hook() {
 #    wheel from the unpacked sdist, with the backend pyproject.toml names (no build isolation: nothing downloaded).
 rm -rf "$WORK/tree" "$WORK/dist" "$WORK/sdist"
 mkdir -p "$WORK/tree" "$WORK/dist" "$WORK/sdist"
-tar -c --exclude=./.git --exclude=./.venv --exclude=./build --exclude=./dist --exclude='*.egg-info' \
-    --exclude=__pycache__ . | tar -x -C "$WORK/tree"
+# The checkout's files as git sees them (tracked and untracked, not ignored: no outputs, environments, caches).
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -co --exclude-standard -z | tar -c --null --ignore-failed-read -T - | tar -x -C "$WORK/tree"
+else
+  tar -c --exclude=./.git --exclude=./.venv --exclude=./build --exclude=./dist --exclude='*.egg-info' \
+      --exclude=__pycache__ . | tar -x -C "$WORK/tree"
+fi
 (cd "$WORK/tree" && build_hook build_sdist)
 SDIST=$(ls "$WORK"/dist/*.tar.gz)
 tar -xzf "$SDIST" -C "$WORK/sdist"

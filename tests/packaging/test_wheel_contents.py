@@ -9,6 +9,7 @@ checkout has; the wheel built from the sdist holds the same files.
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,7 @@ PACKAGE = "devil_dataset"
 # Modules allowed to use their own ``__file__``, and why: the CLI lists its subcommand modules (Python code, which
 # every install ships) with pkgutil.iter_modules over its folder.
 FILE_LOOKUP_ALLOWED = {"devil_dataset/cli/_main.py"}
-# What a copy of the checkout leaves out: version control, environments, build and tool outputs.
+# What a copy of a checkout without git leaves out: version control, environments, build and tool outputs.
 COPY_IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc",
                                       ".pytest_cache", ".mypy_cache", ".ruff_cache", "*.whl")
 BUILD_HOOK = "import sys; from setuptools import build_meta; print(build_meta.{hook}(sys.argv[1]))"
@@ -56,8 +57,14 @@ def _package_files(names: frozenset[str]) -> frozenset[str]:
 def dists(tmp_path_factory) -> Dists:
     pytest.importorskip("setuptools", minversion="68")  # pyproject.toml's build-system requirement
     work = tmp_path_factory.mktemp("dists")
-    tree = work / "tree"
-    shutil.copytree(REPO, tree, symlinks=True, ignore=COPY_IGNORED)  # the build writes build/ and *.egg-info/
+    tree = work / "tree"  # a copy: the build writes build/ and *.egg-info/ next to its sources
+    listed = _git_files(".")
+    if listed is None:
+        shutil.copytree(REPO, tree, symlinks=True, ignore=COPY_IGNORED)
+    for name in listed or ():
+        if os.path.lexists(REPO / name):
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, tree / name, follow_symlinks=False)
     out = work / "out"
     out.mkdir()
     sdist = _build("build_sdist", tree, out)
@@ -71,14 +78,23 @@ def dists(tmp_path_factory) -> Dists:
     return Dists(wheel=names[0], sdist=sdist_names, wheel_from_sdist=names[1])
 
 
+def _git_files(folder: str) -> list[str] | None:
+    """The checkout's files under ``folder`` as git sees them (tracked and untracked, not ignored: no outputs,
+    environments or caches), POSIX paths from the repository root; None outside a git checkout."""
+    try:
+        done = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z", "--", folder], cwd=REPO,
+                              capture_output=True, text=True)
+    except OSError:  # no git
+        return None
+    listed = [n for n in done.stdout.split("\0") if n]
+    return listed if done.returncode == 0 and listed else None
+
+
 def source_package_files() -> list[str]:
     """Every file of the package in the checkout (POSIX, from the repository root), compiled files left out: from
     git (tracked and untracked, not ignored) when the checkout is a repository, else from the folder."""
-    done = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "--", PACKAGE], cwd=REPO,
-                          capture_output=True, text=True)
-    if done.returncode == 0 and done.stdout.strip():
-        listed = done.stdout.split("\n")
-    else:
+    listed = _git_files(PACKAGE)
+    if listed is None:
         listed = [p.relative_to(REPO).as_posix() for p in (REPO / PACKAGE).rglob("*") if p.is_file()]
     return sorted(n for n in listed if n and "__pycache__/" not in n and not n.endswith((".pyc", ".pyo"))
                   and (REPO / n).is_file())
