@@ -1,10 +1,11 @@
 """The dataset card (``README.md``): validated Hub metadata from ``huggingface_hub.DatasetCardData`` plus the body.
 
 The metadata block is built as a :class:`huggingface_hub.DatasetCardData` (not string templating), so the YAML is
-what the Hub's own card tooling writes and reads back; the body is ``loading_script/README.md`` with the build's
-tables filled in. :func:`card_problems` checks a card offline the way ``devil publish --dry-run`` needs it
-(licence id, task ids, configs pointing at files that exist, citation, paper link); the Hub's own validator
-(``DatasetCard.validate``, online) runs before every real upload.
+what the Hub's own card tooling writes and reads back; the body is the template ``templates/dataset_card.md`` (package
+data next to this module, read through :mod:`importlib.resources`, so an installed wheel finds it; the repository's
+``loading_script/README.md`` is a link to it) with the build's tables filled in. :func:`card_problems` checks a card
+offline the way ``devil publish --dry-run`` needs it (licence id, task ids, configs pointing at files that exist,
+citation, paper link); the Hub's own validator (``DatasetCard.validate``, online) runs before every real upload.
 
     >>> card = render_card(configs={"all": {"rows": 3, "bytes": 10, "description": "all x all"}},
     ...                    license="other", pretty_name="DEVIL", build_notes="", attributions=[])
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -26,7 +28,9 @@ LICENSE_NAME = "LICENSE.md"  # per-source licences, linked from the card when th
 SPLIT = "test"
 DATA_DIR = "data"
 PREVIEW_CONFIG = "preview"
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "loading_script"
+# The card body's template: package data of this package (setup.cfg package_data), never a path next to the source.
+TEMPLATE_FOLDER = "templates"
+TEMPLATE_NAME = "dataset_card.md"
 
 # The DEVIL paper: Szeto & Corso, CVPR 2022, https://arxiv.org/abs/2105.05332 (the Hub links the paper page from
 # an arxiv.org link in the card). One citation key everywhere (card, README, CITATION).
@@ -145,6 +149,17 @@ def card_data(
     )
 
 
+def card_template() -> str:
+    """The text of the card body's template (``{{name}}`` placeholders), read from the installed package.
+
+    >>> card_template().splitlines()[0]
+    '# {{title}}'
+    """
+    # joinpath one name at a time: several names in one call need Python 3.11 (python_requires is 3.10).
+    resource = resources.files(__package__).joinpath(TEMPLATE_FOLDER).joinpath(TEMPLATE_NAME)
+    return resource.read_text(encoding="utf-8")
+
+
 def render_card(
     *,
     configs: Mapping[str, Mapping],
@@ -164,9 +179,7 @@ def render_card(
     """
     from huggingface_hub import DatasetCard
 
-
-    path = Path(template) if template else TEMPLATE_DIR / CARD_NAME
-    body = path.read_text(encoding="utf-8")
+    body = Path(template).read_text(encoding="utf-8") if template else card_template()
     names = list(configs)
     default = "all" if "all" in configs or not names else names[0]
     max_rows = max((int(c["rows"]) for c in configs.values()), default=0)

@@ -33,7 +33,6 @@ from .dataset_card import (  # noqa: F401  (re-exported: the writer's public nam
     LICENSE_NAME,
     PREVIEW_CONFIG,
     SPLIT,
-    TEMPLATE_DIR,
     license_file,
     render_card,
     size_category,
