@@ -4,7 +4,7 @@ import sys
 import numpy as np
 import pytest
 
-import devil_dataset.cli.inpaint
+import devil_dataset.data.load
 from devil_dataset.cli import main
 from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
 from devil_dataset.inpaint import get_inpainter
@@ -30,7 +30,7 @@ def inpaint_cli_slice(monkeypatch):
         seen.update(dataset=dataset, config=config, split=split, columns=columns)
         yield from rows
 
-    monkeypatch.setattr(devil_dataset.cli.inpaint, "iter_slice", fake_iter_slice)
+    monkeypatch.setattr(devil_dataset.data.load, "iter_slice", fake_iter_slice)  # read when the command runs
     return rows, seen
 
 
