@@ -4,6 +4,7 @@ An *inpainter* is a callable ``(frames uint8 [T, H, W, 3], hole bool [T, H, W], 
 [T, H, W, 3]`` (:data:`Inpainter`). The baselines never read hole pixels and return known pixels unchanged.
 
     >>> import numpy as np
+    >>> from devil_dataset.inpaint import INPAINTERS, get_inpainter
     >>> sorted(INPAINTERS)
     ['aligned-copy', 'flow-propagation', 'navier-stokes', 'telea']
     >>> frames = np.zeros((3, 32, 48, 3), np.uint8); hole = np.zeros((3, 32, 48), bool); hole[:, 8:16, 8:16] = True
