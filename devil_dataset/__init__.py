@@ -7,33 +7,34 @@ Example:
     >>> devil_dataset.render_mask("fgs-h_fgm-l_fgd-l", devil_dataset.mask_seed(1), num_frames=2).shape
     (2, 1080, 1920)
 
-Benchmark your methods on a built dataset in one call (imported on first use; see :mod:`devil_dataset.pipeline`):
+Benchmark your methods on a built dataset in one call (see :mod:`devil_dataset.pipeline`):
 
     >>> result = devil_dataset.benchmark("devil-build/", {"telea": "telea"}, "bench-out")  # doctest: +SKIP
+
+Every name but ``__version__`` is imported on first use (:mod:`devil_dataset.core.lazy_exports`): importing the
+package loads none of numpy, the metrics or the pipeline.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .core.mask_stats import MaskStats, mask_stats
-from .core.mask_store import stored_mask, time_reverse
-from .core.masks import PRESETS, mask_seed, render_mask
-from .core.slices import SLICES, SliceSpec
+from .core.lazy_exports import lazy_exports
 from .core.version import __version__
-from .pipeline import benchmark
 
 if TYPE_CHECKING:
-    from .pipeline import benchmark as benchmark
+    from .core.mask_stats import MaskStats, mask_stats
+    from .core.mask_store import stored_mask, time_reverse
+    from .core.masks import PRESETS, mask_seed, render_mask
+    from .core.slices import SLICES, SliceSpec
+    from .pipeline.benchmark import benchmark
 
-
-def __getattr__(name: str) -> Any:
-    """``devil_dataset.benchmark``: the pipeline's entry point, imported on first use (it pulls in the metrics)."""
-    if name == "benchmark":
-
-        globals()["benchmark"] = benchmark
-        return benchmark
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".core.mask_stats": ("MaskStats", "mask_stats"),
+    ".core.mask_store": ("stored_mask", "time_reverse"),
+    ".core.masks": ("PRESETS", "mask_seed", "render_mask"),
+    ".core.slices": ("SLICES", "SliceSpec"),
+    ".pipeline.benchmark": ("benchmark",),
+})
 
 __all__ = [
     "__version__", "PRESETS", "mask_seed", "render_mask", "stored_mask", "time_reverse",

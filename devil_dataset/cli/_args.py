@@ -10,6 +10,7 @@ from ..core.atomic import unwritable_reason
 from ..core.errors import DevilError
 from ..core.folder_lock import hold_folder_lock
 from ..core.parity import PARITIES
+from ..data.dataset_name import check_dataset_name
 
 _RESOLUTION = re.compile(r"^(\d+)x(\d+)$")
 
@@ -89,6 +90,18 @@ def existing_path(text: str) -> Path:
     if not path.exists():
         raise argparse.ArgumentTypeError(f"{path}: no such file or directory")
     return path
+
+
+def dataset_name(text: str) -> str:
+    """``--dataset DIR_OR_REPO``: an existing folder or a Hub repo id ``ORG/NAME``, checked while the arguments are
+    read (:func:`devil_dataset.data.dataset_name.check_dataset_name`: a mistyped path is refused with "no such folder",
+    naming what exists; a :class:`~devil_dataset.core.errors.DevilError`, which ``devil`` prints and exits 2 on).
+
+    >>> dataset_name("your-org/devil")
+    'your-org/devil'
+    """
+    check_dataset_name(text)
+    return text
 
 
 def add_parity_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup, sets: str) -> None:

@@ -47,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``devil`` console script; returns the process exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)  # an argument type may refuse a path with a DevilError (``_args.dataset_name``)
         return int(args.func(args) or 0)
     except DevilError as exc:
         print(f"devil: error: {exc}", file=sys.stderr)

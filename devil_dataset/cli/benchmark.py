@@ -9,13 +9,12 @@ from typing import Any, Sequence
 import tomllib
 
 from ..core.errors import DevilError
-from ..inpaint.method_spec import MethodSpec
-from ..pipeline.benchmark import benchmark
 from ._args import (
     EXAMPLE_FORMATTER,
     add_ci_argument,
     add_external_method_arguments,
     add_set_level_ci_argument,
+    dataset_name,
     existing_path,
     output_directory,
     positive_int,
@@ -82,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=EXAMPLE_FORMATTER,
     )
-    p.add_argument("--dataset", required=True, metavar="DIR_OR_REPO",
+    p.add_argument("--dataset", required=True, type=dataset_name, metavar="DIR_OR_REPO",
                    help="built DEVIL dataset folder (devil build) or Hub repo id")
     p.add_argument("--out", required=True, type=output_directory, metavar="OUT", help="output folder (resumable)")
     p.add_argument("--method", dest="method_items", action=_MethodItem, metavar="NAME",
@@ -132,6 +131,7 @@ def methods_from_items(items: Sequence[tuple[str, str]], args: argparse.Namespac
     >>> sorted(methods_from_items([("NAME", "a"), ("MODULE:FN", "m:f"), ("NAME", "telea")], ns))
     ['a', 'telea']
     """
+    from ..inpaint.method_spec import MethodSpec
 
     pending: list[tuple[str, str | None, str | None]] = []  # (name, --command/--callable, its value)
     for metavar, value in items:
@@ -161,6 +161,7 @@ def methods_from_items(items: Sequence[tuple[str, str]], args: argparse.Namespac
 
 def methods_from_file(path: str | Path) -> dict:
     """The methods of a TOML file: one ``[methods.NAME]`` table each (keys :data:`METHOD_KEYS`), in file order."""
+    from ..inpaint.method_spec import MethodSpec
 
     if sys.version_info < (3, 11):
         raise DevilError(f"{path}: reading a TOML methods file needs Python 3.11 or newer (tomllib)")
@@ -191,6 +192,8 @@ def methods_from_file(path: str | Path) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..pipeline.benchmark import benchmark
+
     methods = methods_from_items(args.method_items or [], args)
     if args.methods_file is not None:
         for name, spec in methods_from_file(args.methods_file).items():

@@ -5,11 +5,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..builder.build import build
-from ..builder.build_options import BuildOptions
-from ..builder.labels import read_bg_labels_csv
-from ..builder.release_rebuild import rebuild_release, report_summary
-from ..core.engines import get_engine
 from ..core.errors import DevilError
 from ._args import (
     EXAMPLE_FORMATTER,
@@ -110,10 +105,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
     """The :class:`~devil_dataset.builder.build_options.BuildOptions` of ``devil build``'s flags (hand labels read
     from ``--bg-labels``; ``--engine``, ``--jobs`` and ``--ray-address`` make the one engine)."""
+    from ..builder.build_options import BuildOptions
+    from ..builder.labels import read_bg_labels_csv
+    from ..core.engines import get_engine
 
     bg: dict[str, str] = {}
     if args.bg_labels is not None:
-
         bg = read_bg_labels_csv(args.bg_labels)
     return BuildOptions(sample=args.sample, seed=args.seed, size=args.resolution,
                         min_resolution=args.min_resolution, frame_format=args.frame_format,
@@ -124,12 +121,14 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..builder.build import build
+    from ..builder.release_rebuild import rebuild_release, report_summary
+
     if sum((bool(args.sources), args.sample, args.release_sources is not None)) != 1:
         raise DevilError("give SOURCE files/folders, --sample or --release-sources DIR (exactly one of them)")
     options = options_from_args(args)
     with output_folder_lock(args, args.out):
         if args.release_sources is not None:
-
             result, report = rebuild_release(args.release_sources, args.out, options)
             print(result.summary())
             print(report_summary(report))

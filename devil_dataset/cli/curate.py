@@ -8,10 +8,6 @@ import argparse
 import json
 import sys
 
-from ..builder.curate import curate
-from ..builder.samples import LABELS_NAME, write_sample_sources
-from ..builder.shot_cuts import CUT_THRESHOLD
-from ..core.engines import get_engine
 from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int, resolution
 
 CURATE_EPILOG = """\
@@ -81,6 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_curate(args: argparse.Namespace) -> int:
+    from ..builder.curate import curate
+    from ..builder.shot_cuts import CUT_THRESHOLD
+
     report = curate(
         args.sources, args.out,
         min_size=args.min_resolution,
@@ -104,6 +103,9 @@ def run_curate(args: argparse.Namespace) -> int:
 
 
 def run_samples(args: argparse.Namespace) -> int:
+    from ..builder.samples import LABELS_NAME, write_sample_sources
+    from ..core.engines import get_engine
+
     paths = write_sample_sources(args.out, size=args.resolution, num_frames=args.frames, count=args.count,
                                  cut_sources=args.cut_sources, seed=args.seed, progress=not args.no_progress,
                                  engine=get_engine("local"))

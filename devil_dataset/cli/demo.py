@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..demo import DEFAULT_METHODS, run_demo
 from ._args import (
     EXAMPLE_FORMATTER,
     add_ci_argument,
@@ -68,6 +67,8 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..demo import DEFAULT_METHODS, run_demo
+
     with output_folder_lock(args, args.out):  # one demo per output folder
         result = run_demo(args.out, methods=_split(args.methods) or DEFAULT_METHODS, slices=_split(args.slices),
                           metrics=_split(args.metrics), dataset=args.dataset, jobs=args.jobs, quick=args.quick,

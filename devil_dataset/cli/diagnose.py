@@ -5,15 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core.engines import get_engine
 from ..core.errors import DevilError
 from ..core.networks import DEFAULT_DINO_MODEL
-from ..diagnosis.attributes import ATTRIBUTES, AttributeOptions
-from ..diagnosis.diagnose import default_scoring_size, diagnose, input_mode
-from ..diagnosis.removal import REMOVAL_DIAGNOSIS_METRICS, diagnose_removals
-from ..diagnosis.scores import DEFAULT_METRICS
-from ..eval.metrics.protocol import EvalOptions
 from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int, resolution, writable_directory
+from ._names import DIAGNOSIS_ATTRIBUTES, DIAGNOSIS_DEFAULT_METRICS
 from .evaluate import _prediction_mapping, named_predictions
 
 EPILOG = """\
@@ -39,8 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "diagnose",
         help="DEVIL attributes and low/high groups of any dataset, and where each method fails",
-        description="Compute DEVIL's five attributes (" + ", ".join(ATTRIBUTES) + ") of every video-mask pair "
-        "with the package's own labellers and mask statistics (cached per content hash), rank them into low and "
+        description="Compute DEVIL's five attributes (" + ", ".join(DIAGNOSIS_ATTRIBUTES) + ") of every video-mask "
+        "pair with the package's own labellers and mask statistics (cached per content hash), rank them into low and "
         "high groups (the release's 16% rule from 150 items, tertiles below), and with --predictions compare each "
         "method's scores between the groups (unpaired permutation tests, Holm-adjusted, confounding flagged).",
         epilog=EPILOG,
@@ -67,8 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--predictions", nargs="+", type=named_predictions, metavar="NAME=DIR",
                    help="methods' outputs: for a dataset DIR/<config>/<clip>/ (as `devil benchmark` writes them; a "
                    "folder without config subfolders serves one --config), else the layout `devil evaluate` reads")
-    p.add_argument("--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="NAME",
-                   help=f"per-video metrics to compare (default: {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("--metrics", nargs="+", default=list(DIAGNOSIS_DEFAULT_METRICS), metavar="NAME",
+                   help=f"per-video metrics to compare (default: {' '.join(DIAGNOSIS_DEFAULT_METRICS)})")
     p.add_argument("--scoring-size", type=resolution, default=None, metavar="WxH",
                    help="size the camera and scene motion are scored at (default: the input's protocol resolution, "
                    "854x480 (the release's) for DEVIL layouts, 432x240 for the DAVIS / YouTube-VOS layout)")
@@ -88,6 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.engines import get_engine
+    from ..diagnosis.attributes import ATTRIBUTES, AttributeOptions
+    from ..diagnosis.diagnose import default_scoring_size, diagnose, input_mode
+    from ..eval.metrics.protocol import EvalOptions
+
     writable_directory(args.out)  # before any work: the attribute pass would be lost
     if args.input_dir is not None:
         return _run_removals(args)
@@ -111,6 +111,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_removals(args: argparse.Namespace) -> int:
     """``--input-dir``: the diagnosis of object removals (:func:`devil_dataset.diagnosis.removal.diagnose_removals`)."""
+    from ..core.engines import get_engine
+    from ..diagnosis.attributes import AttributeOptions
+    from ..diagnosis.diagnose import default_scoring_size
+    from ..diagnosis.removal import REMOVAL_DIAGNOSIS_METRICS, diagnose_removals
+    from ..diagnosis.scores import DEFAULT_METRICS
+    from ..eval.metrics.protocol import EvalOptions
+
     if args.dataset is not None or args.gt_dir is not None:
         raise DevilError("--input-dir (object removals) cannot be combined with --dataset or --gt-dir")
     if args.mask_dir is None:

@@ -5,29 +5,24 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core.engines import get_engine
 from ..core.errors import DevilError, unknown_name
 from ..core.networks import DEFAULT_DINO_MODEL, check_precision
-from ..eval.engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice, prediction_method_name
-from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
-from ..eval.engine.propainter_run import PROPAINTER_METRICS, evaluate_propainter
-from ..eval.engine.prove_run import PROVE_METRICS, evaluate_prove, removal_lines
-from ..eval.engine.results import dumps, locate_inputs, write_results
-from ..eval.metrics.protocol import PROTOCOLS, EvalOptions
-from ..eval.report.caveats import counted, identical_lines
-from ..eval.report.tables import fmt
-from ..inpaint import INPAINTERS
-from ..pipeline.benchmark import METHOD_NAME_RE
 from ._args import (
     EXAMPLE_FORMATTER,
     add_parity_argument,
     add_set_level_ci_argument,
     add_wait_lock_argument,
+    dataset_name,
     existing_path,
     output_folder_lock,
     positive_int,
 )
+from ._names import METHOD_NAME_RE, PROPAINTER_METRICS, PROTOCOLS, PROVE_METRICS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..eval.metrics.protocol import EvalOptions
 
 EPILOG = """\
 examples:
@@ -107,7 +102,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=EXAMPLE_FORMATTER,
     )
     d = p.add_argument_group("dataset mode")
-    d.add_argument("--dataset", metavar="DIR_OR_REPO", help="built DEVIL dataset folder or Hub repo id")
+    d.add_argument("--dataset", type=dataset_name, metavar="DIR_OR_REPO",
+                   help="built DEVIL dataset folder or Hub repo id")
     d.add_argument("--config", metavar="SLICE", help="slice name, e.g. fg_displacement_high")
     d.add_argument("--predictions", type=named_predictions, nargs="+", metavar="[NAME=]PRED_DIR",
                    help="<clip id>/frame_%%04d_pred.png folders or <clip id>.mp4 files; several folders score "
@@ -196,6 +192,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _print_summary(doc: dict) -> None:
+    from ..eval.report.caveats import identical_lines
+    from ..eval.report.tables import fmt
+
     left_out = doc.get("left_out") or {}
     extra = f"  left out={len(left_out)} ({', '.join(sorted(left_out))})" if left_out else ""
     print(f"{doc['method']}  slice={doc.get('slice') or '-'}  videos={doc['num_videos']}{extra}")
@@ -218,6 +217,8 @@ def interval_text(summary: dict | None, key: str) -> str:
     >>> interval_text({"ci": [nan, nan], "level": 0.95, "method": "x"}, "psnr"), interval_text(None, "psnr")
     ('', '')
     """
+    from ..eval.report.tables import fmt
+
     if not summary or not summary.get("ci"):
         return ""
     lo, hi = summary["ci"]
@@ -235,6 +236,8 @@ def clipped_lines(doc: dict) -> list[str]:
     >>> clipped_lines({"num_videos": 1, "summary": {"psnr": float("inf")}, "clipped": {"psnr": ["a"]}})
     ['psnr: 1 of 1 video infinite (an identical frame or patch), no finite value to clip to: reported as inf']
     """
+    from ..eval.report.caveats import counted
+
     lines = []
     for key, ids in (doc.get("clipped") or {}).items():
         value = doc["summary"].get(key, float("nan"))
@@ -247,6 +250,7 @@ def clipped_lines(doc: dict) -> list[str]:
 
 def _gt_cache_of(args: argparse.Namespace):
     """The ground-truth cache the flags ask for (``None`` with ``--no-gt-cache``)."""
+    from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
 
     if args.no_gt_cache:
         if args.gt_cache is not None or args.gt_cache_max_gib is not None:
@@ -271,6 +275,7 @@ def check_output_file(path: Path) -> None:
 
 def _prediction_mapping(predictions: list[tuple[str | None, Path]]) -> dict[str, Path]:
     """Method name -> folder: NAME=PATH names it, else the folder's manifest or name; a name used twice is refused."""
+    from ..eval.engine.evaluate import prediction_method_name
 
     out: dict[str, Path] = {}
     for name, path in predictions:
@@ -349,6 +354,8 @@ def _check_out(args: argparse.Namespace, several: bool) -> None:
 
 def _eval_options(args: argparse.Namespace) -> EvalOptions:
     """The metrics' options from the flags (the second inpainter and the precision checked first)."""
+    from ..eval.metrics.protocol import EvalOptions
+    from ..inpaint import INPAINTERS
 
     if args.second_inpainter not in INPAINTERS:
         raise unknown_name("inpainter", args.second_inpainter, sorted(INPAINTERS), prefix="--second-inpainter: ")
@@ -365,6 +372,8 @@ def _eval_options(args: argparse.Namespace) -> EvalOptions:
 def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, options: EvalOptions,
                            several: bool) -> dict[str, dict]:
     """Method -> results document of the slice's predictions (one method, or several in one pass)."""
+    from ..core.engines import get_engine
+    from ..eval.engine.evaluate import evaluate_dataset, evaluate_slice
 
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
     gt_cache = _gt_cache_of(args)
@@ -385,6 +394,7 @@ def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, 
 def _evaluate_directory_mode(args: argparse.Namespace, metrics: list[str] | None,
                              options: EvalOptions) -> dict[str, dict]:
     """Method -> results document of the release-layout folders (one method)."""
+    from ..eval.engine.evaluate import evaluate_directory
 
     doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
                              slice_name=args.slice_name, progress=not args.no_progress)
@@ -409,6 +419,7 @@ def _check_folder_mode(args: argparse.Namespace, protocol: str, needed: tuple[st
 
 def _evaluate_propainter_mode(args: argparse.Namespace) -> dict[str, dict]:
     """Method -> results document of the ProPainter protocol on DAVIS / YouTube-VOS folders (one method)."""
+    from ..eval.engine.propainter_run import evaluate_propainter
 
     if args.protocol != "propainter":
         raise DevilError("--mask-dir: only with --protocol propainter (the release's layout keeps masks in --gt-dir)")
@@ -422,6 +433,8 @@ def _evaluate_propainter_mode(args: argparse.Namespace) -> dict[str, dict]:
 def _evaluate_prove_mode(args: argparse.Namespace) -> dict[str, dict]:
     """Method -> results document of PROVE's RC-S / RC-T on three folders (one method); the input problems (names
     missing from a folder, masks not binary, results resized, videos without a score) printed on stderr."""
+    from ..core.engines import get_engine
+    from ..eval.engine.prove_run import evaluate_prove, removal_lines
 
     if args.protocol != "prove":
         raise DevilError("--input-dir: only with --protocol prove")
@@ -439,6 +452,7 @@ def _evaluate_prove_mode(args: argparse.Namespace) -> dict[str, dict]:
 def _write_and_print(args: argparse.Namespace, docs: dict[str, dict], several: bool) -> None:
     """Each method's results: written to ``--out`` (a file, or ``<method>.json`` in the folder), then printed as
     JSON or as a summary."""
+    from ..eval.engine.results import dumps, locate_inputs, write_results
 
     for method, doc in docs.items():
         for line in doc.get("warnings") or ():

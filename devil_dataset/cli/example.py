@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..builder.release_example import write_release_example
-from ..inpaint import get_inpainter
 from ._args import EXAMPLE_FORMATTER, add_wait_lock_argument, output_directory, output_folder_lock
 
 EPILOG = """\
@@ -40,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..builder.release_example import write_release_example
+    from ..inpaint.registry import get_inpainter
+
     with output_folder_lock(args, args.out):
         inputs, outputs = write_release_example(args.out, get_inpainter(args.method))
     print(f"wrote {inputs} (ground truth and masks) and {outputs} ({args.method} predictions); score them with\n"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..builder.release_import import import_release
 from ._args import EXAMPLE_FORMATTER, existing_path, output_directory
 
 EPILOG = """\
@@ -36,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..builder.release_import import import_release
+
     result = import_release(args.archives, args.out, frame_format=args.frame_format, progress=not args.quiet)
     print(result.summary())
     return 0

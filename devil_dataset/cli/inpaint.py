@@ -3,22 +3,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ..core.errors import DevilError, UnknownNameError, unknown_name
-from ..data import iter_slice
-from ..inpaint import INPAINTERS
-from ..inpaint.method_spec import MethodSpec
-from ..inpaint.run import iter_release_inputs, run_inpainter
 from ._args import (
     EXAMPLE_FORMATTER,
     add_external_method_arguments,
     add_wait_lock_argument,
+    dataset_name,
     existing_path,
     output_directory,
     output_folder_lock,
     positive_int,
 )
 from ._main import main as devil_main
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..inpaint.method_spec import MethodSpec
 
 EPILOG = """\
 examples:
@@ -61,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="baseline name (telea, navier-stokes, aligned-copy, flow-propagation), or a label for the "
                    "external method given with --command/--callable")
     src = p.add_argument_group("input (one of)")
-    src.add_argument("--dataset", metavar="DIR_OR_REPO",
+    src.add_argument("--dataset", type=dataset_name, metavar="DIR_OR_REPO",
                      help="built DEVIL dataset folder or Hub repo id (with --config)")
     src.add_argument("--config", metavar="SLICE", help="slice name, e.g. fg_size_high, or all")
     src.add_argument("--split", default="test", help="dataset split (default test)")
@@ -78,6 +79,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _method_spec(args: argparse.Namespace) -> MethodSpec:
+    from ..inpaint.method_spec import MethodSpec
+    from ..inpaint.registry import INPAINTERS
+
     if args.command is None and args.callable is None and args.method not in INPAINTERS:
         not_baseline = unknown_name("method", args.method, INPAINTERS, prefix="--method: ")
         raise UnknownNameError(f"{not_baseline}; an external method needs --command or --callable")
@@ -87,6 +91,9 @@ def _method_spec(args: argparse.Namespace) -> MethodSpec:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..data import iter_slice
+    from ..inpaint.run import iter_release_inputs, run_inpainter
+
     if (args.dataset is None) == (args.inputs is None):
         raise DevilError("give either --dataset DIR_OR_REPO with --config SLICE, or --inputs DIR")
     if args.dataset is not None and args.config is None:

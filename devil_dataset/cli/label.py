@@ -8,23 +8,6 @@ import argparse
 import json
 import sys
 
-from ..builder.bg_label_page import LabelSession, make_server
-from ..builder.build_options import BUILD_PARITY_MODES
-from ..builder.camera_motion import camera_motion_score
-from ..builder.labelling import (
-    CAMERA_MOTION_SCORES_FORMAT,
-    SCENE_MOTION_SCORES_FORMAT,
-    import_bg_labels,
-    json_score,
-    read_scores_file,
-    score_clips,
-    scores_text_lines,
-    unscored_paths,
-    write_scores_file,
-)
-from ..builder.labels import label_by_rank, label_by_threshold
-from ..builder.scene_motion import resolve_flow, scene_motion_score
-from ..core.alignment import resolve_detector
 from ..core.errors import DevilError
 from ..core.parity import resolve_modes
 from ._args import EXAMPLE_FORMATTER, add_parity_argument, existing_path, resolution
@@ -151,6 +134,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: list[str], record: dict) -> int:
+    from ..builder.labelling import json_score, scores_text_lines, write_scores_file
+
     for err in errors:
         print(f"devil: error: {err}", file=sys.stderr)
     mapping = {p: json_score(s) for p, s in scores.items()}
@@ -165,6 +150,10 @@ def _report(args: argparse.Namespace, scores: dict[str, float | None], errors: l
 
 
 def run_camera_motion(args: argparse.Namespace) -> int:
+    from ..builder.camera_motion import camera_motion_score
+    from ..builder.labelling import CAMERA_MOTION_SCORES_FORMAT, score_clips
+    from ..core.alignment import resolve_detector
+
     try:
         detector = resolve_detector(args.detector)
     except ValueError as exc:
@@ -181,11 +170,16 @@ def run_camera_motion(args: argparse.Namespace) -> int:
 
 def _mode_of(args: argparse.Namespace, name: str) -> str:
     """``--mode``, else the ``name`` mode ``--parity`` sets (as ``devil build --parity`` does)."""
+    from ..builder.build_options import BUILD_PARITY_MODES
 
     return resolve_modes(args.parity, {name: args.mode}, BUILD_PARITY_MODES)[name]
 
 
 def run_scene_motion(args: argparse.Namespace) -> int:
+    from ..builder.labelling import SCENE_MOTION_SCORES_FORMAT, score_clips, unscored_paths
+    from ..builder.scene_motion import resolve_flow, scene_motion_score
+    from ..core.alignment import resolve_detector
+
     try:
         detector = resolve_detector(args.detector)
         resolve_flow(args.flow)
@@ -205,6 +199,8 @@ def run_scene_motion(args: argparse.Namespace) -> int:
 
 
 def run_import_bg_labels(args: argparse.Namespace) -> int:
+    from ..builder.labelling import import_bg_labels
+
     result = import_bg_labels(args.csv, args.labels_file)
     print(f"{args.labels_file}: {len(result.rows)} rows read from {args.csv}, {result.changed} new or changed; "
           f"{len(result.labels)} labelled clips ({result.count('low')} low, {result.count('high')} high)")
@@ -212,6 +208,8 @@ def run_import_bg_labels(args: argparse.Namespace) -> int:
 
 
 def run_bg_scene_motion(args: argparse.Namespace) -> int:
+    from ..builder.bg_label_page import LabelSession, make_server
+
     session = LabelSession(args.clips, args.labels_csv)
     server = make_server(session)
     done = len(session.state()["labels"])
@@ -228,6 +226,9 @@ def run_bg_scene_motion(args: argparse.Namespace) -> int:
 
 
 def run_rank(args: argparse.Namespace) -> int:
+    from ..builder.labelling import read_scores_file
+    from ..builder.labels import label_by_rank, label_by_threshold
+
     scores = read_scores_file(args.scores)
     try:
         if args.threshold:

@@ -5,12 +5,13 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import DevilError, unknown_name
-from ..core.mask_batch import MaskSource, mask_stats_document, render_masks
-from ..core.mask_tables import presets_text, stats_text
-from ..core.masks import PRESETS, SEED_TABLE_SIZE
 from ._args import EXAMPLE_FORMATTER, existing_path, non_negative_int, output_directory, positive_int, resolution
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.mask_batch import MaskSource
 
 RENDER_EPILOG = """\
 examples:
@@ -103,6 +104,8 @@ def _selection_args(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 
 def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
+    from ..core.masks import PRESETS, SEED_TABLE_SIZE
+
     if args.preset == ALL:
         presets = list(PRESETS)
     elif args.preset in PRESETS:
@@ -116,6 +119,8 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 def run_render(args: argparse.Namespace) -> int:
+    from ..core.mask_batch import render_masks
+
     jobs = _jobs(args)
     out: Path = args.out
     written = render_masks(out, jobs, fmt=args.fmt, reverse=args.reverse, size=args.resolution,
@@ -126,6 +131,9 @@ def run_render(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    from ..core.mask_batch import mask_stats_document
+    from ..core.mask_tables import stats_text
+
     masks: list[MaskSource]
     if args.stored:
         if args.preset is not None:
@@ -142,6 +150,9 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_presets(args: argparse.Namespace) -> int:
+    from ..core.mask_tables import presets_text
+    from ..core.masks import PRESETS
+
     if args.json:
         print(json.dumps({name: asdict(p) for name, p in PRESETS.items()}, indent=1))
     else:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..builder.publish import publish, stray_files
 from ._args import EXAMPLE_FORMATTER, existing_path
 
 EPILOG = """\
@@ -37,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..builder.publish import publish, stray_files
+
     for rel in stray_files(args.dataset_dir):
         print(f"not uploaded (not in manifest.json): {rel}")
     files = publish(args.dataset_dir, args.repo_id, dry_run=args.dry_run, private=args.private,

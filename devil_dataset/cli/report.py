@@ -3,33 +3,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ..core.atomic import atomic_write_text
-from ..core.engines import get_engine
 from ..core.errors import DevilError
-from ..eval.engine.results import read_results, results_in
-from ..eval.report import (
-    RELATIVE_IMPROVEMENT_CAPTION,
-    cpu_tolerances,
-    relative_improvement_markdown,
-    score_table,
-    table1_markdown,
-    video_intervals,
-    write_report,
-)
-from ..eval.report.caveats import Caveats, caveats_of
-from ..eval.report.comparisons import compare_text
-from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
-from ..eval.report.html import write_html_report
-from ..eval.report.propainter_table import (
-    propainter_table_caption,
-    propainter_table_latex,
-    propainter_table_markdown,
-    read_table_specs,
-    table_keys,
-)
-from ..eval.stats.significance import compare_methods
 from ._args import EXAMPLE_FORMATTER, add_ci_argument, existing_path, output_directory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..eval.report.caveats import Caveats
 
 EPILOG = """\
 example:
@@ -103,6 +84,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
     """The results files given and those under each ``--baseline-results`` folder, with their caveats (clipped
     videos; mixed scoring refused unless ``--allow-mixed``)."""
+    from ..eval.engine.results import read_results, results_in
+    from ..eval.report.caveats import caveats_of
+
     named = [(str(p), read_results(p)) for p in args.results]
     for folder in args.baseline_results or ():
         named += [(str(p), doc) for p, doc in results_in(folder)]
@@ -114,6 +98,14 @@ def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
 
 def _paper_table(args: argparse.Namespace) -> int:
     """``--paper-table``: the papers' DAVIS / YouTube-VOS table on stdout (and ``--out``'s files)."""
+    from ..eval.report.propainter_table import (
+        propainter_table_caption,
+        propainter_table_latex,
+        propainter_table_markdown,
+        read_table_specs,
+        table_keys,
+    )
+
     if args.results or args.baseline_results:
         raise DevilError("--paper-table takes its results as [METHOD:]DATASET=FILE arguments; give no RESULTS.json "
                          "or --baseline-results beside it")
@@ -131,6 +123,21 @@ def _paper_table(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.engines import get_engine
+    from ..eval.report import (
+        RELATIVE_IMPROVEMENT_CAPTION,
+        cpu_tolerances,
+        relative_improvement_markdown,
+        score_table,
+        table1_markdown,
+        video_intervals,
+        write_report,
+    )
+    from ..eval.report.comparisons import compare_text
+    from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
+    from ..eval.report.html import write_html_report
+    from ..eval.stats.significance import compare_methods
+
     if args.paper_table:
         return _paper_table(args)
     docs, caveats = _read_all(args)

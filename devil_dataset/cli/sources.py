@@ -5,8 +5,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ..sources.catalog import load_catalog
-from ..sources.download import download_sources, read_sources_manifest
 from ._args import EXAMPLE_FORMATTER, non_negative_int, output_directory, positive_int
 
 LIST_EPILOG = """\
@@ -59,6 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from ..sources.catalog import load_catalog
+    from ..sources.download import read_sources_manifest
+
     cat = load_catalog()
     local = read_sources_manifest(args.dir) if args.dir else {}
     rows = []
@@ -79,6 +80,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_download(args: argparse.Namespace) -> int:
+    from ..sources.download import download_sources
+
     result = download_sources(args.out, video_ids=args.ids, jobs=args.jobs, retries=args.retries,
                               backoff_s=args.backoff, base_url=args.base_url, progress=not args.quiet)
     print(result.table())

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.weights import KNOWN_WEIGHTS, available, cache_dir, download, entry, import_weights, weights_info
 from ._args import EXAMPLE_FORMATTER, existing_path
 
 EPILOG = """\
@@ -54,6 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from ..core.weights import KNOWN_WEIGHTS, available, cache_dir, weights_info
+
     print(f"cache: {cache_dir()}")
     for name, e in sorted(KNOWN_WEIGHTS.items()):
         status = "cached" if available(name) else "missing"
@@ -69,6 +70,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
+    from ..core.weights import KNOWN_WEIGHTS, download, entry
+
     names = sorted(KNOWN_WEIGHTS) if args.name == "all" else [entry(args.name).name]
     for name in names:
         path = download(name, force=args.force)
@@ -77,6 +80,8 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from ..core.weights import KNOWN_WEIGHTS, import_weights, weights_info
+
     path = import_weights(args.path, args.name)
     name = next(n for n, e in KNOWN_WEIGHTS.items() if path.name == e.filename)
     info = weights_info(name)

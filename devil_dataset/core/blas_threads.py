@@ -32,7 +32,6 @@ import os
 import threading
 from typing import Callable, Iterator
 
-from scipy.linalg import blas  # noqa: F401  (loads scipy's OpenBLAS, whose core scipy_blas_core reads)
 from threadpoolctl import ThreadpoolController, threadpool_info
 
 _lock = threading.Lock()
@@ -62,6 +61,8 @@ def _openblas_functions(filepath: str) -> tuple[Callable[[], int], Callable[[int
 
 def _limit_to_one() -> list[Callable[[], None]]:
     """Set every BLAS library loaded now to one thread; returns the calls that restore each one's count."""
+    from scipy.linalg import blas  # noqa: F401  (loads scipy's OpenBLAS, so that it is limited too)
+
     undo: list[Callable[[], None]] = []
     others: list[str] = []
     for info in threadpool_info():
@@ -111,6 +112,8 @@ def scipy_blas_core() -> str:
     >>> isinstance(scipy_blas_core(), str)
     True
     """
+    from scipy.linalg import blas  # noqa: F401  (loads scipy's OpenBLAS, whose core this reads)
+
     cores = sorted({str(i.get("architecture")) for i in threadpool_info()
                     if i.get("internal_api") == "openblas" and "scipy_openblas-" in str(i.get("filepath", ""))})
     return cores[0] if cores else "unknown"

@@ -26,6 +26,7 @@ from ..core.atomic import file_sha256
 from ..core.dataset_schema import decode_frames, decode_hole, to_numpy_frames, to_numpy_hole
 from ..core.errors import DevilError, unknown_name
 from ..core.slices import SLICES
+from .dataset_name import HUB_NAMING, check_dataset_name, hub_offline
 
 SPLIT = "test"
 VIDEO_COLUMNS = ("frames", "hole")
@@ -45,14 +46,6 @@ def local_shards(directory: str | os.PathLike, config: str, split: str = SPLIT) 
         raise DevilError(f"{directory}: no data/{config}/{split}-*.parquet shards "
                          "(is it a dataset built by `devil build`?)")
     return files
-
-
-def _is_repo_id(dir_or_repo) -> bool:
-    """Whether ``dir_or_repo`` names a Hub dataset repo (``ORG/NAME``) rather than a local path."""
-    text = str(dir_or_repo)
-    path = Path(text)
-    return not (isinstance(dir_or_repo, Path) or path.exists() or text.startswith(("/", ".", "~"))
-                or text.count("/") != 1)
 
 
 def fetch_slice(repo_id: str, config: str = "all", split: str = SPLIT, *, revision: str | None = None,
@@ -80,45 +73,6 @@ def fetch_slice(repo_id: str, config: str = "all", split: str = SPLIT, *, revisi
     return Path(local)
 
 
-HUB_NAMING = ("a Hub dataset is named by its repo id ORG/NAME (e.g. --dataset your-org/devil), fetched when no "
-              "local folder ORG/ exists here and the Hub is reachable (HF_HUB_OFFLINE unset) or the config is cached")
-
-
-def _hub_offline() -> bool:
-    """Whether the Hub is switched off for this process (``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE`` truthy)."""
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-
-
-def check_dataset_name(dir_or_repo: str | os.PathLike) -> None:
-    """Refuse, before any network call, a ``--dataset`` that is neither an existing folder nor a usable Hub repo id:
-    a path that does not exist, including an ``ORG/NAME``-shaped one whose first folder exists here (a mistyped
-    local path such as ``demo-out/datset``) or any ``ORG/NAME`` while the Hub is offline (unless that config is in
-    the Hugging Face cache, which :func:`fetch_slice` reads offline). The error says "no such folder", names what
-    does exist and how to name a Hub dataset.
-
-    >>> import tempfile, pathlib, os
-    >>> os.chdir(tempfile.mkdtemp()); pathlib.Path("demo-out").mkdir()
-    >>> check_dataset_name("demo-out/datset")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    devil_dataset.core.errors.DevilError: demo-out/datset: no such folder (demo-out/ exists, ...
-    """
-    path = Path(dir_or_repo)
-    if path.is_dir():
-        return
-    if path.exists():
-        raise DevilError(f"{dir_or_repo}: is a file, not a dataset folder (a folder made by `devil build`); "
-                         f"{HUB_NAMING}")
-    if not _is_repo_id(dir_or_repo):
-        raise DevilError(f"{dir_or_repo}: no such folder; {HUB_NAMING}")
-    parent = path.parent
-    if parent.is_dir():
-        inside = sorted(p.name for p in parent.iterdir() if p.is_dir())[:8]
-        raise DevilError(f"{dir_or_repo}: no such folder ({parent}/ exists, holding "
-                         f"{', '.join(inside) or 'no folders'}; a typo?); {HUB_NAMING}")
-
-
 def local_dataset_dir(dir_or_repo: str | os.PathLike, config: str = "all", split: str = SPLIT) -> Path:
     """A local dataset folder for ``dir_or_repo``: the folder itself, or :func:`fetch_slice` of a Hub repo id
     (checked first by :func:`check_dataset_name`)."""
@@ -128,7 +82,7 @@ def local_dataset_dir(dir_or_repo: str | os.PathLike, config: str = "all", split
     try:
         return fetch_slice(str(dir_or_repo), config, split)
     except DevilError:
-        if _hub_offline():
+        if hub_offline():
             raise DevilError(f"{dir_or_repo}: no such folder, and the Hub is offline (HF_HUB_OFFLINE) with config "
                              f"{config} not in the Hugging Face cache; {HUB_NAMING}") from None
         raise

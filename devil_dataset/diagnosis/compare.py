@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import rankdata, spearmanr
 
 from ..eval.metrics.registry import higher_is_better
 from ..eval.stats import SIGNIFICANCE_ALPHA, holm, results_uncertainty, unpaired_test
@@ -111,6 +110,8 @@ def group_documents(table: AttributeTable, scores: PairScores) -> list[dict[str,
 def rank_gap(other: Sequence[float], groups: Sequence[str]) -> float:
     """Mean percentile rank (0..1) of ``other`` in the high group minus that in the low group (NaN scores left out;
     NaN when a group has none)."""
+    from scipy.stats import rankdata
+
     x = np.asarray(other, np.float64)
     g = np.asarray(groups, object)
     ok = ~np.isnan(x)
@@ -135,6 +136,8 @@ def confounders(table: AttributeTable) -> dict[str, dict[str, float]]:
 
 def attribute_correlations(table: AttributeTable) -> dict[str, dict[str, float]]:
     """Spearman's rho of every two attributes over the pairs where both have a finite score (NaN: fewer than 3)."""
+    from scipy.stats import spearmanr
+
     out: dict[str, dict[str, float]] = {a: {} for a in ATTRIBUTES}
     for a in ATTRIBUTES:
         for b in ATTRIBUTES:

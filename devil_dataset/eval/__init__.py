@@ -19,12 +19,28 @@ Torch and the networks are imported only when a network metric (``lpips``, ``pvc
 """
 from __future__ import annotations
 
-from .engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
-from .engine.one_pass import evaluate_methods
-from .engine.propainter_run import evaluate_propainter
-from .functional import Evaluator, as_frames, as_hole, lpips, pcons, psnr, pvcs, ssim, warp_error
-from .metrics.protocol import EvalOptions, Metric, VideoSample
-from .metrics.registry import DEVIL_METRICS, METRICS
+from typing import TYPE_CHECKING
+
+from ..core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
+    from .engine.one_pass import evaluate_methods
+    from .engine.propainter_run import evaluate_propainter
+    from .functional import Evaluator, as_frames, as_hole, lpips, pcons, psnr, pvcs, ssim, warp_error
+    from .metrics.protocol import EvalOptions, Metric, VideoSample
+    from .metrics.registry import DEVIL_METRICS, METRICS
+
+# Each name is imported on first use (core/lazy_exports.py): `import devil_dataset.eval.metrics.protocol` or the
+# `devil` parser reads none of the engine.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".engine.evaluate": ("evaluate_dataset", "evaluate_directory", "evaluate_slice"),
+    ".engine.one_pass": ("evaluate_methods",),
+    ".engine.propainter_run": ("evaluate_propainter",),
+    ".functional": ("Evaluator", "as_frames", "as_hole", "lpips", "pcons", "psnr", "pvcs", "ssim", "warp_error"),
+    ".metrics.protocol": ("EvalOptions", "Metric", "VideoSample"),
+    ".metrics.registry": ("DEVIL_METRICS", "METRICS"),
+})
 
 __all__ = ["DEVIL_METRICS", "EvalOptions", "Evaluator", "METRICS", "Metric", "VideoSample", "as_frames", "as_hole",
            "evaluate_dataset", "evaluate_directory", "evaluate_methods", "evaluate_propainter", "evaluate_slice",

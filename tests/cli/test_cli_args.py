@@ -32,7 +32,7 @@ def test_external_method_options_are_shared_by_inpaint_and_benchmark():
     args = p["inpaint"].parse_args(["--method", "telea", "--out", "o", "--size-divisor", "8", "--timeout", "5"])
     assert (args.size_divisor, args.hole_pixels, args.timeout) == (8, "zero", 5)
     with pytest.raises(SystemExit):
-        p["benchmark"].parse_args(["--dataset", "d", "--out", "o", "--hole-pixels", "white"])
+        p["benchmark"].parse_args(["--dataset", "org/devil", "--out", "o", "--hole-pixels", "white"])
 
 
 def test_ci_option_is_the_same_on_report_demo_and_benchmark():
@@ -40,7 +40,7 @@ def test_ci_option_is_the_same_on_report_demo_and_benchmark():
     report = _action(p["report"], "--ci")
     for command in ("demo", "benchmark"):
         assert _same(_action(p[command], "--ci"), report), command
-    assert p["benchmark"].parse_args(["--dataset", "d", "--out", "o", "--ci"]).ci == "interval"
+    assert p["benchmark"].parse_args(["--dataset", "org/devil", "--out", "o", "--ci"]).ci == "interval"
     assert p["demo"].parse_args(["--out", "o", "--ci", "se"]).ci == "se"
 
 
@@ -58,8 +58,8 @@ def test_set_level_ci_option_states_its_measured_cost(capsys):
 
 def test_evaluate_and_demo_pass_set_level_ci_on(monkeypatch, tmp_path):
     """The flag becomes EvalOptions(set_level_ci=True) (evaluate) and run_demo(set_level_ci=True) (demo)."""
-    import devil_dataset.cli.demo as demo_module
-    import devil_dataset.cli.evaluate as evaluate_module
+    import devil_dataset.demo as demo_module
+    import devil_dataset.eval.engine.evaluate as evaluate_module
     from devil_dataset.cli import main
 
     seen: dict = {}

@@ -97,7 +97,7 @@ def test_build_sample_end_to_end_and_byte_identical(tmp_path, capsys):
 @pytest.mark.parametrize("flag, backend", [([], "auto"), (["--decoder", "decord"], "decord"),
                                            (["--decoder", "pyav"], "pyav")])
 def test_build_passes_the_decoder_choice_to_curation(tmp_path, monkeypatch, capsys, flag, backend):
-    import devil_dataset.cli.build as B  # the CLI module holds the name it calls
+    import devil_dataset.builder.build as B  # `devil build` imports build() from here when it runs
     from devil_dataset.builder.build import BuildResult
 
     seen = {}
@@ -118,7 +118,7 @@ def test_build_passes_the_decoder_choice_to_curation(tmp_path, monkeypatch, caps
 
 def _captured_options(monkeypatch, tmp_path, argv):
     """The BuildOptions `devil build ARGV` passes to build() (which is replaced: nothing is built)."""
-    import devil_dataset.cli.build as B  # the CLI module holds the name it calls
+    import devil_dataset.builder.build as B  # `devil build` imports build() from here when it runs
     from devil_dataset.builder.build import BuildResult
 
     seen = []
@@ -153,7 +153,7 @@ def test_build_flags_make_the_options(tmp_path, monkeypatch):
 
 
 def test_release_rebuild_gets_the_same_options(tmp_path, monkeypatch, capsys):
-    import devil_dataset.cli.build as R
+    import devil_dataset.builder.release_rebuild as R  # `devil build` imports rebuild_release() when it runs
 
     seen = []
 

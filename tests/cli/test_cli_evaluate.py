@@ -98,8 +98,8 @@ def test_evaluate_validation_error_exit_2(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,needle", [
     (["--gt-dir", "."], "directory mode needs --gt-dir and --pred-dir"),
-    (["--dataset", "x", "--gt-dir", "."], "give either"),
-    (["--dataset", "x"], "dataset mode needs"),
+    (["--dataset", "org/devil", "--gt-dir", "."], "give either"),
+    (["--dataset", "org/devil"], "dataset mode needs"),
 ])
 def test_evaluate_argument_errors(argv, needle, capsys):
     assert main(["evaluate", *argv]) == 2
@@ -108,15 +108,15 @@ def test_evaluate_argument_errors(argv, needle, capsys):
 
 @pytest.mark.parametrize("argv,needle", [
     (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--engine", "ray"], "--engine/--ray-address work in dataset mode"),
-    (["--dataset", "d", "--config", "c", "--predictions", "{pred}", "{gt}", "--method-name", "m"],
+    (["--dataset", "org/devil", "--config", "c", "--predictions", "{pred}", "{gt}", "--method-name", "m"],
      "--method-name names one method"),
-    (["--dataset", "d", "--config", "c", "--predictions", "a={pred}", "--method-name", "m"],
+    (["--dataset", "org/devil", "--config", "c", "--predictions", "a={pred}", "--method-name", "m"],
      "--method-name and --predictions NAME=PATH both name the method"),
-    (["--dataset", "d", "--config", "c", "--predictions", "{pred}", "{gt}", "--out", "{file}"],
+    (["--dataset", "org/devil", "--config", "c", "--predictions", "{pred}", "{gt}", "--out", "{file}"],
      "file: exists and is not a directory"),  # the results folder's lock, taken first
     (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--out", "{gt}"], "is a directory; --out takes a file name"),
     (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--second-inpainter", "nope"], "--second-inpainter: unknown"),
-    (["--dataset", "d", "--config", "c", "--predictions", "{pred}", "--no-gt-cache", "--gt-cache", "{gt}"],
+    (["--dataset", "org/devil", "--config", "c", "--predictions", "{pred}", "--no-gt-cache", "--gt-cache", "{gt}"],
      "--no-gt-cache: cannot be combined"),
 ])
 def test_evaluate_refuses_bad_flag_combinations_before_scoring(argv, needle, tmp_path, capsys):

@@ -46,7 +46,7 @@ def test_human_summary(davis, capsys):
 @pytest.mark.parametrize("argv, needle", [
     (["--protocol", "propainter", "--metrics", "psnr"], "needs --gt-dir, --mask-dir and --pred-dir"),
     (["--mask-dir", "."], "--mask-dir: only with --protocol propainter"),
-    (["--protocol", "propainter", "--dataset", "x", "--config", "c", "--predictions", "."], "not --dataset"),
+    (["--protocol", "propainter", "--dataset", "org/devil", "--config", "c", "--predictions", "."], "not --dataset"),
 ])
 def test_argument_errors(argv, needle, capsys):
     assert main(["evaluate", *argv]) == 2

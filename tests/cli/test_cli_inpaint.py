@@ -4,7 +4,7 @@ import sys
 import numpy as np
 import pytest
 
-import devil_dataset.cli.inpaint
+import devil_dataset.data.load
 from devil_dataset.cli import main
 from devil_dataset.core.release_format import read_frame_pngs, write_frame_pngs, write_mask_pngs
 from devil_dataset.inpaint import get_inpainter
@@ -22,7 +22,8 @@ def _rows():
 
 @pytest.fixture
 def inpaint_cli_slice(monkeypatch):
-    """Stand in for a built dataset: devil_dataset.data.iter_slice yields generated rows."""
+    """Stand in for a built dataset (``--dataset org/ds``, a Hub repo id, passes the parser's check):
+    devil_dataset.data.iter_slice yields generated rows."""
     rows = _rows()
     seen = {}
 
@@ -30,14 +31,14 @@ def inpaint_cli_slice(monkeypatch):
         seen.update(dataset=dataset, config=config, split=split, columns=columns)
         yield from rows
 
-    monkeypatch.setattr(devil_dataset.cli.inpaint, "iter_slice", fake_iter_slice)
+    monkeypatch.setattr(devil_dataset.data.load, "iter_slice", fake_iter_slice)  # read when the command runs
     return rows, seen
 
 
 def test_dataset_mode_writes_layout_and_resumes(tmp_path, capsys, inpaint_cli_slice):
     rows, seen = inpaint_cli_slice
     out = tmp_path / "preds"
-    args = ["inpaint", "--method", "aligned-copy", "--dataset", "ds", "--config", "fg_size_high", "--out", str(out)]
+    args = ["inpaint", "--method", "aligned-copy", "--dataset", "org/ds", "--config", "fg_size_high", "--out", str(out)]
     assert main(args + ["--limit", "2"]) == 0
     assert seen["config"] == "fg_size_high" and seen["split"] == "test"
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["v0", "v1"]
@@ -47,7 +48,7 @@ def test_dataset_mode_writes_layout_and_resumes(tmp_path, capsys, inpaint_cli_sl
     pred = read_frame_pngs(out / "v2", "pred")
     assert np.array_equal(pred, get_inpainter("aligned-copy")(rows[2]["frames"], rows[2]["hole"]))
     # the same folder for another slice is refused (clip ids repeat across slices with other masks)
-    argv = ["inpaint", "--method", "aligned-copy", "--dataset", "ds", "--config", "fg_size_low", "--out", str(out)]
+    argv = ["inpaint", "--method", "aligned-copy", "--dataset", "org/ds", "--config", "fg_size_low", "--out", str(out)]
     assert main(argv) == 2
     assert "holds predictions of another run" in capsys.readouterr().err
 
@@ -75,14 +76,14 @@ def test_inputs_mode_with_command_and_divisor(tmp_path, capsys):
 
 def test_errors_exit_2(tmp_path, capsys, inpaint_cli_slice):
     out = str(tmp_path / "p")
-    assert main(["inpaint", "--method", "nope", "--dataset", "ds", "--config", "all", "--out", out]) == 2
+    assert main(["inpaint", "--method", "nope", "--dataset", "org/ds", "--config", "all", "--out", out]) == 2
     err = capsys.readouterr().err
     assert "--method: unknown method 'nope'" in err and "an external method needs --command or --callable" in err
     assert not (tmp_path / "p").exists()  # refused before the folder is made
-    assert main(["inpaint", "--method", "telea", "--dataset", "ds", "--out", out]) == 2
+    assert main(["inpaint", "--method", "telea", "--dataset", "org/ds", "--out", out]) == 2
     assert "--dataset needs --config" in capsys.readouterr().err
     assert main(["inpaint", "--method", "telea", "--out", out]) == 2
-    assert main(["inpaint", "--method", "m", "--dataset", "ds", "--config", "all", "--out", out,
+    assert main(["inpaint", "--method", "m", "--dataset", "org/ds", "--config", "all", "--out", out,
                  "--command", f"{sys.executable} -c 'import sys; sys.exit(4)' {{output_dir}}"]) == 2
     assert "clip v0: command failed with exit code 4" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:

@@ -213,7 +213,7 @@ def test_a_missing_dataset_fails_fast_and_writes_nothing(tmp_path, capsys):
     start = time.perf_counter()
     assert main(["benchmark", "--dataset", str(tmp_path / "nope"), "--out", str(out), "--method", "telea"]) == 2
     assert time.perf_counter() - start < 2.0
-    assert f"{tmp_path / 'nope'}: no such dataset folder" in capsys.readouterr().err
+    assert f"{tmp_path / 'nope'}: no such folder" in capsys.readouterr().err  # refused while reading the arguments
     assert not out.exists()
     # a folder that is no dataset: found out while planning, and the output folder made for it removed again
     assert main(["benchmark", "--dataset", str(tmp_path), "--out", str(out), "--method", "telea", "--slices",

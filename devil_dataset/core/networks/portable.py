@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch  # noqa: TID253
 import torch.nn.functional as F  # noqa: TID253
-from scipy.linalg import blas
+from scipy.linalg import blas  # noqa: TID253
 from torch.overrides import TorchFunctionMode  # noqa: TID253
 
 from ..blas_threads import one_blas_thread, scipy_blas_core

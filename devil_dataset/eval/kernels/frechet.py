@@ -17,8 +17,6 @@ import warnings
 from typing import Iterator
 
 import numpy as np
-from scipy import linalg
-from scipy.linalg import blas
 from threadpoolctl import threadpool_limits
 
 from ...core.blas_threads import one_blas_thread, scipy_blas_core
@@ -41,6 +39,8 @@ def frechet_distance(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarray, sigma
     >>> frechet_distance(np.zeros(2), np.diag([1.0, 4.0]), np.zeros(2), np.diag([4.0, 9.0]))
     2.0
     """
+    from scipy import linalg
+
     mu1, mu2 = np.atleast_1d(mu1), np.atleast_1d(mu2)
     sigma1, sigma2 = np.atleast_2d(sigma1), np.atleast_2d(sigma2)
     if mu1.shape != mu2.shape or sigma1.shape != sigma2.shape:
@@ -85,6 +85,8 @@ def matrix_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> matrix_product(np.eye(2), np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
     [[1.0, 2.0], [3.0, 4.0]]
     """
+    from scipy.linalg import blas
+
     return blas.dgemm(1.0, np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
 
 

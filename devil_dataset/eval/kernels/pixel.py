@@ -23,7 +23,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy import fft as sfft
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
 from ...core.errors import UnknownNameError
@@ -195,6 +194,7 @@ def _cross_correlation(regions: np.ndarray, patches: np.ndarray, out_hw: tuple[i
     ``regions`` [N, C, R, R] and ``patches`` [N, C, P, P] hold uint8 values, so every true value is an integer
     below 2**30 and the FFT's rounding error (~1e-6) is far below 0.5; an assertion guards it.
     """
+    from scipy import fft as sfft
 
     n, c, rh, rw = regions.shape
     p = patches.shape[-1]

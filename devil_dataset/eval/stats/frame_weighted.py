@@ -16,7 +16,6 @@ import warnings
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.stats import bootstrap
 
 from .intervals import BOOTSTRAP_METHOD, BOOTSTRAP_RESAMPLES, DEFAULT_LEVEL
 
@@ -26,6 +25,8 @@ def _ratio(sums: np.ndarray, counts: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def _interval(sums: np.ndarray, counts: np.ndarray, level: float, seed: int) -> list[float]:
+    from scipy.stats import bootstrap
+
     if len(sums) < 2 or not np.all(np.isfinite(sums)):
         return [float("nan"), float("nan")]
     means = sums / counts

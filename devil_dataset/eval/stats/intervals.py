@@ -18,7 +18,6 @@ import warnings
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import bootstrap
 
 DEFAULT_LEVEL = 0.95  # the confidence level the issue (and the paper's +/- 1.96 se bars) use
 
@@ -50,6 +49,8 @@ def _mean(arr: np.ndarray) -> float:
 
 
 def _bootstrap_ci(arr: np.ndarray, level: float, seed: int) -> list[float]:
+    from scipy.stats import bootstrap
+
     if len(arr) < 2 or not np.all(np.isfinite(arr)):
         return [float("nan"), float("nan")]
     if np.ptp(arr) == 0:  # every video has the same value: the interval is that value

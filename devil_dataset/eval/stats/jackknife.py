@@ -13,8 +13,6 @@ import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.linalg import eigvalsh, lapack
-from scipy.stats import t as student_t
 
 from ..kernels.frechet import GaussianStats, exact_sum, fixed_blas, frechet_of, matrix_product, trace
 from .intervals import DEFAULT_LEVEL
@@ -62,6 +60,7 @@ def frechet_distance_cholesky(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarr
     >>> float(round(frechet_distance_cholesky(np.zeros(2), np.diag([1.0, 4.0]), np.zeros(2), np.diag([4.0, 9.0])), 12))
     2.0
     """
+    from scipy.linalg import eigvalsh, lapack
 
 
     with fixed_blas():
@@ -128,6 +127,7 @@ def grouped_jackknife_frechet(gt_groups: Sequence[Any] | Mapping[int, Any],
     >>> j["n"], j["groups"], j["ci"][0] < j["mean"] < j["ci"][1], j["method"].startswith("jackknife")
     (12, 4, True, True)
     """
+    from scipy.stats import t as student_t
 
 
     if isinstance(gt_groups, Mapping) and isinstance(comp_groups, Mapping):

@@ -16,7 +16,6 @@ from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import permutation_test
 
 from .intervals import DEFAULT_LEVEL, _finite_or_inf, _mean, _num
 
@@ -142,6 +141,7 @@ def unpaired_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
     >>> round(unpaired_test([1.0, 2, 3, 4, 5], [11.0, 12, 13, 14, 15]), 4)  # 2 of C(10, 5) = 252 splits
     0.0079
     """
+    from scipy.stats import permutation_test
 
     x, y = _finite_or_inf(a), _finite_or_inf(b)
     if len(x) < 1 or len(y) < 1:
