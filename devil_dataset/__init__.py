@@ -7,20 +7,28 @@ Example:
     >>> devil_dataset.render_mask("fgs-h_fgm-l_fgd-l", devil_dataset.mask_seed(1), num_frames=2).shape
     (2, 1080, 1920)
 
+Importing the package changes nothing in the process (environment, OpenCV, torch, BLAS). For the ``devil``
+command's numbers bit for bit in your own process, pin it first, before importing torch or scipy
+(:func:`~devil_dataset.core.cpu_pins.pin_process`; ``docs/reliability.md``):
+
+    >>> devil_dataset.pin_process()["level"] in {"avx2", "none"}  # doctest: +SKIP
+    True
+
 Benchmark your methods on a built dataset in one call (imported on first use; see :mod:`devil_dataset.pipeline`):
 
     >>> result = devil_dataset.benchmark("devil-build/", {"telea": "telea"}, "bench-out")  # doctest: +SKIP
 """
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
+from .core.cpu_pins import pin_process
 from .core.mask_stats import MaskStats, mask_stats
 from .core.mask_store import stored_mask, time_reverse
 from .core.masks import PRESETS, mask_seed, render_mask
 from .core.slices import SLICES, SliceSpec
 from .core.version import __version__
-from .pipeline import benchmark
 
 if TYPE_CHECKING:
     from .pipeline import benchmark as benchmark
@@ -29,13 +37,13 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """``devil_dataset.benchmark``: the pipeline's entry point, imported on first use (it pulls in the metrics)."""
     if name == "benchmark":
-
-        globals()["benchmark"] = benchmark
-        return benchmark
+        found = importlib.import_module(f"{__name__}.pipeline").benchmark
+        globals()["benchmark"] = found
+        return found
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "__version__", "PRESETS", "mask_seed", "render_mask", "stored_mask", "time_reverse",
-    "MaskStats", "mask_stats", "SLICES", "SliceSpec", "benchmark",
+    "MaskStats", "mask_stats", "SLICES", "SliceSpec", "benchmark", "pin_process",
 ]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ..core.cpu_pins import pin_process
 from ..core.errors import DevilError
 from ..core.version import __version__
 
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``devil`` console script; returns the process exit code."""
+    pin_process()  # the same numbers on every CPU, set before a command imports torch or scipy (core/cpu_pins)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
