@@ -33,11 +33,16 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], timeout: float = 600) -> dict:
-    done = subprocess.run([sys.executable, *args], env=_clean_env(), capture_output=True, text=True, timeout=timeout,
-                          cwd=str(ROOT))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def _run_together(*commands: list[str], timeout: float = 600) -> list[dict]:
+    """Run the Python command lines at the same time (each a fresh process); the JSON each prints last."""
+    running = [subprocess.Popen([sys.executable, *args], env=_clean_env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=str(ROOT)) for args in commands]
+    results = []
+    for process in running:
+        out, err = process.communicate(timeout=timeout)
+        assert process.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +74,8 @@ def built_dataset(tmp_path_factory) -> Path:
 
 def test_import_load_and_training_loader_leave_the_process_as_it_was(built_dataset, tmp_path):
     """Fails where importing a module pins OpenCV or sets the pin variables (the package did both before)."""
-    reference = _run([str(PROBE), "--reference"])
-    subject = _run([str(PROBE), str(built_dataset), str(tmp_path / "hf-cache")])
+    reference, subject = _run_together([str(PROBE), "--reference"],
+                                       [str(PROBE), str(built_dataset), str(tmp_path / "hf-cache")])
     # OpenCV's own import prepends its library folder to LD_LIBRARY_PATH (cv2/__init__.py, for subprocesses): the
     # reference, which imports cv2, torch and datasets without the package, shows what the libraries change alone.
     assert subject["environ_changed"] == reference["environ_changed"]
@@ -81,13 +86,6 @@ def test_import_load_and_training_loader_leave_the_process_as_it_was(built_datas
         assert {(api, threads) for api, _, threads in state.pop("blas_threads")} == set(default_threads.items())
         assert state == reference["after"]
     assert subject["after"]["cv2_optimized"] is True and subject["after"]["cv2_ipp"] is True
-
-
-def _python(code: str, timeout: float = 600, **extra: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code], env=_clean_env(**extra), capture_output=True, text=True,
-                          timeout=timeout, cwd=str(ROOT))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_devil_command_pins_its_process_before_torch_and_scipy():
@@ -103,7 +101,7 @@ def test_the_devil_command_pins_its_process_before_torch_and_scipy():
         from devil_dataset.core.cpu_pins import pins_provenance
         print(json.dumps({"first": loaded_first, "pins": pins_provenance(), "cv2": cv2.useOptimized()}))
     """
-    seen = _python(code)
+    [seen] = _run_together(["-c", code])
     assert seen["first"] == []  # nothing the pins must precede was loaded by importing the command
     assert seen["cv2"] is False
     if PINNED_CPU:
@@ -125,7 +123,7 @@ def test_engine_workers_are_pinned_and_the_caller_is_not():
         print(json.dumps({"workers": seen + again, "caller_env_same": env == dict(os.environ),
                           "caller_cv2": cv2.useOptimized()}))
     """
-    seen = _python(code)
+    [seen] = _run_together(["-c", code])
     assert seen["caller_env_same"] is True and seen["caller_cv2"] is True
     for state in seen["workers"]:
         assert state["cv2_optimized"] is False and state["cv2_ipp"] is False
@@ -150,8 +148,7 @@ def test_metric_calls_pin_for_their_duration_and_give_the_commands_values():
         value = F.warp_error(pred, gt, hole, flow="dis")
         print(json.dumps({"value": repr(value), "cv2": cv2.useOptimized()}))
     """
-    unpinned = _python(code.replace("sys.argv[1]", "'unpinned'"))
-    pinned = _python(code.replace("sys.argv[1]", "'pinned'"))
+    unpinned, pinned = _run_together(["-c", code, "unpinned"], ["-c", code, "pinned"])
     assert unpinned["value"] == pinned["value"]
     assert unpinned["cv2"] is True and pinned["cv2"] is False
 
