@@ -247,13 +247,18 @@ _SET_HERE: dict[str, str | None] = {}
 
 def pinned_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The pins :func:`pin_environment` would add to ``environ`` (a mapping left unchanged): those the CPU allows
-    and ``environ`` does not set already. What a worker process is started with.
+    and ``environ`` does not set already (oneDNN's only where ``environ`` asks for the native network kernels).
+    What a worker process is started with.
 
     >>> pinned_environment({"ATEN_CPU_CAPABILITY": "default"}).get("ATEN_CPU_CAPABILITY")
+    >>> "ONEDNN_MAX_CPU_ISA" in pinned_environment({})
+    False
     """
     if pin_level()[0] != "avx2":
         return {}
-    return {name: value for name, value in AVX2_PINS.items() if name not in environ and pin_applies(name)}
+    native = environ.get(NETWORK_KERNELS_ENV, "portable") == "native"
+    return {name: value for name, value in AVX2_PINS.items()
+            if name not in environ and (name not in NATIVE_KERNEL_PINS or native)}
 
 
 def pin_environment() -> dict[str, object]:
