@@ -10,8 +10,9 @@ the two states, alternating, on a small synthetic dataset built by the package:
 - ``optimised``: OpenCV as the user's process has it (what importing the package leaves now);
 - ``pinned``: OpenCV as the package's import left it before (``core.cv_determinism.pin_opencv``).
 
-Prints the median wall and CPU seconds per epoch of each and the ratios pinned / optimised, and writes them with
-the CPU to ``benchmarks/results/train_loader_opencv.json``.
+Prints the median wall and CPU seconds per epoch of each and the ratios pinned / optimised, then the CPU-time
+ratio of each OpenCV call of the augmentation alone, and writes them with the CPU to
+``benchmarks/results/train_loader_opencv.json``.
 
     python benchmarks/train_loader_opencv.py            # 6 clips of 45 frames at 640x360, 5 rounds
     python benchmarks/train_loader_opencv.py --quick    # 2 clips, 2 rounds
@@ -108,6 +109,29 @@ def epoch_seconds(dataset: InpaintingTrainDataset) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
+def per_call_ratios(user: tuple[bool, bool], repeats: int = 200) -> dict[str, float]:
+    """CPU seconds pinned / optimised of each OpenCV call of :func:`augment` on one 432x240 frame (best of 2)."""
+    frame = np.random.default_rng(1).integers(0, 256, (CROP[1], CROP[0], 3), dtype=np.uint8)
+    turn = cv2.getRotationMatrix2D((CROP[0] / 2, CROP[1] / 2), 5.0, 1.1)
+    calls = {"GaussianBlur 5x5": lambda: cv2.GaussianBlur(frame, (5, 5), 1.0),
+             "warpAffine INTER_LINEAR": lambda: cv2.warpAffine(frame, turn, CROP, flags=cv2.INTER_LINEAR,
+                                                               borderMode=cv2.BORDER_REFLECT),
+             "convertScaleAbs": lambda: cv2.convertScaleAbs(frame, alpha=1.1, beta=-5),
+             "resize INTER_AREA": lambda: cv2.resize(frame, OUT_SIZE, interpolation=cv2.INTER_AREA)}
+    ratios = {}
+    for name, call in calls.items():
+        best: dict[str, float] = {}
+        for state in ("optimised", "pinned") * 2:
+            set_opencv(state, user)
+            start = time.process_time()
+            for _ in range(repeats):
+                call()
+            best[state] = min(best.get(state, float("inf")), time.process_time() - start)
+        ratios[name] = best["pinned"] / best["optimised"]
+    set_opencv("optimised", user)
+    return ratios
+
+
 def set_opencv(state: str, user: tuple[bool, bool]) -> None:
     """``pinned``: as the package's import once left OpenCV; ``optimised``: the user's own settings back."""
     if state == "pinned":
@@ -138,15 +162,17 @@ def main() -> None:
     wall = {state: statistics.median(t[0] for t in values) for state, values in times.items()}
     cpu = {state: statistics.median(t[1] for t in values) for state, values in times.items()}
     ratio = {"wall": wall["pinned"] / wall["optimised"], "cpu": cpu["pinned"] / cpu["optimised"]}
+    calls = per_call_ratios(user)
     result = {"cpu": cpu_name(), "cores": os.cpu_count(), "opencv": cv2.__version__, "user_optimised": user[0],
               "clips": clips, "items_per_epoch": 4 * clips, "frames_per_item": 10, "crop": CROP, "resize": OUT_SIZE,
               "rounds": rounds, "wall_and_cpu_seconds_per_epoch": times, "median_wall_s": wall, "median_cpu_s": cpu,
-              "ratio_pinned_over_optimised": ratio}
+              "ratio_pinned_over_optimised": ratio, "per_call_cpu_ratio_pinned_over_optimised": calls}
     print(f"CPU: {result['cpu']} ({os.cpu_count()} cores), OpenCV {cv2.__version__}, {4 * clips} items of 10 "
           "frames per epoch")
     for state in times:
         print(f"  {state:9s}: {wall[state]:.3f} s wall, {cpu[state]:.3f} s CPU per epoch (medians of {rounds})")
     print(f"  ratio pinned / optimised: {ratio['wall']:.2f}x wall, {ratio['cpu']:.2f}x CPU")
+    print("  per call, CPU seconds pinned / optimised: " + ", ".join(f"{k} {v:.2f}x" for k, v in calls.items()))
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {RESULTS}")
