@@ -7,9 +7,11 @@ import tempfile
 import pytest
 from _pytest.doctest import DoctestItem
 
-# First of the package's imports in every test process: it sets the CPU pins (core/cpu_pins) before any test module
-# loads numpy, scipy or torch, so the network passes of the test process itself run on the portable kernels too.
-import devil_dataset  # noqa: F401
+# First of the package's imports in every test process, and the CPU pins (core/cpu_pins) set as the devil command sets
+# them, before any test module loads scipy or torch: the network passes of the test process run on the portable kernels.
+import devil_dataset
+
+devil_dataset.pin_process()
 
 
 @pytest.fixture(autouse=True)

@@ -313,7 +313,7 @@ def print_arithmetic_section(reps: int, size: tuple[int, int]) -> None:
     import os
     import subprocess
 
-    from devil_dataset.core.cpu_pins import AVX2_PINS, pin_level
+    from devil_dataset.core.cpu_pins import AVX2_PINS, pin_level, pinned_environment
     from devil_dataset.core.networks.portable import NETWORK_KERNELS_ENV
 
     times = {}
@@ -325,6 +325,8 @@ def print_arithmetic_section(reps: int, size: tuple[int, int]) -> None:
             env.pop("DEVIL_FAST_SIMD", None)
         if mode == "pinned":  # issue 36's path: the pins with oneDNN's and MKL's own kernels
             env[NETWORK_KERNELS_ENV] = "native"
+        if mode in ("pinned", "portable"):  # the child imports torch first: its pins come with its start
+            env.update(pinned_environment(env))
         out = subprocess.run([sys.executable, __file__, "--arithmetic-child", mode, "--reps", str(reps),
                               "--arithmetic-size", f"{size[0]}x{size[1]}"], env=env, capture_output=True, text=True,
                              check=True)

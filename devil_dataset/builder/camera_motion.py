@@ -25,11 +25,9 @@ import cv2
 import numpy as np
 
 from ..core.alignment import resolve_detector, single_threaded_blas, warp_valid_mask
-from ..core.cv_determinism import pin_opencv, serial_opencv
+from ..core.cv_determinism import serial_opencv
 from ..core.thread_map import default_threads
 from .clip_features import ClipFeatures
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # SPEC section 1: videos are scored at 854x480 (W, H), resized with area interpolation.
 SCORING_SIZE: tuple[int, int] = (854, 480)

@@ -32,15 +32,12 @@ import numpy as np
 
 from ..core.alignment import compose_affine, invert_affine
 from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
-from ..core.cv_determinism import pin_opencv
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
 from ..core.video_io import write_video
 from .camera_motion import NUM_SAMPLED_FRAMES, SCORE_PERCENTILE, sample_indices
 from .curate import read_manifest
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # Reference frame size the magnitudes below are tuned at (the release's scoring size, SPEC section 1).
 REFERENCE_SIZE: tuple[int, int] = (854, 480)

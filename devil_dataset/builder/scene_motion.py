@@ -40,14 +40,12 @@ from ..core.alignment import (
     warp_frame,
     warp_valid_mask,
 )
-from ..core.cv_determinism import pin_opencv, serial_opencv
+from ..core.cv_determinism import serial_opencv
 from ..core.errors import UnknownNameError, WeightsMissingError
 from ..core.flow import flow_estimator, resolve_flow_backend
 from ..core.thread_map import default_threads, thread_map
 from .camera_motion import SCORING_SIZE, resize_for_scoring
 from .clip_features import ClipFeatures
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # SPEC section 4: AffineScore threshold of the release, tuned on its uint8 wrap-around value.
 RELEASE_AFFINE_THRESHOLD = 375.0

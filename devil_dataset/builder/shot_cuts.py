@@ -24,10 +24,7 @@ from typing import Iterable
 import cv2
 import numpy as np
 
-from ..core.cv_determinism import pin_opencv
 from ..core.video_io import iter_frames, probe_video
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # PySceneDetect ContentDetector defaults (threshold on content_val and the minimum shot length in frames).
 CUT_THRESHOLD = 27.0

@@ -49,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)  # an argument type may refuse a path with a DevilError (``_args.dataset_name``)
+        # The same numbers on every CPU: pinned once the arguments are read (so --help and usage errors stay light)
+        # and before the command imports torch or scipy (core/cpu_pins).
+        from ..core.cpu_pins import pin_process  # imports OpenCV: not for --help
+
+        pin_process()
         return int(args.func(args) or 0)
     except DevilError as exc:
         print(f"devil: error: {exc}", file=sys.stderr)

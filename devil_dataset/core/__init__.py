@@ -3,12 +3,21 @@
 Errors, atomic writes and the one file hash, the output-folder lock, progress and stage timing, the engines
 (local, Ray), the slices table, cover-crop, the hole box, alignment, optical flow, the mask generator with its
 presets, the mask store and statistics, the release's file formats, PNG encoding, video I/O, the dataset schema
-shared by the writer and the reader, the network weights cache with the networks, and the one release-versus-
-corrected switch (``parity``).
+shared by the writer and the reader, the network weights cache with the networks, the CPU pins (``cpu_pins``: they
+apply where the package computes a published number, never at import) and the one release-versus-corrected switch
+(``parity``).
 ``tests/test_layers.py`` holds the import rules.
 """
-from .cpu_pins import pin_environment
+import os
 
-# Before anything of the package imports numpy or torch: their CPU-detecting libraries read these variables when they
-# load or first run (core/cpu_pins.py); engine workers inherit them.
-pin_environment()
+# threadpoolctl (core/blas_threads, the Frechet distances) sets KMP_DUPLICATE_LIB_OK=True in os.environ when it is
+# first imported (threadpoolctl.py, to let several OpenMP runtimes load); importing the package leaves the process's
+# environment as it was, so the variable goes again unless it was there before (set by the user, or by an earlier
+# import of threadpoolctl).
+_KMP_DUPLICATE_LIB_OK = "KMP_DUPLICATE_LIB_OK"
+_had_kmp = _KMP_DUPLICATE_LIB_OK in os.environ
+
+import threadpoolctl  # noqa: E402, F401
+
+if not _had_kmp:
+    os.environ.pop(_KMP_DUPLICATE_LIB_OK, None)

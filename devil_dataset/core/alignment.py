@@ -25,10 +25,8 @@ import numpy as np
 
 from .blas_threads import one_blas_thread
 from .cross_check_scan import CrossCheckScan
-from .cv_determinism import fast_simd, pin_opencv, serial_opencv
+from .cv_determinism import fast_simd, serial_opencv
 from .int8_products import Int8Operands, block_products, int8_operands, one_omp_thread
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # SPEC section 2: the release's SURF hessianThreshold (other SURF parameters are OpenCV defaults).
 SURF_HESSIAN_THRESHOLD = 750

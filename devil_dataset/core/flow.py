@@ -14,11 +14,9 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from .cv_determinism import pin_opencv
+from .cv_determinism import follow_opencv_pin
 from .errors import UnknownNameError
 from .weights import available
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # DIS preset: MEDIUM is OpenCV's balance of speed and accuracy; named once here.
 DIS_PRESET = cv2.DISOPTICAL_FLOW_PRESET_MEDIUM
@@ -37,7 +35,7 @@ DIS_MIN_SIDE = 32
 def dis_flow(frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
     """Flow [H, W, 2] (dx, dy) from uint8 RGB ``frame0`` to ``frame1`` with OpenCV DIS:
     frame0(p) ~ frame1(p + flow(p))."""
-    pin_opencv()  # IPP is switched per thread: this may run in the evaluation's read-ahead thread
+    follow_opencv_pin()  # IPP is switched per thread: this may run in the evaluation's read-ahead thread
     g0, g1 = _gray(frame0), _gray(frame1)
     h, w = g0.shape
     pad_h, pad_w = max(0, DIS_MIN_SIDE - h), max(0, DIS_MIN_SIDE - w)

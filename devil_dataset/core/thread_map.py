@@ -3,7 +3,8 @@
 The motion labellers spread one clip's frames and frame pairs over the cores this way: their work is OpenCV and
 numpy calls that release the GIL (SIFT, the matcher's matrix products, RANSAC, warps, DIS flow), and every item is a
 pure function of its inputs, so the results are the same with any number of threads (``tests/builder``). Each
-worker thread pins OpenCV first (:func:`devil_dataset.core.cv_determinism.pin_opencv`: IPP is switched per thread).
+worker thread follows the process's OpenCV pin first (:func:`devil_dataset.core.cv_determinism.follow_opencv_pin`:
+IPP is switched per thread).
 
     >>> thread_map(lambda x: x * x, range(5), threads=2)
     [0, 1, 4, 9, 16]
@@ -16,7 +17,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, TypeVar
 
-from .cv_determinism import pin_opencv
+from .cv_determinism import follow_opencv_pin
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -44,7 +45,7 @@ def thread_map(fn: Callable[[T], R], items: Iterable[T], *, threads: int) -> lis
     todo = list(items)
     if threads <= 1 or len(todo) <= 1:
         return [fn(x) for x in todo]
-    with ThreadPoolExecutor(max_workers=min(threads, len(todo)), initializer=pin_opencv) as pool:
+    with ThreadPoolExecutor(max_workers=min(threads, len(todo)), initializer=follow_opencv_pin) as pool:
         return list(pool.map(fn, todo))
 
 

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..core.cpu_pins import cpu_pinned
 from ..core.errors import DevilError, InvalidInputError, UnknownNameError
 from .engine.one_pass import collect, update_metrics
 from .engine.results import build_results
@@ -106,6 +107,7 @@ def video_sample(pred: Any, gt: Any, hole: Any, *, layout: str = "THWC", clip_id
     return VideoSample(clip_id, g, p, as_hole(hole, g.shape))
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def _score(name: str, pred, gt, hole, layout: str, **options) -> dict[str, float]:
     video = video_sample(pred, gt, hole, layout=layout)
     metrics, _ = build_metrics([name], EvalOptions(**options))
@@ -165,6 +167,7 @@ class Evaluator:
         self.videos: dict[str, dict[str, float]] = {}
         self.frames = 0
 
+    @cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
     def update(self, pred, gt, hole, clip_id: str | None = None) -> dict[str, float]:
         """Score one video (``clip_id`` defaults to its position); returns its per-video values."""
 
@@ -176,6 +179,7 @@ class Evaluator:
         self.frames += video.num_frames
         return dict(row)
 
+    @cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
     def _evaluation(self):
         if not self.videos:
             raise DevilError("Evaluator: no video was scored yet (call update first)")

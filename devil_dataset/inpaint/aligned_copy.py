@@ -36,10 +36,7 @@ from ..core.alignment import (
     single_threaded_blas,
     warp_frame,
 )
-from ..core.cv_determinism import pin_opencv
 from .spatial import blank_hole, check_inputs, inpaint_frame
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # Farthest neighbour (in frames, each direction) that may give pixels; bounds the work per frame.
 MAX_OFFSET = 20

@@ -24,12 +24,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..core.cv_determinism import pin_opencv
 from ..core.flow import dis_flow
 from ..core.hole_box import hole_window
 from .spatial import blank_hole, check_inputs, inpaint_frame
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # Flow is computed (and kept in memory) on frames resized by this factor (DIS MEDIUM: ~7 ms per 416x240 pair instead
 # of ~35 ms at 832x480).

@@ -15,10 +15,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..core.cv_determinism import pin_opencv
 from ..core.hole_box import hole_window, paste_in_hole
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 # Neighbourhood radius (pixels) of cv2.inpaint; 3 is OpenCV's documented example value.
 INPAINT_RADIUS = 3

@@ -23,7 +23,7 @@ ROOT = Path(devil_dataset.__file__).resolve().parents[1]
 HEAVY_LIBRARIES = ("torch", "torchvision", "scipy", "skimage", "datasets", "pyarrow", "pandas", "matplotlib",
                    "transformers", "huggingface_hub", "jinja2", "lpips", "pytorch_fid", "av", "decord", "ray", "numba",
                    "scenedetect", "yt_dlp", "PIL", "tqdm", "threadpoolctl")
-#: numpy and OpenCV (~0.25 s CPU together): absent from the parser too (see the xfail below).
+#: numpy and OpenCV (~0.25 s CPU together): absent from the parser too.
 ARRAY_LIBRARIES = ("numpy", "cv2")
 #: The package's parts that compute: none is imported before a command runs (``data``: only its light
 #: ``dataset_name``, the ``--dataset`` check).
@@ -89,9 +89,6 @@ def test_importing_the_cli_imports_no_heavy_module(tmp_path):
     assert len(counted) <= MODULE_BUDGET, f"{len(counted)} modules: {counted}"
 
 
-@pytest.mark.xfail(strict=True, reason="devil_dataset.core's __init__ pins the CPU environment at import "
-                   "(core/cpu_pins.py imports OpenCV and, with it, numpy); once the pins apply only where a command "
-                   "runs, this passes: remove this mark then")
 def test_importing_the_cli_imports_neither_numpy_nor_opencv(tmp_path):
     _, new = _probe(tmp_path)
     assert sorted({m.split(".")[0] for m in new} & set(ARRAY_LIBRARIES)) == []

@@ -28,7 +28,11 @@ import tempfile
 import warnings
 from pathlib import Path
 
-import numpy as np
+import devil_dataset
+
+devil_dataset.pin_process()  # as the devil command: the CPU pins before torch and scipy load
+
+import numpy as np  # noqa: E402
 
 SECTIONS = ("media", "labels", "baselines", "networks")
 

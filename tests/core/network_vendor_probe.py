@@ -14,9 +14,12 @@ import hashlib
 import json
 import sys
 
-import devil_dataset  # noqa: F401  (first: it sets the CPU pins before numpy and torch load)
-import numpy as np
-import torch
+import devil_dataset
+
+devil_dataset.pin_process()  # as the devil command: the CPU pins before torch and scipy load
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 NETWORKS = ("lpips", "inception", "i3d", "raft")
 

@@ -45,7 +45,7 @@ def test_onednn_is_capped_only_for_the_native_network_kernels():
     def onednn_isa(**extra: str) -> str:
         env = {k: v for k, v in os.environ.items() if k not in (*cpu_pins.AVX2_PINS, cpu_pins.NETWORK_KERNELS_ENV)}
         env.pop("DEVIL_FAST_SIMD", None)
-        code = ("import os, devil_dataset; "
+        code = ("import os, devil_dataset; devil_dataset.pin_process(); "
                 "print(os.environ.get('ONEDNN_MAX_CPU_ISA'), os.environ['ATEN_CPU_CAPABILITY'])")
         done = subprocess.run([sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True,
                               timeout=120)

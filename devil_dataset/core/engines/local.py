@@ -15,15 +15,23 @@ fork of a parent that may already hold torch's OpenMP threads or a CUDA context 
 before it scores parts in parallel; a forked child cannot use CUDA again and may hang in OpenMP). A script that
 calls a stage with ``jobs > 1`` therefore needs the usual ``if __name__ == "__main__":`` guard.
 
+The workers compute the package's published numbers, so each is pinned for its whole life as the ``devil`` command
+is (:func:`devil_dataset.core.cpu_pins.pin_process`): it starts with the pins of
+:func:`~devil_dataset.core.cpu_pins.pinned_environment` in its environment (its torch and scipy read them when they
+load; the calling process's own environment is given back as soon as the worker has started), keeps them when it
+adopts a caller's environment, and pins OpenCV before its first record.
+
     >>> list(map_ordered(abs, [-2, 3, -1]))
     [2, 3, 1]
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import math
 import multiprocessing
+import multiprocessing.context
 import os
 import signal
 import sys
@@ -33,6 +41,8 @@ from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
+
+from ..cpu_pins import AVX2_PINS, pin_process, pinned_environment
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -45,6 +55,7 @@ _pools_lock = threading.Lock()
 _pools_pid = os.getpid()  # the process whose children the pools' workers are (a forked child starts its own)
 _busy = False  # in a worker: a record is being computed (Ctrl-C interrupts it; an idle worker ignores Ctrl-C)
 _context: tuple | None = None  # in a worker: the caller's context it adopted last (see _caller_context)
+_worker_pins: dict[str, str] = {}  # in a worker: the pin variables it started with (its libraries read them then)
 # Ctrl-C starts no new record: a task carries the time it was submitted (time.monotonic(), one clock for every
 # process of the machine), and a worker that got Ctrl-C (from the terminal, or from the caller when its call is
 # interrupted) starts no record submitted before that moment; records of later calls run as usual.
@@ -79,9 +90,10 @@ def _adopt(context: tuple) -> None:
     if os.getcwd() != cwd:
         os.chdir(cwd)
     sys.path[:] = path
-    if sorted(os.environ.items()) != list(environ):
+    wanted = {**dict(environ), **_worker_pins}  # the pins its libraries started with stay what the worker shows
+    if os.environ != wanted:
         os.environ.clear()
-        os.environ.update(environ)
+        os.environ.update(wanted)
     _context = context
 
 
@@ -93,10 +105,45 @@ def _on_interrupt(signum, frame):
 
 
 def _start_worker() -> None:
-    """Worker initialiser: Ctrl-C interrupts the record being computed (its clean-up runs, e.g. an external
-    inpainter's process group is killed) but not an idle worker, so the pool survives an interrupted command; the
-    records queued before the Ctrl-C are not started."""
+    """Worker initialiser: the process pinned (:func:`~devil_dataset.core.cpu_pins.pin_process`, its environment
+    pins already there from its start); Ctrl-C interrupts the record being computed (its clean-up runs, e.g. an
+    external inpainter's process group is killed) but not an idle worker, so the pool survives an interrupted
+    command; the records queued before the Ctrl-C are not started."""
+    pin_process()
+    _worker_pins.update({name: os.environ[name] for name in AVX2_PINS if name in os.environ})
     signal.signal(signal.SIGINT, _on_interrupt)
+
+
+# Starting a worker sets the pins in this process's environment for the moment of the start (a spawned interpreter
+# inherits the environment of the process when it starts), then gives the caller's values back.
+_spawn_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _pinned_for_spawn() -> Iterator[None]:
+    with _spawn_lock:
+        added = pinned_environment(os.environ)
+        os.environ.update(added)
+        try:
+            yield
+        finally:
+            for name in added:
+                os.environ.pop(name, None)
+
+
+class _PinnedSpawnProcess(multiprocessing.context.SpawnProcess):
+    """A spawned worker process that starts with the environment pins (see :func:`_pinned_for_spawn`)."""
+
+    @staticmethod
+    def _Popen(process_obj):  # noqa: N802 - multiprocessing's name
+        with _pinned_for_spawn():
+            return multiprocessing.context.SpawnProcess._Popen(process_obj)
+
+
+class _PinnedSpawnContext(multiprocessing.context.SpawnContext):
+    """The ``spawn`` start method with :class:`_PinnedSpawnProcess` workers."""
+
+    Process = _PinnedSpawnProcess
 
 
 def _call(task: tuple[float, tuple], fn: Callable[[T], R], record: T) -> R:
@@ -140,7 +187,7 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
             pool.shutdown(wait=False)
             pool = None
         if pool is None:
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(START_METHOD),
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_PinnedSpawnContext(),
                                        initializer=_start_worker)
             _pools[jobs] = pool
         return pool

@@ -8,6 +8,11 @@ run again by Ray up to :data:`MAX_RETRIES` times, so stage functions must be ide
 write their outputs atomically and skip what is already written). ``fn`` and the records are shipped with
 cloudpickle; output paths must be on a filesystem every node sees.
 
+Each task runs pinned as the ``devil`` command is: its worker process starts with the environment pins (Ray's
+``runtime_env`` ``env_vars``: those of this process, or those :func:`~devil_dataset.core.cpu_pins.pinned_environment`
+gives on this machine; the cluster's nodes are x86-64 machines with AVX2, as the driver), and the task pins OpenCV
+for the worker (:func:`~devil_dataset.core.cpu_pins.pin_process`) before it runs ``fn``.
+
 Ray is imported only when a function here runs, so this module imports without it.
 
     >>> list(map_ordered(abs, [-2, 3, -1], address="local"))  # doctest: +SKIP
@@ -24,6 +29,7 @@ from collections import deque
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from ..cpu_pins import AVX2_PINS, pin_process, pinned_environment
 from ..errors import DevilError
 
 T = TypeVar("T")
@@ -167,7 +173,18 @@ def cluster_gpus() -> int:
 
 
 def _call(fn, record):
+    pin_process()  # OpenCV for this worker process; its environment pins came with its start (runtime_env)
     return fn(record)
+
+
+def worker_environment() -> dict[str, str]:
+    """The pins a Ray worker starts with: this process's own (set by the ``devil`` command, or by the user), else
+    those :func:`~devil_dataset.core.cpu_pins.pinned_environment` gives on this machine.
+
+    >>> set(worker_environment()) <= set(AVX2_PINS)
+    True
+    """
+    return {**pinned_environment(os.environ), **{name: os.environ[name] for name in AVX2_PINS if name in os.environ}}
 
 
 def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, window: int | None = None,
@@ -183,7 +200,7 @@ def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, wi
     if _remote_call is None:
         _remote_call = ray.remote(_call)
     task = _remote_call.options(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries,
-                                retry_exceptions=False)
+                                retry_exceptions=False, runtime_env={"env_vars": worker_environment()})
     if window is None:
         window = 2 * (jobs if jobs > 1 else cluster_cpus())
     window = max(1, int(window))
@@ -213,4 +230,4 @@ def map_ordered(fn: Callable[[T], R], records: Iterable[T], *, jobs: int = 1, wi
 
 __all__ = ["INSTALL_HINT", "MAX_RETRIES", "cluster_cpus", "cluster_gpus", "connection_error_message",
            "default_token_file", "ensure_initialized", "map_ordered", "private_ray_token", "require_ray",
-           "token_sources"]
+           "token_sources", "worker_environment"]

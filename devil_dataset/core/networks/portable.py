@@ -1,4 +1,4 @@
-"""Network arithmetic that gives the same bits on Intel and AMD (issue 44): every convolution and matrix product of
+"""Network arithmetic that gives the same bits on Intel and AMD: every convolution and matrix product of
 a CPU pass on OpenBLAS's pinned ``sgemm`` instead of oneDNN and MKL, and correctly rounded square roots instead of
 MKL's VML.
 
@@ -15,7 +15,7 @@ the same code on every x86-64 CPU with AVX2, but three things torch hands to Int
   float32 square roots one unit off on AMD) and on another code path on Intel: LPIPS's and PVCS's feature
   normalisation, RAFT's correlation scale.
 
-OpenBLAS with its core type forced (``OPENBLAS_CORETYPE=Haswell``, set by ``cpu_pins.pin_environment``) runs one
+OpenBLAS with its core type forced (``OPENBLAS_CORETYPE=Haswell``, set by ``cpu_pins.pin_process``) runs one
 kernel with compile-time blocking whatever the vendor and caches; its sums depend only on the product's shape (which
 kernel covers a column), and the shapes here depend only on the input. It runs on one thread here.
 
@@ -51,7 +51,7 @@ from scipy.linalg import blas  # noqa: TID253
 from torch.overrides import TorchFunctionMode  # noqa: TID253
 
 from ..blas_threads import one_blas_thread, scipy_blas_core
-from ..cpu_pins import AVX2_PINS, NETWORK_KERNELS_ENV, pin_environment
+from ..cpu_pins import AVX2_PINS, NETWORK_KERNELS_ENV, pin_level
 from ..errors import unknown_name
 
 #: Elements of one im2col buffer (float32): larger convolutions are computed in slices of output positions. OpenBLAS's
@@ -290,15 +290,15 @@ def portable_in_force(device: str | torch.device = "cpu") -> tuple[bool, str]:
         return False, f"{NETWORK_KERNELS_ENV}=native: oneDNN's and MKL's kernels (faster; values depend on the CPU)"
     if kernels != "portable":
         raise unknown_name(NETWORK_KERNELS_ENV, kernels, ("portable", "native"))
-    state = pin_environment()
-    if state["level"] != "avx2":
-        return False, str(state["reason"])
+    level, reason = pin_level()  # what the CPU allows; what is in force is read from the libraries below
+    if level != "avx2":
+        return False, reason
     capability = torch.backends.cpu.get_cpu_capability()
     if capability != "AVX2":
-        return False, f"ATen runs its {capability} kernels (torch ran before devil_dataset set ATEN_CPU_CAPABILITY)"
+        return False, f"ATen runs its {capability} kernels (torch loaded before ATEN_CPU_CAPABILITY was pinned)"
     core = scipy_blas_core()
     if core != AVX2_PINS["OPENBLAS_CORETYPE"]:
-        return False, f"scipy's OpenBLAS runs its {core} kernels (scipy loaded before devil_dataset pinned it)"
+        return False, f"scipy's OpenBLAS runs its {core} kernels (scipy loaded before OPENBLAS_CORETYPE was pinned)"
     return True, "convolutions and products on OpenBLAS sgemm (Haswell core), square roots correctly rounded"
 
 

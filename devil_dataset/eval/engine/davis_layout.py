@@ -38,10 +38,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from ...core.cv_determinism import pin_opencv
 from ...core.errors import DevilError
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 #: The protocol's frame size (W, H): ProPainter ``scripts/evaluate_propainter.py`` defaults ``--width 432
 #: --height 240``; E2FGVI ``evaluate.py`` hard-codes ``w, h = 432, 240``.

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ...core.cpu_pins import cpu_pinned
 from ...core.engines import Engine
 from ...core.errors import DevilError
 from ...data import iter_slice
@@ -77,6 +78,7 @@ class _SliceEval:
     watch: tuple[str, ...] = ()
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def evaluate_directory(
     gt_dir: str | Path,
     pred_dir: str | Path,
@@ -250,6 +252,7 @@ def prediction_method_name(predictions: str | Path) -> str:
     return recorded_method(predictions) or Path(predictions).resolve().name
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def evaluate_slice(
     dataset: str,
     config: str,
@@ -437,6 +440,7 @@ def _merge_parts(metrics: Mapping[str, Mapping[str, Any]], results: Sequence[tup
     return out
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def evaluate_dataset(
     dataset: str,
     config: str,

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ...core.cpu_pins import cpu_pinned
 from ...core.errors import DevilError, UnknownNameError
 from ...core.hole_check import check_hole, hole_problem
 from ...core.prefetch import prefetched
@@ -137,6 +138,7 @@ def collect(metrics: Mapping[str, VideoMetric], per_video: dict[str, dict[str, f
     return Evaluation(summary, per_video, clipped, provenance, frames, set_level)
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def evaluate_methods(
     clips: Iterable[tuple[str, np.ndarray, np.ndarray]],
     predictions: Mapping[str, Callable[[str], np.ndarray]],
@@ -212,6 +214,7 @@ def _one_pass(clips, predictions, metrics, *, total, progress, gt_cache: GroundT
     return per_video, frames
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def evaluate(
     videos: Iterable[VideoSample],
     metrics: Mapping[str, VideoMetric],

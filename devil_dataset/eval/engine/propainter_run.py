@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ...core.cpu_pins import cpu_pinned
 from ...core.engines.local import map_ordered
 from ...core.errors import DevilError, WeightsMissingError, unknown_name
 from ...core.flow import flow_estimator
@@ -321,6 +322,7 @@ def _protocol_record(metrics: Sequence[str], options: EvalOptions, size: tuple[i
     return record
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public entry point
     gt_dir: str | Path,
     mask_dir: str | Path,

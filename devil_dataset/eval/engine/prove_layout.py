@@ -29,11 +29,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ...core.cv_determinism import pin_opencv
 from ...core.errors import DevilError
 from .davis_layout import FRAME_SUFFIXES, image_files, read_protocol_frame
-
-pin_opencv()
 
 #: Frames read per video (``run_prove_metrics.py``: ``get_video_frames(gen_path)[:81]``, ``max_frames=81``).
 MAX_FRAMES = 81

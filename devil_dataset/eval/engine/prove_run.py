@@ -35,6 +35,7 @@ from typing import Any, Callable, Sequence
 import cv2
 import numpy as np
 
+from ...core.cpu_pins import cpu_pinned
 from ...core.engines import Engine
 from ...core.engines.local import map_ordered
 from ...core.errors import unknown_name
@@ -167,6 +168,7 @@ def _summaries(scores: list[ProveVideoScores], metrics: Sequence[str], seed: int
     return summary, uncertainty, unscored
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry point
     input_dir: str | Path,
     pred_dir: str | Path,

@@ -27,11 +27,8 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from ...core.cv_determinism import pin_opencv
 from ...core.flow import flow_estimator
 from .pixel import mean_of
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 FlowFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

@@ -32,11 +32,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ...core.cv_determinism import pin_opencv
 from ...core.errors import InvalidInputError
 from .warp import occlusion_mask, warp_backward
-
-pin_opencv()  # CPU-independent OpenCV results (issue 27, core/cv_determinism.py)
 
 #: ProPainter ``core/dataset.py`` TestDataset: ``cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))``, ``iterations=4``.
 DILATION_KERNEL = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
