@@ -8,16 +8,3 @@ apply where the package computes a published number, never at import) and the on
 (``parity``).
 ``tests/test_layers.py`` holds the import rules.
 """
-import os
-
-# threadpoolctl (core/blas_threads, the Frechet distances) sets KMP_DUPLICATE_LIB_OK=True in os.environ when it is
-# first imported (threadpoolctl.py, to let several OpenMP runtimes load); importing the package leaves the process's
-# environment as it was, so the variable goes again unless it was there before (set by the user, or by an earlier
-# import of threadpoolctl).
-_KMP_DUPLICATE_LIB_OK = "KMP_DUPLICATE_LIB_OK"
-_had_kmp = _KMP_DUPLICATE_LIB_OK in os.environ
-
-import threadpoolctl  # noqa: E402, F401
-
-if not _had_kmp:
-    os.environ.pop(_KMP_DUPLICATE_LIB_OK, None)

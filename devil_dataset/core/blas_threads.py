@@ -32,7 +32,14 @@ import os
 import threading
 from typing import Callable, Iterator
 
-from threadpoolctl import ThreadpoolController, threadpool_info
+# threadpoolctl sets KMP_DUPLICATE_LIB_OK=True in os.environ when it is first imported (threadpoolctl.py, to let
+# several OpenMP runtimes load). The package's one import of it is here, and it leaves the process's environment as
+# it was: the variable goes again unless it was there before (set by the user, or by an earlier import).
+_had_kmp = "KMP_DUPLICATE_LIB_OK" in os.environ
+from threadpoolctl import ThreadpoolController, threadpool_info, threadpool_limits  # noqa: E402
+
+if not _had_kmp:
+    os.environ.pop("KMP_DUPLICATE_LIB_OK", None)
 
 _lock = threading.Lock()
 _users = 0  # blocks running now, in any thread of this process
@@ -119,4 +126,4 @@ def scipy_blas_core() -> str:
     return cores[0] if cores else "unknown"
 
 
-__all__ = ["one_blas_thread", "scipy_blas_core"]
+__all__ = ["ThreadpoolController", "one_blas_thread", "scipy_blas_core", "threadpool_info", "threadpool_limits"]

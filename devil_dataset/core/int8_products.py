@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
+from .blas_threads import ThreadpoolController
 from .cpu_pins import cpu_flags, cpuid_vnni
 
 #: The shift that makes 0..255 values int8 (and its square's role in the constant term above).

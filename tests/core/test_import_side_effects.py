@@ -89,7 +89,8 @@ def test_import_load_and_training_loader_leave_the_process_as_it_was(built_datas
 
 
 def test_the_devil_command_pins_its_process_before_torch_and_scipy():
-    """``main`` pins first: the environment pins are in force (not late) and OpenCV is pinned for the command."""
+    """``main`` pins once the arguments are read and before the command runs: the environment pins are in force (not
+    late) and OpenCV is pinned for the command; ``--version`` (like ``--help``) pins nothing."""
     code = """if True:
         import json, os, sys, cv2
         from devil_dataset.cli import main
@@ -98,12 +99,15 @@ def test_the_devil_command_pins_its_process_before_torch_and_scipy():
             main(["--version"])
         except SystemExit:
             pass
+        unpinned = "ATEN_CPU_CAPABILITY" not in os.environ and cv2.useOptimized()
+        main(["weights", "list"])
         from devil_dataset.core.cpu_pins import pins_provenance
-        print(json.dumps({"first": loaded_first, "pins": pins_provenance(), "cv2": cv2.useOptimized()}))
+        print(json.dumps({"first": loaded_first, "pins": pins_provenance(), "cv2": cv2.useOptimized(),
+                          "version_unpinned": unpinned}))
     """
     [seen] = _run_together(["-c", code])
     assert seen["first"] == []  # nothing the pins must precede was loaded by importing the command
-    assert seen["cv2"] is False
+    assert seen["cv2"] is False and seen["version_unpinned"] is True
     if PINNED_CPU:
         expected = {name: value for name, value in AVX2_PINS.items() if pin_applies(name)}
         assert seen["pins"]["pinned"] == expected and seen["pins"]["level"] == "avx2"

@@ -17,9 +17,8 @@ import warnings
 from typing import Iterator
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from ...core.blas_threads import one_blas_thread, scipy_blas_core
+from ...core.blas_threads import one_blas_thread, scipy_blas_core, threadpool_limits
 from ...core.cpu_pins import AVX2_PINS
 
 # SPEC section 7 constants.
