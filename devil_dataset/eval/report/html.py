@@ -19,6 +19,7 @@ import html
 import json
 import math
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -443,18 +444,6 @@ def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path
     return list(tasks.values()), order
 
 
-def _write_clip_sections(tasks: Sequence[_ClipTask], order: Mapping[str, Sequence[str]], engine: Engine
-                         ) -> list[dict]:
-    """Encode the tasks' clips (one clip per engine task, the clips shown on most slices first); one section of
-    player groups per slice of ``order``, its clips in that order (a clip without ground truth left out)."""
-    tasks = largest_first(tasks, lambda t: len(t.shows))
-    made = {(show.slice, task.clip_id): group
-            for task, groups in zip(tasks, engine.map_ordered(_write_clip_groups, tasks))
-            for show, group in zip(task.shows, groups)}
-    return [{"slice": s, "groups": [g for c in cids if (g := made.get((s, c))) is not None]}
-            for s, cids in order.items()]
-
-
 def _provenance(docs: Sequence[Mapping]) -> dict[str, dict]:
     """Per ``method / slice``: package version, options, flow backend, weights and metric modes."""
     prov = {}
@@ -508,6 +497,57 @@ def _render_page(template, tables: Mapping[str, Any], media: _Media, docs: Seque
         escape=html.escape)
 
 
+class ClipEncoding:
+    """The HTML report's clips (:func:`write_html_report`), encoded by ``engine`` in a background thread from the moment
+    this is made, so that the caller computes and draws the rest of the report meanwhile; :meth:`sections` waits for
+    them, :meth:`cancel` stops what is still queued. Results without their inputs (ground truth, predictions) are
+    refused here, before anything is written. ``docs``, ``out_dir``, ``keys``, ``clip_metric`` and ``per_end`` are
+    those the report is written with.
+
+    Example:
+        >>> encoding = ClipEncoding(docs, "report-html", engine=get_engine())  # doctest: +SKIP
+        >>> write_html_report(docs, "report-html", encoding=encoding, engine=get_engine())  # doctest: +SKIP
+    """
+
+    def __init__(self, docs: Iterable[Mapping], out_dir: str | Path, keys: Sequence[str] | None = None, *,
+                 engine: Engine, clip_metric: str | None = None, per_end: int = DEFAULT_PER_END) -> None:
+        data = _gather(docs, keys, None)
+        require_inputs(data.docs, "the HTML report's clips (--clips-per-end 0: a report without them)")
+        metric = _clip_metric(clip_metric, data.keys)
+        tasks, self._order = _clip_tasks(data, metric, per_end, Path(out_dir)) if metric is not None else ([], {})
+        self._tasks = largest_first(tasks, lambda t: len(t.shows))  # the clips shown on most slices first
+        self._made: dict[tuple[str, str], dict | None] = {}
+        self._error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._encode, args=(engine,), name="html-report-clips", daemon=True)
+        self._thread.start()
+
+    def _encode(self, engine: Engine) -> None:
+        results = engine.map_ordered(_write_clip_groups, self._tasks)
+        try:
+            for task, groups in zip(self._tasks, results):
+                self._made.update(((show.slice, task.clip_id), group) for show, group in zip(task.shows, groups))
+                if self._stop.is_set():
+                    break
+        except BaseException as exc:  # raised to the caller by sections()
+            self._error = exc
+        finally:
+            results.close()  # leaving early cancels the clips still queued
+
+    def cancel(self) -> None:
+        """Encode no further clip (the ones being encoded finish); :meth:`sections` is then incomplete."""
+        self._stop.set()
+
+    def sections(self) -> list[dict]:
+        """Wait for the clips; one section of player groups per slice with clips to show, in slice order, its clips
+        in the order they were chosen (a clip without ground truth left out). Raises what the encoding raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return [{"slice": s, "groups": [g for c in cids if (g := self._made.get((s, c))) is not None]}
+                for s, cids in self._order.items()]
+
+
 def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     docs: Iterable[Mapping],
     out_dir: str | Path,
@@ -520,6 +560,7 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     plots_from: Sequence[str | Path] | None = None,
     comparisons: Sequence[Mapping] | None = None,
     caveats: Caveats | None = None,
+    encoding: ClipEncoding | None = None,
     engine: Engine,
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
@@ -533,25 +574,32 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     p against the best is not below 0.05; without them only the best is marked.
     ``caveats`` (:class:`~devil_dataset.eval.report.caveats.Caveats`): cells resting on clipped videos carry ``∞n``
     and cells scored differently ``§``; neither is ever marked best.
-    ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one slice per task (the same
-    files on every engine and worker count). The page also holds every video's values (a sortable per-video table,
-    also written as ``per_video.tsv``); each player has a poster (its first frame) and loads when scrolled to.
+    ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one clip (over every slice that
+    shows it) per task, in a background thread while the tables and plots are made (the same files on every engine
+    and worker count); ``encoding``: a :class:`ClipEncoding` of the same documents and options already started (the
+    caller did other work meanwhile), used instead. The page also holds every video's values (a sortable per-video
+    table, also written as ``per_video.tsv``); each player has a poster (its first frame) and loads when scrolled to.
 
     Example:
         >>> write_html_report([read_results(p) for p in paths], "report-html", engine=get_engine())  # doctest: +SKIP
     """
     template = _page_template()
-    data = _gather(docs, keys, comparisons, caveats)
-    if clips:  # issue 40: refused before anything is written, not after the plots
-        require_inputs(data.docs, "the HTML report's clips (--clips-per-end 0: a report without them)")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tables = _table_parts(data)
-    atomic_write_text(out / "per_video.tsv", per_video_tsv(data.docs, data.keys))
-    plot_files = _write_plot_files(data, out, plots, plots_from)
-    # Clips: per slice, union of each method's worst/best; one player group per clip.
-    metric = _clip_metric(clip_metric, data.keys)
-    sections = _write_clip_sections(*_clip_tasks(data, metric, per_end, out), engine) \
-        if clips and metric is not None else []
-    page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+    docs = list(docs)
+    if clips and encoding is None:  # refused (inputs missing) before anything is written, not after the plots
+        encoding = ClipEncoding(docs, out_dir, keys, engine=engine, clip_metric=clip_metric, per_end=per_end)
+    try:
+        data = _gather(docs, keys, comparisons, caveats)
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        tables = _table_parts(data)
+        atomic_write_text(out / "per_video.tsv", per_video_tsv(data.docs, data.keys))
+        plot_files = _write_plot_files(data, out, plots, plots_from)
+        # Clips: per slice, union of each method's worst/best; one player group per clip.
+        metric = _clip_metric(clip_metric, data.keys)
+        sections = encoding.sections() if clips and encoding is not None else []
+        page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+    except BaseException:
+        if encoding is not None:
+            encoding.cancel()  # nothing more is encoded for a report that failed
+        raise
     return atomic_write_text(out / "index.html", page)
