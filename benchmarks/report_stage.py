@@ -9,8 +9,10 @@ Each code tree runs in its own interpreter (``PYTHONPATH`` = the tree): the demo
 ``DEMO/dataset`` (not timed), the demo's results files are copied into a fresh output folder, the local engine's
 workers are started (the demo's are already running when its report stage starts), then
 :func:`~devil_dataset.pipeline.benchmark.write_benchmark_report` runs, timed as the demo times its stages
-(:class:`~devil_dataset.core.progress.StageTimer`: wall, and CPU of the process and its workers), without a report
-stamp (so the report is always written). The SHA-256 of every file the report wrote is compared between the trees.
+(:class:`~devil_dataset.core.progress.StageTimer`: wall, and CPU of the process and its workers), with its report
+stamp written into the fresh folder (so the report is always written, and the stamp's hashing is timed as in the
+demo). The SHA-256 of every file the report wrote is compared between the trees (not the stamp: its key holds
+the paths of the inputs).
 
 Prints wall and CPU seconds of each tree (best of ``--repeat``), the ratio base / this, and whether every report
 file is identical. Exit status 1 when a report file differs (or is missing on one side), 0 otherwise.
@@ -28,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+WORK = Path(tempfile.gettempdir()) / "devil-report-stage"
 
 # Run inside each code tree's interpreter: argv = demo folder, output folder, JSON file for the measurement.
 DRIVER = r"""
@@ -53,9 +56,10 @@ results = {(m, s): out / bm.RESULTS_DIR / m / f"{s}.json" for m in methods for s
 list(plan.engine.map_ordered(abs, [-1, -2, -3, -4]))  # the workers started, as they are in the demo's report stage
 timings = []
 with StageTimer("report", timings):
-    report = bm.write_benchmark_report(plan, results, ci=None, say=None)
+    report = bm.write_benchmark_report(plan, results, ci=None, stamp=out / CACHE_DIR / bm.REPORT_STAMP, say=None)
+skip = (bm.RESULTS_DIR, CACHE_DIR)
 files = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-         for p in sorted(out.rglob("*")) if p.is_file() and p.relative_to(out).parts[0] != bm.RESULTS_DIR}
+         for p in sorted(out.rglob("*")) if p.is_file() and p.relative_to(out).parts[0] not in skip}
 record.write_text(json.dumps({"wall_s": timings[0].wall_s, "cpu_s": timings[0].cpu_s, "files": files,
                               "report_files": len(report.files)}))
 """
@@ -65,7 +69,9 @@ def measure(tree: Path, demo: Path, repeat: int) -> dict:
     """The best (lowest wall) of ``repeat`` report stages of the code in ``tree`` on ``demo``, with its files."""
     best: dict | None = None
     for _ in range(repeat):
-        work = Path(tempfile.mkdtemp(prefix="devil-report-stage-"))
+        work = WORK  # the same folder for every tree: a report that names its folder is still compared equal
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
         try:
             record = work / "record.json"
             env = {**os.environ, "PYTHONPATH": str(tree)}
