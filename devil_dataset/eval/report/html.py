@@ -208,7 +208,7 @@ def _digest(*arrays: np.ndarray) -> str:
     for a in arrays:
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.view(np.uint8).reshape(-1))
+        h.update(a.view(np.uint8).reshape(-1).data)
     return h.hexdigest()
 
 
@@ -532,7 +532,9 @@ class ClipEncoding:
         except BaseException as exc:  # raised to the caller by sections()
             self._error = exc
         finally:
-            results.close()  # leaving early cancels the clips still queued
+            close = getattr(results, "close", None)  # leaving early cancels the clips still queued
+            if close is not None:
+                close()
 
     def cancel(self) -> None:
         """Encode no further clip (the ones being encoded finish); :meth:`sections` is then incomplete."""
