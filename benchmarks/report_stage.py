@@ -34,13 +34,13 @@ WORK = Path(tempfile.gettempdir()) / "devil-report-stage"
 
 # Run inside each code tree's interpreter: argv = demo folder, output folder, JSON file for the measurement.
 DRIVER = r"""
-import dataclasses, hashlib, json, os, shutil, sys
+import dataclasses, hashlib, importlib, json, os, shutil, sys
 from pathlib import Path
 
 from devil_dataset.core.engines import get_engine
 from devil_dataset.core.progress import StageTimer
 from devil_dataset.demo import CACHE_DIR, DATASET_DIR, DEFAULT_METHODS, DEMO_SLICES
-from devil_dataset.pipeline import benchmark as bm
+bm = importlib.import_module("devil_dataset.pipeline.benchmark")  # the module (the package exports its function)
 
 demo, out, record = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 doc = json.loads((demo / "timings.json").read_text()) if (demo / "timings.json").is_file() else []
