@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also write a self-contained HTML diagnosis report (DIR/index.html, plots, clip videos)")
     p.add_argument("--clip-metric", metavar="KEY", help="result key that ranks the worst/best clips (default psnr)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="worker processes encoding the HTML clips (one slice per task; same files with any N)")
+                   help="worker processes encoding the HTML clips (one clip per task; same files with any N)")
     p.add_argument("--clips-per-end", type=int, default=1, metavar="N",
                    help="worst and best clips shown per slice and method (default 1; 0: no clips)")
     p.add_argument("--paper-table", nargs="+", metavar="[METHOD:]DATASET=FILE",

@@ -53,7 +53,7 @@ from ..eval.report.caveats import caveats_of
 from ..eval.report.comparisons import power_note, significance
 from ..eval.report.files import write_report
 from ..eval.report.findings import Finding, check_findings, write_findings
-from ..eval.report.html import write_html_report
+from ..eval.report.html import ClipEncoding, write_html_report
 from ..eval.report.tables import KEY_ORDER, cpu_tolerances, score_table, table1_markdown
 from ..inpaint.contract import Inpainter
 from ..inpaint.external import callable_identity
@@ -313,17 +313,23 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
     table = score_table(written)
     keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
                   key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
-    comparisons, intervals = significance(written)  # issue 28: comparisons.json, Table 1 marks, intervals
-    tolerances = cpu_tolerances(written)  # issue 36: network metrics computed without the CPU pins
-    files = write_report(table, plan.out, keys, intervals=intervals, comparisons=comparisons, ci=ci,
-                         tolerances=tolerances, caveats=caveats, docs=written)
-    table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
-                               tolerances=tolerances, caveats=caveats)
-    findings = check_findings(table, plan.slice_counts(), docs=written)
-    files += write_findings(findings, plan.out)
+    # the HTML report's clips are encoded in the engine's workers while the tables, figures and findings are made
+    encoding = ClipEncoding(written, plan.out / HTML_DIR, keys, engine=plan.engine)
+    try:
+        comparisons, intervals = significance(written)  # issue 28: comparisons.json, Table 1 marks, intervals
+        tolerances = cpu_tolerances(written)  # issue 36: network metrics computed without the CPU pins
+        files = write_report(table, plan.out, keys, intervals=intervals, comparisons=comparisons, ci=ci,
+                             tolerances=tolerances, caveats=caveats, docs=written)
+        table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
+                                   tolerances=tolerances, caveats=caveats)
+        findings = check_findings(table, plan.slice_counts(), docs=written)
+        files += write_findings(findings, plan.out)
+    except BaseException:
+        encoding.cancel()
+        raise
     html_index = write_html_report(written, plan.out / HTML_DIR, keys, engine=plan.engine,  # issue 15
                                    plots_from=[p for p in files if p.suffix == ".png"], comparisons=comparisons,
-                                   caveats=caveats)
+                                   caveats=caveats, encoding=encoding)
     files.append(html_index)
     if stamp is not None:
         write_report_stamp(stamp, key, plan.out, files, table_md, findings)

@@ -14,10 +14,12 @@ different from the best come from the paired comparisons of :mod:`devil_dataset.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -26,8 +28,9 @@ import cv2
 import numpy as np
 
 from ...core.atomic import atomic_path, atomic_write_text
-from ...core.engines import Engine
+from ...core.engines import Engine, largest_first
 from ...core.errors import DevilError
+from ...core.release_format import list_frames
 from ...data import iter_slice
 from ..engine.inputs import DirectorySource, PredictionStore
 from ..engine.results import require_inputs
@@ -180,46 +183,120 @@ def _slug(*parts: str) -> str:
 
 
 @dataclass
-class _SliceClips:
-    """What one slice's clip players need (picklable: a worker process makes them)."""
+class _ClipShow:
+    """One slice's player group of a clip: why it is shown, where its ground truth is and each method's predictions."""
 
     slice: str
-    chosen: dict  # clip id -> why it was chosen
+    why: list[str]  # why the clip is shown on this slice (``worst for <method>``, ...)
     inputs: dict  # the results' ``provenance.inputs`` (where the ground truth is)
     per_method: dict  # method -> (predictions folder, per-video values)
+
+
+@dataclass
+class _ClipTask:
+    """Every player group of one clip, over the slices that show it (picklable: a worker process makes them)."""
+
+    clip_id: str
+    shows: list[_ClipShow]
     metric: str
     out: str
 
 
-def _write_slice_clips(task: _SliceClips) -> list[dict]:
-    """Encode one slice's players (ground truth, masked input, each method's output and error map per clip)."""
+def _digest(*arrays: np.ndarray) -> str:
+    """SHA-256 of the arrays' shapes, types and bytes: equal digests, equal frames (hence equal files)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.view(np.uint8).reshape(-1).data)
+    return h.hexdigest()
 
-    out = Path(task.out)
-    gts = _load_gt(task.inputs, set(task.chosen))
-    groups = []
-    for cid, why in task.chosen.items():
+
+def _prediction_digest(store: PredictionStore, clip_id: str) -> str | None:
+    """SHA-256 of the files holding a clip's prediction (the same files, the same frames); None when the layout's
+    files cannot be listed (the prediction is then decoded every time)."""
+    if store.layout == "video":
+        path = store._video_path(clip_id)
+        files = [path] if path is not None else []
+    else:
+        folder = store.root if store.layout == "single" else store.root / clip_id
+        files = list_frames(folder, "pred") if folder.is_dir() else []
+    if not files:
+        return None
+    h = hashlib.sha256(store.layout.encode())
+    for f in files:
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+class _ClipWriter:
+    """Writes one clip's streams (H.264 mp4 and a JPEG poster each) into ``out``; a stream whose frames were already
+    written under another name (the same clip shown on several slices: its ground truth, or a (clip, hole) unit the
+    slices share) is copied, not made and encoded again: the encoding is deterministic, so the bytes are the same."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.written: dict[tuple, tuple[str, str]] = {}  # what the stream is made of -> (mp4, poster) written
+
+    def stream(self, key: tuple, rel: str, frames) -> dict:
+        """Write the stream ``rel`` (an ``.mp4`` path relative to ``out``) of the frames ``frames()`` returns, or
+        copy the files written for the same ``key``; returns its player entry without the label."""
+        poster = rel[:-4] + ".jpg"
+        done = self.written.get(key)
+        if done is not None:
+            for src, dst in zip(done, (rel, poster)):
+                with atomic_path(self.out / dst) as tmp:
+                    shutil.copyfile(self.out / src, tmp)
+        else:
+            shown = frames()
+            write_clip_mp4(shown, self.out / rel)
+            with atomic_path(self.out / poster) as tmp:
+                ok, buf = cv2.imencode(".jpg", cv2.cvtColor(shown[0], cv2.COLOR_RGB2BGR),
+                                       [cv2.IMWRITE_JPEG_QUALITY, POSTER_QUALITY])
+                Path(tmp).write_bytes(buf.tobytes())
+            self.written[key] = (rel, poster)
+        return {"src": rel, "poster": poster}
+
+
+def _write_clip_groups(task: _ClipTask) -> list[dict | None]:
+    """Encode one clip's player groups, one per slice of ``task.shows`` (None where the ground truth is missing):
+    ground truth, masked input, each method's output and error map. What several slices share (the same ground
+    truth frames, hole or prediction files) is computed and encoded once (:class:`_ClipWriter`)."""
+
+    out, cid = Path(task.out), task.clip_id
+    writer = _ClipWriter(out)
+    predictions: dict[str, np.ndarray] = {}  # prediction files' digest -> frames
+    groups: list[dict | None] = []
+    for show in task.shows:
+        gts = _load_gt(show.inputs, {cid})
         if cid not in gts:
+            groups.append(None)
             continue
         gt, hole = gts[cid]
-        streams = [("ground truth", _shrink(gt)), ("masked input", _shrink(masked_input(gt, hole)))]
-        for m, (predictions, videos) in task.per_method.items():
-            pred = PredictionStore(predictions).read(cid)
+        gt_key = _digest(gt)
+        streams: list[tuple[str, tuple, Any]] = [
+            ("ground truth", ("gt", gt_key), lambda gt=gt: _shrink(gt)),
+            ("masked input", ("masked", gt_key, _digest(hole)),
+             lambda gt=gt, hole=hole: _shrink(masked_input(gt, hole)))]
+        for m, (folder, videos) in show.per_method.items():
+            store = PredictionStore(folder)
+            pred_key = _prediction_digest(store, cid) or f"{folder}/{cid}"
+
+            def pred(store=store, key=pred_key):
+                if key not in predictions:
+                    predictions.clear()  # one clip's frames in memory at a time
+                    predictions[key] = store.read(cid)
+                return predictions[key]
+
             v = videos.get(cid, {}).get(task.metric)
             label = f"{m} ({KEY_TITLES.get(task.metric, task.metric)} {fmt(task.metric, v if v is not None else None)})"
             # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
-            err = np.repeat(_shrink(error_grey(gt, pred))[..., None], 3, axis=-1)
-            streams += [(label, _shrink(pred)), (f"{m} error x{ERROR_GAIN}", err)]
-        vids = []
-        for i, (label, frames) in enumerate(streams):
-            rel = f"clips/{_slug(task.slice, cid, str(i))}.mp4"
-            write_clip_mp4(frames, out / rel)
-            poster = rel[:-4] + ".jpg"
-            with atomic_path(out / poster) as tmp:
-                ok, buf = cv2.imencode(".jpg", cv2.cvtColor(frames[0], cv2.COLOR_RGB2BGR),
-                                       [cv2.IMWRITE_JPEG_QUALITY, POSTER_QUALITY])
-                Path(tmp).write_bytes(buf.tobytes())
-            vids.append({"label": label, "src": rel, "poster": poster})
-        groups.append({"clip_id": cid, "why": ", ".join(why), "videos": vids, "num_frames": int(gt.shape[0])})
+            streams += [(label, ("pred", pred_key), lambda pred=pred: _shrink(pred())),
+                        (f"{m} error x{ERROR_GAIN}", ("error", gt_key, pred_key),
+                         lambda gt=gt, pred=pred: np.repeat(_shrink(error_grey(gt, pred()))[..., None], 3, axis=-1))]
+        vids = [{"label": label, **writer.stream(key, f"clips/{_slug(show.slice, cid, str(i))}.mp4", frames)}
+                for i, (label, key, frames) in enumerate(streams)]
+        groups.append({"clip_id": cid, "why": ", ".join(show.why), "videos": vids, "num_frames": int(gt.shape[0])})
     return groups
 
 
@@ -346,9 +423,12 @@ def _chosen_clips(data: _ReportData, slice_name: str, metric: str, per_end: int)
     return chosen
 
 
-def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path) -> list[_SliceClips]:
-    """One clip-encoding task per slice with clips to show."""
-    tasks = []
+def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path
+                ) -> tuple[list[_ClipTask], dict[str, list[str]]]:
+    """One clip-encoding task per clip shown, holding every slice that shows it (in slice order); and per slice
+    with clips to show, its clips in the order they were chosen."""
+    tasks: dict[str, _ClipTask] = {}
+    order: dict[str, list[str]] = {}
     for s in data.slices:
         chosen = _chosen_clips(data, s, metric, per_end)
         if not chosen:
@@ -356,15 +436,12 @@ def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path) -> list
         present = [m for m in data.methods if (m, s) in data.by]
         per_method = {m: (data.by[(m, s)]["provenance"]["inputs"]["predictions"], (data.by[(m, s)].get("videos") or {}))
                       for m in present}
-        tasks.append(_SliceClips(s, chosen, data.by[(present[0], s)]["provenance"]["inputs"], per_method, metric,
-                                 str(out)))
-    return tasks
-
-
-def _write_clip_sections(tasks: Sequence[_SliceClips], engine: Engine) -> list[dict]:
-    """Encode the tasks' clips (one slice per engine task); one section of player groups per slice."""
-    return [{"slice": s, "groups": groups}
-            for s, groups in zip((t.slice for t in tasks), engine.map_ordered(_write_slice_clips, tasks))]
+        inputs = data.by[(present[0], s)]["provenance"]["inputs"]
+        order[s] = list(chosen)
+        for cid, why in chosen.items():
+            task = tasks.setdefault(cid, _ClipTask(cid, [], metric, str(out)))
+            task.shows.append(_ClipShow(s, why, inputs, per_method))
+    return list(tasks.values()), order
 
 
 def _provenance(docs: Sequence[Mapping]) -> dict[str, dict]:
@@ -420,6 +497,59 @@ def _render_page(template, tables: Mapping[str, Any], media: _Media, docs: Seque
         escape=html.escape)
 
 
+class ClipEncoding:
+    """The HTML report's clips (:func:`write_html_report`), encoded by ``engine`` in a background thread from the moment
+    this is made, so that the caller computes and draws the rest of the report meanwhile; :meth:`sections` waits for
+    them, :meth:`cancel` stops what is still queued. Results without their inputs (ground truth, predictions) are
+    refused here, before anything is written. ``docs``, ``out_dir``, ``keys``, ``clip_metric`` and ``per_end`` are
+    those the report is written with.
+
+    Example:
+        >>> encoding = ClipEncoding(docs, "report-html", engine=get_engine())  # doctest: +SKIP
+        >>> write_html_report(docs, "report-html", encoding=encoding, engine=get_engine())  # doctest: +SKIP
+    """
+
+    def __init__(self, docs: Iterable[Mapping], out_dir: str | Path, keys: Sequence[str] | None = None, *,
+                 engine: Engine, clip_metric: str | None = None, per_end: int = DEFAULT_PER_END) -> None:
+        data = _gather(docs, keys, None)
+        require_inputs(data.docs, "the HTML report's clips (--clips-per-end 0: a report without them)")
+        metric = _clip_metric(clip_metric, data.keys)
+        tasks, self._order = _clip_tasks(data, metric, per_end, Path(out_dir)) if metric is not None else ([], {})
+        self._tasks = largest_first(tasks, lambda t: len(t.shows))  # the clips shown on most slices first
+        self._made: dict[tuple[str, str], dict | None] = {}
+        self._error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._encode, args=(engine,), name="html-report-clips", daemon=True)
+        self._thread.start()
+
+    def _encode(self, engine: Engine) -> None:
+        results = engine.map_ordered(_write_clip_groups, self._tasks)
+        try:
+            for task, groups in zip(self._tasks, results):
+                self._made.update(((show.slice, task.clip_id), group) for show, group in zip(task.shows, groups))
+                if self._stop.is_set():
+                    break
+        except BaseException as exc:  # raised to the caller by sections()
+            self._error = exc
+        finally:
+            close = getattr(results, "close", None)  # leaving early cancels the clips still queued
+            if close is not None:
+                close()
+
+    def cancel(self) -> None:
+        """Encode no further clip (the ones being encoded finish); :meth:`sections` is then incomplete."""
+        self._stop.set()
+
+    def sections(self) -> list[dict]:
+        """Wait for the clips; one section of player groups per slice with clips to show, in slice order, its clips
+        in the order they were chosen (a clip without ground truth left out). Raises what the encoding raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return [{"slice": s, "groups": [g for c in cids if (g := self._made.get((s, c))) is not None]}
+                for s, cids in self._order.items()]
+
+
 def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     docs: Iterable[Mapping],
     out_dir: str | Path,
@@ -432,6 +562,7 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     plots_from: Sequence[str | Path] | None = None,
     comparisons: Sequence[Mapping] | None = None,
     caveats: Caveats | None = None,
+    encoding: ClipEncoding | None = None,
     engine: Engine,
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
@@ -445,25 +576,32 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     p against the best is not below 0.05; without them only the best is marked.
     ``caveats`` (:class:`~devil_dataset.eval.report.caveats.Caveats`): cells resting on clipped videos carry ``∞n``
     and cells scored differently ``§``; neither is ever marked best.
-    ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one slice per task (the same
-    files on every engine and worker count). The page also holds every video's values (a sortable per-video table,
-    also written as ``per_video.tsv``); each player has a poster (its first frame) and loads when scrolled to.
+    ``engine`` (:func:`devil_dataset.core.engines.get_engine`) encodes the clips, one clip (over every slice that
+    shows it) per task, in a background thread while the tables and plots are made (the same files on every engine
+    and worker count); ``encoding``: a :class:`ClipEncoding` of the same documents and options already started (the
+    caller did other work meanwhile), used instead. The page also holds every video's values (a sortable per-video
+    table, also written as ``per_video.tsv``); each player has a poster (its first frame) and loads when scrolled to.
 
     Example:
         >>> write_html_report([read_results(p) for p in paths], "report-html", engine=get_engine())  # doctest: +SKIP
     """
     template = _page_template()
-    data = _gather(docs, keys, comparisons, caveats)
-    if clips:  # issue 40: refused before anything is written, not after the plots
-        require_inputs(data.docs, "the HTML report's clips (--clips-per-end 0: a report without them)")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tables = _table_parts(data)
-    atomic_write_text(out / "per_video.tsv", per_video_tsv(data.docs, data.keys))
-    plot_files = _write_plot_files(data, out, plots, plots_from)
-    # Clips: per slice, union of each method's worst/best; one player group per clip.
-    metric = _clip_metric(clip_metric, data.keys)
-    sections = _write_clip_sections(_clip_tasks(data, metric, per_end, out), engine) \
-        if clips and metric is not None else []
-    page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+    docs = list(docs)
+    if clips and encoding is None:  # refused (inputs missing) before anything is written, not after the plots
+        encoding = ClipEncoding(docs, out_dir, keys, engine=engine, clip_metric=clip_metric, per_end=per_end)
+    try:
+        data = _gather(docs, keys, comparisons, caveats)
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        tables = _table_parts(data)
+        atomic_write_text(out / "per_video.tsv", per_video_tsv(data.docs, data.keys))
+        plot_files = _write_plot_files(data, out, plots, plots_from)
+        # Clips: per slice, union of each method's worst/best; one player group per clip.
+        metric = _clip_metric(clip_metric, data.keys)
+        sections = encoding.sections() if clips and encoding is not None else []
+        page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+    except BaseException:
+        if encoding is not None:
+            encoding.cancel()  # nothing more is encoded for a report that failed
+        raise
     return atomic_write_text(out / "index.html", page)
