@@ -12,7 +12,7 @@ from ..diagnosis.attributes import ATTRIBUTES, AttributeOptions
 from ..diagnosis.diagnose import default_scoring_size, diagnose, input_mode
 from ..diagnosis.removal import REMOVAL_DIAGNOSIS_METRICS, diagnose_removals
 from ..diagnosis.scores import DEFAULT_METRICS
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.metric import EvalOptions
 from ._args import EXAMPLE_FORMATTER, existing_path, output_directory, positive_int, resolution, writable_directory
 from .evaluate import _prediction_mapping, named_predictions
 

@@ -9,14 +9,14 @@ from pathlib import Path
 from ..core.engines import get_engine
 from ..core.errors import DevilError, unknown_name
 from ..core.networks import DEFAULT_DINO_MODEL, check_precision
-from ..eval.engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice, prediction_method_name
-from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
-from ..eval.engine.propainter_run import PROPAINTER_METRICS, evaluate_propainter
-from ..eval.engine.prove_run import PROVE_METRICS, evaluate_prove, removal_lines
-from ..eval.engine.results import dumps, locate_inputs, write_results
-from ..eval.metrics.protocol import PROTOCOLS, EvalOptions
+from ..eval.metrics.metric import PROTOCOLS, EvalOptions
+from ..eval.protocols.propainter.run import PROPAINTER_METRICS, evaluate_propainter
+from ..eval.protocols.prove.run import PROVE_METRICS, evaluate_prove, removal_lines
 from ..eval.report.caveats import counted, identical_lines
 from ..eval.report.tables import fmt
+from ..eval.scoring.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice, prediction_method_name
+from ..eval.scoring.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
+from ..eval.scoring.results import dumps, locate_inputs, write_results
 from ..inpaint import INPAINTERS
 from ..pipeline.benchmark import METHOD_NAME_RE
 from ._args import (

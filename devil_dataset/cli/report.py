@@ -7,7 +7,13 @@ import sys
 from ..core.atomic import atomic_write_text
 from ..core.engines import get_engine
 from ..core.errors import DevilError
-from ..eval.engine.results import read_results, results_in
+from ..eval.protocols.propainter.paper_table import (
+    propainter_table_caption,
+    propainter_table_latex,
+    propainter_table_markdown,
+    read_table_specs,
+    table_keys,
+)
 from ..eval.report import (
     RELATIVE_IMPROVEMENT_CAPTION,
     cpu_tolerances,
@@ -21,13 +27,7 @@ from ..eval.report.caveats import Caveats, caveats_of
 from ..eval.report.comparisons import compare_text
 from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
 from ..eval.report.html import write_html_report
-from ..eval.report.propainter_table import (
-    propainter_table_caption,
-    propainter_table_latex,
-    propainter_table_markdown,
-    read_table_specs,
-    table_keys,
-)
+from ..eval.scoring.results import read_results, results_in
 from ..eval.stats.significance import compare_methods
 from ._args import EXAMPLE_FORMATTER, add_ci_argument, existing_path, output_directory
 

@@ -16,9 +16,9 @@ from ..core.atomic import unwritable_reason
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
-from ..eval.engine.davis_layout import PROTOCOL_SIZE, layout_notes
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.metric import EvalOptions
 from ..eval.metrics.registry import scoring_identity
+from ..eval.protocols.propainter.layout import PROTOCOL_SIZE, layout_notes
 from .attribute_table import AttributeTable, write_attribute_table
 from .attributes import SCORING_SIZE, AttributeOptions
 from .cache import AttributeCache, default_attribute_cache_dir

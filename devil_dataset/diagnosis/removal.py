@@ -1,8 +1,9 @@
 """``devil diagnose --removal``: DEVIL's diagnosis of real object removals, which have no ground truth (issue 45;
 ``docs/removal.md``). The input videos (with the object) stand in for the attribute labelling — camera motion, scene
 motion, mask size, displacement and motion are properties of the scene and the mask, not of the fill — and each
-method is scored with PROVE's reference-free RC-S / RC-T (:func:`devil_dataset.eval.engine.prove_run.evaluate_prove`),
-then the groups are compared as ``devil diagnose`` compares them (same tests, same report).
+method is scored with PROVE's reference-free RC-S / RC-T
+(:func:`devil_dataset.eval.protocols.prove.run.evaluate_prove`), then the groups are compared as ``devil diagnose``
+compares them (same tests, same report).
 
 The PROVE layout (``IN/<name>.mp4``, ``MASKS/<name>.mp4``, each method's ``RESULT/<name>.mp4``, or folders of
 frames) is written once as a DAVIS-layout copy (PNG frames, masks thresholded at > 127 as PROVE does) that the
@@ -25,11 +26,11 @@ import numpy as np
 from ..core.atomic import atomic_write_text
 from ..core.engines import Engine
 from ..core.errors import DevilError
-from ..eval.engine.davis_layout import MASK_NAME, PROTOCOL_SIZE
-from ..eval.engine.prove_layout import ProveVideo, list_prove_videos, read_frames
-from ..eval.engine.prove_run import evaluate_prove, removal_lines
-from ..eval.kernels.prove import MASK_THRESHOLD, grey_mask
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.metric import EvalOptions
+from ..eval.protocols.propainter.layout import MASK_NAME, PROTOCOL_SIZE
+from ..eval.protocols.prove.kernels import MASK_THRESHOLD, grey_mask
+from ..eval.protocols.prove.layout import ProveVideo, list_prove_videos, read_frames
+from ..eval.protocols.prove.run import evaluate_prove, removal_lines
 from .attribute_table import write_attribute_table
 from .attributes import AttributeOptions
 from .cache import default_attribute_cache_dir

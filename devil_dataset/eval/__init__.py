@@ -11,7 +11,7 @@ The floors, each importing only those below it (``tests/test_layers.py`` holds t
 - :mod:`~devil_dataset.eval.kernels`: stateless numpy and torch math (PSNR, SSIM, PCons, warp, Frechet, ...);
 - :mod:`~devil_dataset.eval.stats`: intervals, significance tests, the jackknife;
 - :mod:`~devil_dataset.eval.metrics`: metric classes that declare their state and what they prepare, the registry;
-- :mod:`~devil_dataset.eval.engine`: one evaluation pass, its inputs, the ground-truth cache, results documents;
+- :mod:`~devil_dataset.eval.scoring`: one evaluation pass, its inputs, the ground-truth cache, results documents;
 - :mod:`~devil_dataset.eval.report`: tables, figures, comparisons, findings, the HTML report;
 - :mod:`~devil_dataset.eval.functional` and this package: the public API.
 
@@ -19,12 +19,12 @@ Torch and the networks are imported only when a network metric (``lpips``, ``pvc
 """
 from __future__ import annotations
 
-from .engine.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
-from .engine.one_pass import evaluate_methods
-from .engine.propainter_run import evaluate_propainter
 from .functional import Evaluator, as_frames, as_hole, lpips, pcons, psnr, pvcs, ssim, warp_error
-from .metrics.protocol import EvalOptions, Metric, VideoSample
+from .metrics.metric import EvalOptions, Metric, VideoSample
 from .metrics.registry import DEVIL_METRICS, METRICS
+from .protocols.propainter.run import evaluate_propainter
+from .scoring.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
+from .scoring.one_pass import evaluate_methods
 
 __all__ = ["DEVIL_METRICS", "EvalOptions", "Evaluator", "METRICS", "Metric", "VideoSample", "as_frames", "as_hole",
            "evaluate_dataset", "evaluate_directory", "evaluate_methods", "evaluate_propainter", "evaluate_slice",

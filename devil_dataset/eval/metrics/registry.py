@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ...core.errors import DevilError, UnknownNameError, WeightsMissingError, unknown_name
-from ..metrics.protocol import EvalOptions, VideoMetric
+from .metric import EvalOptions, VideoMetric
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ METRICS: dict[str, MetricEntry] = {
            (".4f",), False),
         # Issue 45: PROVE's reference-free removal metrics (xiaomi-research/prove utils/metrics.py; docs/removal.md):
         # RC-S (fill vs its surroundings, higher better), RC-T (fill between consecutive frames, lower better)
-        _E("rc_s", "devil_dataset.eval.metrics.removal:RCSMetric", ("rc_s",), (True,), (".4f",), True),
-        _E("rc_t", "devil_dataset.eval.metrics.removal:RCTMetric", ("rc_t",), (False,), (".4f",), True),
+        _E("rc_s", "devil_dataset.eval.protocols.prove.removal:RCSMetric", ("rc_s",), (True,), (".4f",), True),
+        _E("rc_t", "devil_dataset.eval.protocols.prove.removal:RCTMetric", ("rc_t",), (False,), (".4f",), True),
         # Issue 45: the removal papers' background (MiniMax-Remover) and masked (VideoPainter) PSNR / SSIM
         _E("bg_psnr", "devil_dataset.eval.metrics.removal_fidelity:BackgroundPSNRMetric", ("bg_psnr",), (True,),
            (".2f",), False),
@@ -142,7 +142,7 @@ _VALUE_NEUTRAL_PROVENANCE = frozenset({"pixel_backend", "pixel_device"})
 def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
     """A sha256 hex of what makes the per-video values of ``metric_names`` under ``options`` what they are: each
     metric's provenance (implementation, modes, arithmetic, flow backend, weights), without where it ran. Stored
-    per-video values (:class:`~devil_dataset.eval.engine.results.ValuesCache`) are reused only under the same identity.
+    per-video values (:class:`~devil_dataset.eval.scoring.results.ValuesCache`) are reused only under the same identity.
 
     >>> a = scoring_identity(["psnr", "ssim"], EvalOptions())
     >>> a == scoring_identity(["psnr", "ssim"], EvalOptions(pixel_backend="torch"))
@@ -165,12 +165,12 @@ PROTOCOL_ONLY_KEYS: dict[str, tuple[bool, str]] = {
     "hole_psnr": (True, ".2f"), "hole_ssim": (True, ".4f"), "hole_lpips": (False, ".6f"), "ewarp": (False, "sig4"),
 }
 #: Every result key each evaluation protocol (``EvalOptions.protocol``) can write into a results ``summary``: DEVIL's
-#: are its registry classes' keys; a protocol added to :data:`~devil_dataset.eval.metrics.protocol.PROTOCOLS` must be
+#: are its registry classes' keys; a protocol added to :data:`~devil_dataset.eval.metrics.metric.PROTOCOLS` must be
 #: listed here, with a direction for each key (checked by the tests).
 PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
     "devil": tuple(k for e in METRICS.values() for k in e.keys),
     "propainter": ("psnr", "ssim", "hole_psnr", "hole_ssim", "hole_lpips", "vfid", "ewarp"),
-    # --protocol prove (eval/engine/prove_run.PROVE_METRICS): RC-S, RC-T and the removal fidelity metrics
+    # --protocol prove (eval/protocols/prove/run.PROVE_METRICS): RC-S, RC-T and the removal fidelity metrics
     "prove": tuple(k for n in ("rc_s", "rc_t", "bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim")
                    for k in METRICS[n].keys),
 }

@@ -29,9 +29,9 @@ from ...core.atomic import atomic_path, atomic_write_text
 from ...core.engines import Engine
 from ...core.errors import DevilError
 from ...data import iter_slice
-from ..engine.inputs import DirectorySource, PredictionStore
-from ..engine.results import require_inputs
 from ..metrics.registry import higher_is_better
+from ..scoring.inputs import DirectorySource, PredictionStore
+from ..scoring.results import require_inputs
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
@@ -436,7 +436,7 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
 
-    ``docs``: results documents (:func:`devil_dataset.eval.engine.results.read_results`), one per method and slice.
+    ``docs``: results documents (:func:`devil_dataset.eval.scoring.results.read_results`), one per method and slice.
     ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
     ``plots_from``: PNG plots already drawn for the same table and keys (what
     :func:`devil_dataset.eval.report.write_report` returned): copied into ``plots/`` instead of drawn again.

@@ -9,10 +9,7 @@ import pytest
 
 from devil_dataset.cli import main
 from devil_dataset.core.errors import UnknownNameError
-from devil_dataset.eval.engine.propainter_run import PROPAINTER_METRICS
-from devil_dataset.eval.engine.prove_run import PROVE_METRICS
-from devil_dataset.eval.engine.results import write_results
-from devil_dataset.eval.metrics.protocol import PROTOCOLS
+from devil_dataset.eval.metrics.metric import PROTOCOLS
 from devil_dataset.eval.metrics.registry import (
     KEY_FORMATS,
     METRICS,
@@ -20,12 +17,15 @@ from devil_dataset.eval.metrics.registry import (
     higher_is_better,
     known_result_keys,
 )
+from devil_dataset.eval.protocols.propainter.paper_table import propainter_table_markdown
+from devil_dataset.eval.protocols.propainter.run import PROPAINTER_METRICS
+from devil_dataset.eval.protocols.prove.run import PROVE_METRICS
 from devil_dataset.eval.report import relative_improvement, score_table, table1_markdown, table1_tsv
 from devil_dataset.eval.report.comparisons import compare_text, significance
 from devil_dataset.eval.report.findings import _better
 from devil_dataset.eval.report.html import pick_clips
 from devil_dataset.eval.report.plots import plot_figures
-from devil_dataset.eval.report.propainter_table import propainter_table_markdown
+from devil_dataset.eval.scoring.results import write_results
 
 PACKAGE = Path(__file__).resolve().parents[3] / "devil_dataset"
 ARROWS = {"\u25b2", "\u25bc", "↑", "↓"}
