@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...core.errors import DevilError
+from ..stats.intervals import result_cell
 from ..stats.significance import SIGNIFICANCE_ALPHA, smallest_sign_flip_p
 
 CLIP_MARK = "\u221e"  # ∞n: n videos of the cell had an infinite value, clipped (SPEC section 7)
@@ -45,7 +46,7 @@ _SSIM_ONE = 1.0 - 1e-12
 
 
 def _cell(doc: Mapping) -> tuple[str, str]:
-    return str(doc.get("method") or "?"), str(doc.get("slice") or "-")
+    return result_cell(doc)
 
 
 def clipped_counts(docs: Iterable[Mapping]) -> Clipped:

@@ -32,7 +32,7 @@ from ...data import iter_slice
 from ..metrics.registry import higher_is_better
 from ..scoring.inputs import DirectorySource, PredictionStore
 from ..scoring.results import require_inputs
-from ..stats.intervals import DEFAULT_LEVEL, Intervals, video_intervals
+from ..stats.intervals import DEFAULT_LEVEL, Intervals, result_cell, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
 from .plots import write_plots
@@ -249,7 +249,7 @@ def _gather(docs: Iterable[Mapping], keys: Sequence[str] | None, comparisons: Se
     return _ReportData(
         docs=docs, table=table, methods=_methods(table), slices=_slices(table), keys=_keys(table, keys), asked=keys,
         intervals=video_intervals(docs), comparisons=comparisons,
-        by={(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs},
+        by={result_cell(d): d for d in docs},
         caveats=caveats or Caveats())
 
 

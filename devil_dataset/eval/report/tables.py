@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Sequence
 from ...core.errors import DevilError
 from ...core.slices import ATTRIBUTES, SLICES
 from ..metrics.registry import KEY_FORMATS, METRICS, higher_is_better, known_result_keys
-from ..stats.intervals import BOOTSTRAP_METHOD
+from ..stats.intervals import BOOTSTRAP_METHOD, result_cell
 from ..stats.jackknife import JACKKNIFE_GROUPS
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import CLIP_MARK, Caveats, clip_mark, significance_floor_note
@@ -50,7 +50,7 @@ def score_table(docs: Iterable[Mapping]) -> Table:
     table: Table = {}
     dupes = []
     for doc in docs:
-        key = (str(doc.get("method") or "?"), str(doc.get("slice") or "-"))
+        key = result_cell(doc)
         if key in table:
             dupes.append(f"{key[0]} on {key[1]}")
         table[key] = {k: float(v) for k, v in doc["summary"].items()}
@@ -462,12 +462,12 @@ def per_video_rows(docs: Iterable[Mapping], keys: Sequence[str] | None = None) -
     ks += sorted(present - set(ks) - set(KEY_ORDER)) if keys is None else []
     order = {s: i for i, s in enumerate(SLICES)}
     rows = []
-    for d in sorted(docs, key=lambda d: (order.get(str(d.get("slice")), len(order)), str(d.get("slice")))):
+    for d in sorted(docs, key=lambda d: (order.get(result_cell(d)[1], len(order)), result_cell(d)[1])):
         clipped = {k: set(ids) for k, ids in (d.get("clipped") or {}).items()}
         for clip, row in sorted((d.get("videos") or {}).items()):
             cells = [fmt(k, None if row.get(k) is None else float(row[k]))
                      + (f" {CLIP_MARK}" if clip in clipped.get(k, ()) else "") for k in ks]
-            rows.append([str(d.get("slice")), str(d.get("method")), clip] + cells)
+            rows.append([result_cell(d)[1], str(d.get("method")), clip] + cells)
     return ["slice", "method", "clip"] + [title(k) for k in ks], rows
 
 
