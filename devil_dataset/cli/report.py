@@ -7,13 +7,6 @@ import sys
 from ..core.atomic import atomic_write_text
 from ..core.engines import get_engine
 from ..core.errors import DevilError
-from ..eval.protocols.propainter.paper_table import (
-    propainter_table_caption,
-    propainter_table_latex,
-    propainter_table_markdown,
-    read_table_specs,
-    table_keys,
-)
 from ..eval.report import (
     RELATIVE_IMPROVEMENT_CAPTION,
     cpu_tolerances,
@@ -27,6 +20,13 @@ from ..eval.report.caveats import Caveats, caveats_of
 from ..eval.report.comparisons import compare_text
 from ..eval.report.findings import check_findings, findings_markdown, slice_counts, write_findings
 from ..eval.report.html import write_html_report
+from ..eval.report.paper_table import (
+    paper_table_caption,
+    paper_table_latex,
+    paper_table_markdown,
+    read_table_specs,
+    table_keys,
+)
 from ..eval.scoring.results import read_results, results_in
 from ..eval.stats.significance import compare_methods
 from ._args import EXAMPLE_FORMATTER, add_ci_argument, existing_path, output_directory
@@ -50,6 +50,9 @@ example:
   # -> the DAVIS / YouTube-VOS table papers print (devil evaluate --protocol propainter results): PSNR, SSIM,
   #    VFID, E_warp and every other computed metric per dataset, intervals and a caption saying what they are;
   #    paper/paper_table.md and paper_table.tex
+  devil report --paper-table a:removal=a.json b:removal=b.json --out removal-table/
+  # -> with devil evaluate --protocol prove results: PROVE's removal table, one row per method: RC-S, RC-T,
+  #    background and masked PSNR / SSIM with their intervals and caption
 
 Results scored differently (evaluation protocol, parity, metric modes, flow, weights, precision) are refused with
 the files and the differing fields (exit 2); --allow-mixed reports them side by side, marked §. Cells resting on
@@ -93,8 +96,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--clips-per-end", type=int, default=1, metavar="N",
                    help="worst and best clips shown per slice and method (default 1; 0: no clips)")
     p.add_argument("--paper-table", nargs="+", metavar="[METHOD:]DATASET=FILE",
-                   help="instead of Table 1: the DAVIS / YouTube-VOS table papers print, from devil evaluate "
-                   "--protocol propainter results (one argument per method and dataset; METHOD defaults to the "
+                   help="instead of Table 1: the table papers print of the results' protocol (--protocol propainter: "
+                   "the DAVIS / YouTube-VOS table; --protocol prove: the removal table; one protocol per table; one "
+                   "argument per method and dataset; METHOD defaults to the "
                    "file's method): every computed metric with its 95%% interval, and a caption saying what the "
                    "intervals are; with --out also DIR/paper_table.md and paper_table.tex")
     p.set_defaults(func=run)
@@ -113,17 +117,17 @@ def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
 
 
 def _paper_table(args: argparse.Namespace) -> int:
-    """``--paper-table``: the papers' DAVIS / YouTube-VOS table on stdout (and ``--out``'s files)."""
+    """``--paper-table``: the table papers print of the results' protocol on stdout (and ``--out``'s files)."""
     if args.results or args.baseline_results:
         raise DevilError("--paper-table takes its results as [METHOD:]DATASET=FILE arguments; give no RESULTS.json "
                          "or --baseline-results beside it")
     rows, datasets = read_table_specs(args.paper_table)
     keys = table_keys(rows)
-    text = (propainter_table_markdown(rows, datasets=datasets, keys=keys, intervals=True) + "\n"
-            + propainter_table_caption(rows, keys) + "\n")
+    text = (paper_table_markdown(rows, datasets=datasets, keys=keys, intervals=True) + "\n"
+            + paper_table_caption(rows, keys) + "\n")
     sys.stdout.write(text)
     if args.out is not None:
-        latex = propainter_table_latex(rows, datasets=datasets, keys=keys, intervals=True)
+        latex = paper_table_latex(rows, datasets=datasets, keys=keys, intervals=True)
         written = [atomic_write_text(args.out / "paper_table.md", text),
                    atomic_write_text(args.out / "paper_table.tex", latex)]
         print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)

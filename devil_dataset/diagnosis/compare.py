@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
-from ..eval.metrics.registry import higher_is_better
+from ..eval.protocols.registry import higher_is_better
 from ..eval.stats import SIGNIFICANCE_ALPHA, holm, results_uncertainty, unpaired_test
 from .attribute_table import AttributeTable
 from .attributes import ATTRIBUTES, VIDEO_ATTRIBUTES

@@ -15,13 +15,14 @@ to ``update(video, prepared)`` and can be shared by every method scored on the s
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from ...core.errors import unknown_name
+from ...core.errors import DevilError, unknown_name
 from ...core.networks import DEFAULT_DINO_MODEL, PRECISIONS, check_precision
 from ...core.parity import Parity, resolve_modes
 from ..kernels.batches import frame_batches
@@ -203,11 +204,9 @@ EVAL_PARITY_MODES: dict[str, dict[str, str]] = {
 
 #: Where the pixel metrics compute (``EvalOptions.pixel_backend``).
 PIXEL_BACKENDS = ("auto", "numpy", "torch")
-#: Whole evaluation protocols (``EvalOptions.protocol``; issue 38): ``devil`` (DEVIL's own, the default) and
-#: ``propainter`` (the ProPainter / E2FGVI table on DAVIS / YouTube-VOS layouts, ``docs/propainter-protocol.md``).
-#: ``prove`` (issue 45): PROVE's reference-free removal metrics RC-S / RC-T on three folders of videos (inputs,
-#: results, masks; ``docs/removal.md``).
-PROTOCOLS = ("devil", "propainter", "prove")
+#: What an evaluation protocol's name (``EvalOptions.protocol``) looks like; the protocols themselves are
+#: :mod:`devil_dataset.eval.protocols` (its registry refuses an unknown name, listing the known ones).
+PROTOCOL_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: The networks' arithmetic (``EvalOptions.precision``): float32 is the reference; tf32 and bf16 are faster on a GPU.
 NETWORK_PRECISIONS = PRECISIONS
 
@@ -236,9 +235,9 @@ class EvalOptions:
     ``precision``: the networks' arithmetic (:data:`NETWORK_PRECISIONS`): ``"float32"`` (default, the reference),
     ``"tf32"`` (TensorFloat-32 matmuls and convolutions on an Ampere+ GPU) or ``"bf16"`` (bfloat16 autocast);
     the faster modes' deviation from float32 is printed by ``benchmarks/networks.py``.
-    ``protocol``: the whole evaluation protocol (:data:`PROTOCOLS`): ``"devil"`` (default) or ``"propainter"`` (the
-    ProPainter / E2FGVI protocol; ``parity`` keeps its meaning inside it). Results files record it when it is not
-    ``"devil"`` (DEVIL's results files keep their bytes).
+    ``protocol``: the whole evaluation protocol (a name of :mod:`devil_dataset.eval.protocols`' registry):
+    ``"devil"`` (default), or another protocol (``parity`` keeps its meaning inside it). Results files record it
+    when it is not ``"devil"`` (DEVIL's results files keep their bytes).
     ``set_level_ci``: also give FID and VFID an interval (a delete-a-group jackknife over videos, kept as per-group
     Gaussian statistics: opt-in because of its memory and time, see ``devil evaluate --help``).
     ``dino_model``: the DINOv2 of the removal metrics RC-S / RC-T (a ``save_pretrained`` folder or a Hub id in the
@@ -270,8 +269,8 @@ class EvalOptions:
     def __post_init__(self) -> None:
         if self.pixel_backend not in PIXEL_BACKENDS:
             raise unknown_name("pixel backend", self.pixel_backend, PIXEL_BACKENDS)
-        if self.protocol not in PROTOCOLS:
-            raise unknown_name("protocol", self.protocol, PROTOCOLS)
+        if not PROTOCOL_NAME.match(self.protocol):
+            raise DevilError(f"protocol {self.protocol!r}: not a protocol name (lower-case letters, digits, _ and -)")
         check_precision(self.precision, kind="precision")
         modes = resolve_modes(self.parity, {"ssim_mode": self.ssim_mode, "pvcs_mode": self.pvcs_mode,
                                             "psnr_cap": self.psnr_cap}, EVAL_PARITY_MODES)
@@ -279,5 +278,5 @@ class EvalOptions:
             object.__setattr__(self, name, mode)  # frozen: the resolved modes are set once, here
 
 
-__all__ = ["EVAL_PARITY_MODES", "EvalOptions", "Metric", "NETWORK_PRECISIONS", "PIXEL_BACKENDS", "PROTOCOLS",
+__all__ = ["EVAL_PARITY_MODES", "EvalOptions", "Metric", "NETWORK_PRECISIONS", "PIXEL_BACKENDS", "PROTOCOL_NAME",
            "VideoMetric", "VideoSample", "composite", "frame_batches", "merge_state"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
-from ..metrics.registry import higher_is_better
+from ..protocols.registry import higher_is_better
 from ..stats.significance import SIGNIFICANCE_ALPHA, unpaired_test
 from .caveats import counted
 from .tables import RELATIVE_CHANGE_NAME, relative_improvement

@@ -29,7 +29,7 @@ from ...core.atomic import atomic_path, atomic_write_text
 from ...core.engines import Engine
 from ...core.errors import DevilError
 from ...data import iter_slice
-from ..metrics.registry import higher_is_better
+from ..protocols.registry import higher_is_better, key_title
 from ..scoring.inputs import DirectorySource, PredictionStore
 from ..scoring.results import require_inputs
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, result_cell, video_intervals
@@ -37,7 +37,6 @@ from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
 from .plots import write_plots
 from .tables import (
-    KEY_TITLES,
     RELATIVE_IMPROVEMENT_CAPTION,
     Table,
     _best,
@@ -205,7 +204,7 @@ def _write_slice_clips(task: _SliceClips) -> list[dict]:
         for m, (predictions, videos) in task.per_method.items():
             pred = PredictionStore(predictions).read(cid)
             v = videos.get(cid, {}).get(task.metric)
-            label = f"{m} ({KEY_TITLES.get(task.metric, task.metric)} {fmt(task.metric, v if v is not None else None)})"
+            label = f"{m} ({key_title(task.metric)} {fmt(task.metric, v if v is not None else None)})"
             # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
             err = np.repeat(_shrink(error_grey(gt, pred))[..., None], 3, axis=-1)
             streams += [(label, _shrink(pred)), (f"{m} error x{ERROR_GAIN}", err)]
@@ -416,7 +415,7 @@ def _render_page(template, tables: Mapping[str, Any], media: _Media, docs: Seque
     prov = json.dumps(_provenance(docs), indent=1, sort_keys=True, default=str)
     return template.render(
         **tables, plots=media.plots, sections=media.sections, metric=media.metric,
-        metric_title=KEY_TITLES.get(media.metric or "", media.metric), fps=CLIP_FPS, provenance=prov,
+        metric_title=key_title(media.metric) if media.metric else media.metric, fps=CLIP_FPS, provenance=prov,
         escape=html.escape)
 
 

@@ -38,12 +38,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ....core.engines.local import map_ordered
-from ....core.errors import DevilError, WeightsMissingError, unknown_name
+from ....core.errors import DevilError
 from ....core.flow import flow_estimator
 from ....core.hole_check import check_hole, hole_problem, hole_warning
 from ....core.progress import progress_bar
 from ....core.version import __version__
-from ....core.weights import cached_network, verify_cached, weights_provenance
+from ....core.weights import cached_network, weights_provenance
 from ...kernels.composite import composite
 from ...kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ...metrics.metric import EvalOptions
@@ -52,6 +52,17 @@ from ...scoring.one_pass import resolve_device
 from ...scoring.results import RESULTS_FORMAT, RESULTS_FORMAT_VERSION, options_record
 from ...stats.frame_weighted import frame_weighted_summary
 from ...stats.intervals import video_summary
+from ..declaration import FolderRequest
+from ..declaration import runnable_metrics as shared_runnable_metrics
+from .definition import (
+    DEFAULT_PROPAINTER_METRICS,
+    FRAME_METRICS,
+    METRIC_NETWORK,
+    METRIC_WEIGHTS,
+    NETWORK_FRAME_METRICS,
+    PROPAINTER_METRICS,
+    PROTOCOL,
+)
 from .i3d import BATCH_NORM_MODES, BATCH_NORM_OF_PARITY, FEATURE_LAYER, video_feature
 from .kernels import (
     DILATION_ITERATIONS,
@@ -75,14 +86,6 @@ from .layout import (
     read_prediction_video,
 )
 
-#: The protocol's metrics: per frame, frame-weighted (``psnr``, ``ssim`` and the hole-only ``hole_psnr``,
-#: ``hole_ssim``); per dataset (``vfid``); per video, video-weighted (``ewarp``).
-FRAME_METRICS: tuple[str, ...] = ("psnr", "ssim", "hole_psnr", "hole_ssim")
-#: Per frame, frame-weighted, computed by a network (in the network pass).
-NETWORK_FRAME_METRICS: tuple[str, ...] = ("hole_lpips",)
-PROPAINTER_METRICS: tuple[str, ...] = (*FRAME_METRICS, *NETWORK_FRAME_METRICS, "vfid", "ewarp")
-#: What their script prints (``Average Frame PSNR/SSIM/VFID``).
-DEFAULT_PROPAINTER_METRICS: tuple[str, ...] = ("psnr", "ssim", "vfid")
 _FRAME_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "psnr": lambda gt, comp, hole: psnr_frames(gt, comp),
     "ssim": lambda gt, comp, hole: ssim_frames(gt, comp, hole),
@@ -128,16 +131,14 @@ def score_video_frames(task: tuple[DavisVideo, tuple[Path, ...]], metrics: tuple
                             problems.get(video.name))
 
 
-#: The network weights each metric of the protocol needs (checked before any work: :func:`runnable_metrics`).
-METRIC_WEIGHTS: dict[str, tuple[str, ...]] = {"vfid": ("i3d",), "hole_lpips": ("alexnet",)}
-
-
 def runnable_metrics(metrics: Sequence[str], explicit: bool, injected: Sequence[str] = ()
                      ) -> tuple[tuple[str, ...], dict[str, str]]:
-    """``(metrics that can run, skipped metric -> reason)``, decided before any frame is read: a metric whose weights
-    (:data:`METRIC_WEIGHTS`) are missing or corrupt is skipped with the reason naming the file when the metrics are
-    the default ones (as DEVIL's protocol does), and raises :class:`~devil_dataset.core.errors.WeightsMissingError`
-    naming every such file when they were asked for (``explicit``). ``injected``: networks given by the caller.
+    """``(metrics that can run, skipped metric -> reason)``, decided before any frame is read by the protocols' one
+    rule (:func:`~devil_dataset.eval.protocols.declaration.runnable_metrics`): a metric whose weights
+    (:data:`~.definition.METRIC_WEIGHTS`) are missing or corrupt is skipped with the reason naming the file when the
+    metrics are the default ones (as DEVIL's protocol does), and raises
+    :class:`~devil_dataset.core.errors.WeightsMissingError` naming every such file when they were asked for
+    (``explicit``). ``injected``: networks given by the caller.
 
         >>> import os, tempfile; os.environ["DEVIL_WEIGHTS_DIR"] = tempfile.mkdtemp()
         >>> ran, skipped = runnable_metrics(("psnr", "ssim", "vfid"), explicit=False)
@@ -149,32 +150,8 @@ def runnable_metrics(metrics: Sequence[str], explicit: bool, injected: Sequence[
         devil_dataset.core.errors.WeightsMissingError: metric vfid: rgb_imagenet.pt: not in the weights cache ...
         >>> del os.environ["DEVIL_WEIGHTS_DIR"]
     """
-    skipped: dict[str, str] = {}
-    missing: list[str] = []
-    for m in metrics:
-        network = {"vfid": "i3d", "hole_lpips": "lpips"}.get(m)
-        if network in injected:
-            continue
-        for name in METRIC_WEIGHTS.get(m, ()):
-            try:
-                verify_cached(name)
-            except WeightsMissingError as exc:
-                if explicit:
-                    missing.append(f"metric {m}: {exc}")
-                else:
-                    skipped[m] = str(exc)
-                break
-    if missing:
-        raise WeightsMissingError("; ".join(missing))
-    return tuple(m for m in metrics if m not in skipped), skipped
-
-
-def _check_metrics(metric_names: Sequence[str] | None) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(metric_names or DEFAULT_PROPAINTER_METRICS))
-    for n in names:
-        if n not in PROPAINTER_METRICS:
-            raise unknown_name("metric of the propainter protocol", n, PROPAINTER_METRICS, prefix="--metrics: ")
-    return names
+    provided = [m for m in metrics if METRIC_NETWORK.get(m) in injected]
+    return shared_runnable_metrics(PROTOCOL, list(metrics) if explicit else None, EvalOptions(), provided)
 
 
 def _frame_summaries(scores: list[VideoFrameScores], metrics: Sequence[str], seed: int
@@ -345,7 +322,8 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     networks / a flow function injected (tests). Every layout problem is one DevilError before anything is scored.
     See the module docstring.
     """
-    metrics, skipped = runnable_metrics(_check_metrics(metric_names), metric_names is not None, list(networks or ()))
+    metrics, skipped = runnable_metrics(metric_names or DEFAULT_PROPAINTER_METRICS, metric_names is not None,
+                                        list(networks or ()))
     if not metrics:
         raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     size = (int(size[0]), int(size[1]))
@@ -407,6 +385,15 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     }
 
 
-__all__ = ["DEFAULT_PROPAINTER_METRICS", "FRAME_METRICS", "METRIC_WEIGHTS", "NETWORK_FRAME_METRICS",
+def evaluate_request(request: FolderRequest) -> dict:
+    """``devil evaluate --protocol propainter``: :func:`evaluate_propainter` of the request's ``gt_dir``, ``mask_dir``
+    and ``pred_dir`` (``jobs`` processes for the pixel metrics)."""
+    folders = request.folders
+    return evaluate_propainter(folders["gt_dir"], folders["mask_dir"], folders["pred_dir"], request.metric_names,
+                               request.options, method=request.method, workers=request.jobs,
+                               progress=request.progress)
+
+
+__all__ = ["DEFAULT_PROPAINTER_METRICS", "evaluate_request", "FRAME_METRICS", "METRIC_WEIGHTS", "NETWORK_FRAME_METRICS",
            "PROPAINTER_METRICS", "VideoFrameScores", "evaluate_propainter", "hole_lpips_frames", "protocol_video",
            "runnable_metrics", "score_video_frames", "vfid_of"]

@@ -20,7 +20,7 @@ theirs leaves them out), names missing from a folder (``unmatched``), masks that
     ...         _ = cv2.imwrite(str(root / d / f"{t:05d}.png"), img)
     >>> rng = np.random.default_rng(0)
     >>> net = lambda images: np.stack([rng.normal(size=(i.shape[0] // 14, i.shape[1] // 14, 4)) for i in images])
-    >>> doc = evaluate_prove(root / "IN", root / "OUT", root / "MASKS", network=net)
+    >>> doc = evaluate_prove(root / "IN", root / "OUT", root / "MASKS", ["rc_s", "rc_t"], network=net)
     >>> doc["protocol"], doc["directions"], doc["video_counts"]["cat"]  # a moving mask: 3 squares + 2 pairs x 2
     ('prove', {'rc_s': 'higher', 'rc_t': 'lower'}, {'rc_s_frames': 3, 'rc_t_pairs': 2, 'forward_crops': 7})
 """
@@ -37,23 +37,22 @@ import numpy as np
 
 from ....core.engines import Engine
 from ....core.engines.local import map_ordered
-from ....core.errors import unknown_name
+from ....core.errors import DevilError
 from ....core.progress import progress_bar
 from ....core.version import __version__
 from ...metrics.metric import EvalOptions
-from ...metrics.registry import higher_is_better
+from ...metrics.registry import higher_is_better, skipped_lines
 from ...metrics.removal_fidelity import REMOVAL_FIDELITY_METRICS, fidelity_video
 from ...scoring.one_pass import resolve_device
 from ...scoring.results import RESULTS_FORMAT, RESULTS_FORMAT_VERSION, options_record
 from ...stats.intervals import video_summary
+from ..declaration import FolderRequest, runnable_metrics
 from . import kernels as k
+from .definition import PROTOCOL, PROVE_METRICS
 from .layout import MAX_FRAMES, ProveVideo, list_prove_videos, read_prove_video
 from .removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS, FeatureFn, mask_report, removal_scores
 
 _NETWORKS: dict[tuple[str, str], Any] = {}  # one DINOv2 per (model, device) in each process
-#: The metrics of ``--protocol prove``: RC-S / RC-T (the default) and the background / masked PSNR / SSIM against the
-#: input video (:mod:`devil_dataset.eval.metrics.removal_fidelity`).
-PROVE_METRICS: tuple[str, ...] = (*REMOVAL_METRICS, *REMOVAL_FIDELITY_METRICS)
 
 
 @dataclass
@@ -73,6 +72,12 @@ def _network(model: str, device: str) -> Any:
     if key not in _NETWORKS:
         _NETWORKS[key] = load_dinov2(model, device)
     return _NETWORKS[key]
+
+
+def dinov2_for(options: EvalOptions) -> Any:
+    """The DINOv2 of ``options`` (``dino_model`` on ``device``), loaded once per process and device; a missing model
+    raises :class:`~devil_dataset.core.errors.WeightsMissingError` naming it and how to fetch it."""
+    return _network(options.dino_model, resolve_device(options.device))
 
 
 def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, device: str,  # noqa: PLR0913
@@ -112,14 +117,6 @@ def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, d
     if len(set(frames.frame_counts.values())) > 1:
         notes["frames_cut"] = {**frames.frame_counts, "kept": len(frames.result)}
     return ProveVideoScores(video.name, {m: values[m] for m in metrics}, counts, notes)
-
-
-def _check_metrics(metric_names: Sequence[str] | None) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(metric_names or REMOVAL_METRICS))
-    for n in names:
-        if n not in PROVE_METRICS:
-            raise unknown_name("metric of the prove protocol", n, PROVE_METRICS, prefix="--metrics: ")
-    return names
 
 
 def directions(metrics: Sequence[str]) -> dict[str, str]:
@@ -186,12 +183,14 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
     cached Hub id), ``device``, ``batch_size`` (crops per forward pass), ``seed`` (intervals). ``engine``: where the
     videos are scored (local processes or Ray; each worker loads the model once). ``network``: an injected feature
     function (tests; then everything runs here), ``identity`` what to record about it. See the module docstring."""
-    metrics = _check_metrics(metric_names)
     options = options or EvalOptions(protocol="prove")
+    # a missing model: RC-S / RC-T skipped with a note (default metrics) or an error (named), before any video
+    metrics, skipped = runnable_metrics(PROTOCOL, metric_names, options,
+                                        REMOVAL_METRICS if network is not None else ())
+    if not metrics:
+        raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     device = resolve_device(options.device)
     layout = list_prove_videos(input_dir, pred_dir, mask_dir)
-    if network is None and set(metrics) & set(REMOVAL_METRICS):  # a missing model fails here, before any video
-        _network(options.dino_model, device)
     score = partial(score_prove_video, metrics=metrics, model=options.dino_model, device=device,
                     batch_size=options.batch_size, network=network,
                     arithmetic=ARITHMETIC_OF_PARITY[str(options.parity)])
@@ -203,6 +202,7 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
         if on_video is not None:
             on_video(s)
     summary, uncertainty, unscored = _summaries(scores, metrics, options.seed)
+    summary.update({m: float("nan") for m in skipped})
     dino = identity if identity is not None else {"name": "injected"} if network is not None else \
         _network(options.dino_model, device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
     provenance = {
@@ -221,8 +221,17 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
         "frame_counts": {s.name: s.counts["frames"] for s in scores}, "uncertainty": uncertainty,
         "unscored": unscored, "unmatched": layout.unmatched,
         "input_notes": {s.name: s.notes for s in scores if s.notes},
-        "infinite": {}, "clipped": {}, "skipped": {}, "provenance": provenance,
+        "infinite": {}, "clipped": {}, "skipped": skipped, "provenance": provenance,
+        **({"warnings": skipped_lines(skipped)} if skipped else {}),
     }
+
+
+def evaluate_request(request: FolderRequest) -> dict:
+    """``devil evaluate --protocol prove``: :func:`evaluate_prove` of the request's ``input_dir``, ``pred_dir`` and
+    ``mask_dir`` (an engine only when asked for: several processes or Ray)."""
+    folders = request.folders
+    return evaluate_prove(folders["input_dir"], folders["pred_dir"], folders["mask_dir"], request.metric_names,
+                          request.options, method=request.method, engine=request.engine, progress=request.progress)
 
 
 def removal_lines(doc: dict) -> list[str]:
@@ -258,5 +267,5 @@ def removal_lines(doc: dict) -> list[str]:
     return lines
 
 
-__all__ = ["PROVE_METRICS", "ProveVideoScores", "directions", "evaluate_prove", "protocol_record", "removal_lines",
-           "score_prove_video"]
+__all__ = ["PROVE_METRICS", "ProveVideoScores", "dinov2_for", "directions", "evaluate_prove", "evaluate_request",
+           "protocol_record", "removal_lines", "score_prove_video"]

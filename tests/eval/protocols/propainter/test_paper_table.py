@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from devil_dataset.core.errors import DevilError
-from devil_dataset.eval.protocols.propainter.paper_table import (
-    propainter_table_latex,
-    propainter_table_markdown,
+from devil_dataset.eval.report.paper_table import (
+    paper_table_latex,
+    paper_table_markdown,
     read_table_rows,
 )
 from devil_dataset.eval.scoring.results import write_results
@@ -25,20 +25,20 @@ def _doc(psnr: float, ssim: float, vfid: float | None = None, ewarp: float | Non
 def test_markdown_has_both_dataset_groups_scales_and_gaps():
     rows = {"A": {"DAVIS": _doc(34.1712, 0.97712, 0.0991, 0.00131), "YouTube-VOS": _doc(34.43, 0.9735, 0.074)},
             "B": {"DAVIS": _doc(33.01, 0.9721, 0.116)}}
-    text = propainter_table_markdown(rows)
+    text = paper_table_markdown(rows)
     lines = text.splitlines()
     assert lines[0] == ("| Method | DAVIS PSNR ↑ | DAVIS SSIM ↑ | DAVIS VFID ↓ | DAVIS E_warp (×10⁻³) ↓ | "
                         "YouTube-VOS PSNR ↑ | YouTube-VOS SSIM ↑ | YouTube-VOS VFID ↓ | YouTube-VOS E_warp (×10⁻³) ↓ |")
     assert lines[2] == "| A | 34.17 | 0.9771 | 0.099 | 1.310 | 34.43 | 0.9735 | 0.074 | - |"
     assert lines[3] == "| B | 33.01 | 0.9721 | 0.116 | - | - | - | - | - |"
-    with_ci = propainter_table_markdown(rows, intervals=True)
+    with_ci = paper_table_markdown(rows, intervals=True)
     assert "34.17 [33.67, 34.67]" in with_ci
 
 
 def test_latex_and_files(tmp_path):
     path = write_results(tmp_path / "a.json", _doc(30.0, 0.9, 0.2, 0.002))
     rows = read_table_rows({"A": {"DAVIS": path}})
-    latex = propainter_table_latex(rows)
+    latex = paper_table_latex(rows)
     assert r"\multicolumn{4}{c}{DAVIS} & \multicolumn{4}{c}{YouTube-VOS}" in latex
     assert "A & 30.00 & 0.9000 & 0.200 & 2.000 & - & - & - & - \\\\" in latex
 
@@ -46,8 +46,8 @@ def test_latex_and_files(tmp_path):
 def test_devil_protocol_documents_are_refused():
     doc = _doc(30.0, 0.9)
     del doc["protocol"]
-    with pytest.raises(DevilError, match="not a --protocol propainter results document"):
-        propainter_table_markdown({"A": {"DAVIS": doc}})
+    with pytest.raises(DevilError, match="not a results document of a protocol with a paper table"):
+        paper_table_markdown({"A": {"DAVIS": doc}})
 
 
 def _full(psnr: float, n: int = 5) -> dict:
@@ -95,7 +95,8 @@ def test_paper_table_command_refuses_other_protocols_and_bad_arguments(tmp_path,
     del doc["protocol"]
     devil = write_results(tmp_path / "devil.json", doc)
     assert main(["report", "--paper-table", f"DAVIS={devil}"]) == 2
-    assert f"{devil}: not a --protocol propainter results document (protocol devil)" in capsys.readouterr().err
+    assert f"{devil}: not a results document of a protocol with a paper table (protocol devil)" in \
+        capsys.readouterr().err
     assert main(["report", "--paper-table", str(devil)]) == 2
     assert "expected [METHOD:]DATASET=RESULTS.json" in capsys.readouterr().err
     pp = write_results(tmp_path / "pp.json", _full(30.0))

@@ -13,6 +13,7 @@ from devil_dataset.core.networks.i3d import load_i3d, random_i3d_state
 from devil_dataset.eval.kernels.frechet import GaussianStats
 from devil_dataset.eval.metrics.metric import EvalOptions
 from devil_dataset.eval.protocols.propainter.run import evaluate_propainter, vfid_of
+from devil_dataset.eval.protocols.registry import get_protocol
 from devil_dataset.eval.scoring.results import dumps, options_record, read_results, write_results
 
 from ...davis_data import (
@@ -149,7 +150,7 @@ def test_hole_lpips_is_the_lpips_of_the_dilated_holes_box(davis):
 
 def test_bad_metric_and_bad_layout_errors(davis, tmp_path):
     with pytest.raises(UnknownNameError, match="unknown protocol 'pro'"):
-        EvalOptions(protocol="pro")
+        get_protocol("pro")
     with pytest.raises(UnknownNameError, match="unknown metric of the propainter protocol 'lpips'"):
         evaluate_propainter(davis.gt_dir, davis.mask_dir, davis.pred_dir, ["lpips"])
     with pytest.raises(DevilError, match="prediction folder does not exist"):
