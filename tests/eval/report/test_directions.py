@@ -10,6 +10,8 @@ import pytest
 from devil_dataset.cli import main
 from devil_dataset.core.errors import UnknownNameError
 from devil_dataset.eval.metrics.registry import METRICS
+from devil_dataset.eval.protocols.propainter.run import PROPAINTER_METRICS
+from devil_dataset.eval.protocols.prove.run import PROVE_METRICS
 from devil_dataset.eval.protocols.registry import (
     higher_is_better,
     key_format,
@@ -17,13 +19,11 @@ from devil_dataset.eval.protocols.registry import (
     protocol_keys,
     protocol_names,
 )
-from devil_dataset.eval.report.paper_table import paper_table_markdown
-from devil_dataset.eval.protocols.propainter.run import PROPAINTER_METRICS
-from devil_dataset.eval.protocols.prove.run import PROVE_METRICS
 from devil_dataset.eval.report import relative_improvement, score_table, table1_markdown, table1_tsv
 from devil_dataset.eval.report.comparisons import compare_text, significance
 from devil_dataset.eval.report.findings import _better
 from devil_dataset.eval.report.html import pick_clips
+from devil_dataset.eval.report.paper_table import paper_table_markdown
 from devil_dataset.eval.report.plots import plot_figures
 from devil_dataset.eval.scoring.results import write_results
 

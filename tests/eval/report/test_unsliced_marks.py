@@ -24,3 +24,22 @@ def test_two_removal_results_carry_the_dagger_where_compare_finds_no_difference(
     assert "**0.7500**" in rows["a"] and "**0.2500**" in rows["a"]  # a: best on both
     for method in ("b", "c"):  # every other method: not significantly different from the best
         assert rows[method].count("\u2020") == 2, rows[method]
+
+
+def test_a_capped_background_psnr_is_marked_and_never_best():
+    """A removal that leaves the background untouched has an infinite background PSNR, capped at the one-grey-level
+    PSNR (102.74 dB for a 432x240 frame): the cell carries the capped mark and no cell of the column is bold."""
+    from devil_dataset.eval.report.caveats import caveats_of
+
+    untouched = removal_doc("a", [0.8, 0.7], [0.2, 0.3])
+    untouched["summary"]["bg_psnr"] = 102.74
+    untouched["input_notes"] = {"v0": {"capped_frames": {"bg_psnr": 5}}}
+    other = removal_doc("b", [0.6, 0.5], [0.4, 0.3])
+    other["summary"]["bg_psnr"] = 35.2
+    docs = [untouched, other]
+    text = table1_markdown(score_table(docs), caveats=caveats_of(docs))
+    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| - |")}
+    assert "102.74 \u221e1" in rows["a"] and "**102.74" not in rows["a"]
+    assert "**35.20**" not in rows["b"]  # the order rests on a capped value: no best
+    assert "**0.7500**" in rows["a"]  # RC-S still has its best
+    assert "\u221en on bg_psnr" in text and "one-grey-level PSNR" in text
