@@ -24,10 +24,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ...core.errors import DevilError, UnknownNameError
+from ...core.errors import DevilError
 from ...core.hole_check import check_hole, hole_problem
 from ...core.prefetch import prefetched
 from ...core.progress import progress_bar
+from ..kernels.device import resolve_device
 from ..kernels.pixel import clip_psnr_values
 from ..metrics.metric import VideoMetric, VideoSample
 from .gt_cache import GroundTruthCache, cached_prepare_clip
@@ -51,21 +52,6 @@ class Evaluation:
     set_level_uncertainty: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: clip id -> :func:`~devil_dataset.core.hole_check.hole_problem` of the clips whose masks look inverted
     hole_problems: dict[str, str] = field(default_factory=dict)
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu``/``cuda`` pass through (checked)."""
-    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-        raise UnknownNameError(f"device: unknown device {device!r}; valid: auto, cpu, cuda")
-    if device == "cpu":
-        return device
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if not torch.cuda.is_available():
-        raise DevilError(f"device {device!r}: no CUDA device is available")
-    return device
 
 
 def _to_float(v) -> float:

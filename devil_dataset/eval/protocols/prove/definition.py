@@ -28,7 +28,7 @@ COLUMNS: dict[str, tuple[str, float, int]] = {
 
 def _dinov2(options: EvalOptions) -> None:
     """RC-S / RC-T need the DINOv2 model (loaded once per process and device: the run reuses it)."""
-    importlib.import_module("devil_dataset.eval.protocols.prove.run").dinov2_for(options)
+    importlib.import_module("devil_dataset.eval.protocols.prove.removal").dinov2_for(options)
 
 
 PROTOCOL = EvaluationProtocol(

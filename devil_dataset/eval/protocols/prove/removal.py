@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ...kernels.device import resolve_device
 from ...metrics.metric import EvalOptions, Metric, VideoSample
 from .kernels import (
     MASK_THRESHOLD,
@@ -203,19 +204,24 @@ def mask_report(masks: np.ndarray) -> dict[str, int]:
             "non_binary_pixels": int(odd.sum())}
 
 
-_NETWORKS: dict[tuple[str, str], Any] = {}
+_NETWORKS: dict[tuple[str, str], Any] = {}  # one DINOv2 per (model, device) in each process
 
 
-def _dino(options: EvalOptions) -> Any:
-    """The DINOv2 of ``options`` (loaded once per model and device in a process: RC-S and RC-T share it)."""
-    import torch
-
+def dinov2(model: str, device: str) -> Any:
+    """DINOv2 ``model`` on ``device`` (resolved), loaded once per process: RC-S and RC-T, the metric classes and the
+    ``--protocol prove`` run share it."""
     from ....core.networks.dinov2 import load_dinov2
 
-    device = options.device if options.device != "auto" else "cuda" if torch.cuda.is_available() else "cpu"
-    if (options.dino_model, device) not in _NETWORKS:
-        _NETWORKS[(options.dino_model, device)] = load_dinov2(options.dino_model, device)
-    return _NETWORKS[(options.dino_model, device)]
+    if (model, device) not in _NETWORKS:
+        _NETWORKS[(model, device)] = load_dinov2(model, device)
+    return _NETWORKS[(model, device)]
+
+
+def dinov2_for(options: EvalOptions) -> Any:
+    """The DINOv2 of ``options`` (``dino_model`` on ``device``, resolved by
+    :func:`~devil_dataset.eval.kernels.device.resolve_device`); a missing model raises
+    :class:`~devil_dataset.core.errors.WeightsMissingError` naming it and how to fetch it."""
+    return dinov2(options.dino_model, resolve_device(options.device))
 
 
 class _RemovalMetric(Metric):
@@ -230,7 +236,7 @@ class _RemovalMetric(Metric):
     def __init__(self, options: EvalOptions, network: Any = None) -> None:
         super().__init__()
         self.options = options
-        self.network = network if network is not None else _dino(options)  # one per (model, device): _NETWORKS
+        self.network = network if network is not None else dinov2_for(options)  # one per (model, device)
         self.add_state("values", list)
 
     def update(self, video: VideoSample, prepared: Any = None) -> dict[str, float]:
@@ -270,4 +276,4 @@ class RCTMetric(_RemovalMetric):
 
 
 __all__ = ["ARITHMETIC_OF_PARITY", "REMOVAL_METRICS", "FeatureFn", "RCSMetric", "RCTMetric", "RemovalScores",
-           "mask_report", "removal_scores"]
+           "dinov2", "dinov2_for", "mask_report", "removal_scores"]

@@ -50,9 +50,15 @@ from ..declaration import FolderRequest, runnable_metrics
 from . import kernels as k
 from .definition import PROTOCOL, PROVE_METRICS
 from .layout import MAX_FRAMES, ProveVideo, list_prove_videos, read_prove_video
-from .removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS, FeatureFn, mask_report, removal_scores
-
-_NETWORKS: dict[tuple[str, str], Any] = {}  # one DINOv2 per (model, device) in each process
+from .removal import (
+    ARITHMETIC_OF_PARITY,
+    REMOVAL_METRICS,
+    FeatureFn,
+    dinov2,
+    dinov2_for,
+    mask_report,
+    removal_scores,
+)
 
 
 @dataclass
@@ -65,21 +71,6 @@ class ProveVideoScores:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-def _network(model: str, device: str) -> Any:
-    from ....core.networks.dinov2 import load_dinov2
-
-    key = (model, device)
-    if key not in _NETWORKS:
-        _NETWORKS[key] = load_dinov2(model, device)
-    return _NETWORKS[key]
-
-
-def dinov2_for(options: EvalOptions) -> Any:
-    """The DINOv2 of ``options`` (``dino_model`` on ``device``), loaded once per process and device; a missing model
-    raises :class:`~devil_dataset.core.errors.WeightsMissingError` naming it and how to fetch it."""
-    return _network(options.dino_model, resolve_device(options.device))
-
-
 def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, device: str,  # noqa: PLR0913
                       batch_size: int, network: FeatureFn | None = None, limit: int = MAX_FRAMES,
                       arithmetic: str = "float32") -> ProveVideoScores:
@@ -90,7 +81,7 @@ def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, d
     counts = {"frames": len(frames.result)}
     notes: dict[str, Any] = {}
     if rc:
-        features = network if network is not None else _network(model, device).patch_features
+        features = network if network is not None else dinov2(model, device).patch_features
         scores = removal_scores(frames.result, frames.masks, features, rc, batch_size, arithmetic)
         values.update(scores.values(rc))
         counts.update({"rc_s_frames": scores.frames_scored, "rc_t_pairs": scores.pairs_scored,
@@ -204,7 +195,7 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
     summary, uncertainty, unscored = _summaries(scores, metrics, options.seed)
     summary.update({m: float("nan") for m in skipped})
     dino = identity if identity is not None else {"name": "injected"} if network is not None else \
-        _network(options.dino_model, device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
+        dinov2(options.dino_model, device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
     provenance = {
         "package_version": __version__, "options": options_record(options),
         "inputs": {"mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir),

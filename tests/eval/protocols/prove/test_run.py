@@ -70,7 +70,8 @@ def test_values_equal_the_restatement_of_their_code(model, layout, one_thread):
     assert doc["unscored"] == {"rc_s": ["empty"], "rc_t": ["empty"]}
     scored = [doc["videos"][n]["rc_s"] for n in CASES if n != "empty"]
     assert doc["summary"]["rc_s"] == pytest.approx(float(np.mean(scored)), rel=1e-12)
-    assert doc["directions"] == {"rc_s": "higher", "rc_t": "lower"}
+    assert doc["directions"] == {"rc_s": "higher", "rc_t": "lower", "bg_psnr": "higher", "bg_ssim": "higher",
+                                 "masked_psnr": "higher", "masked_ssim": "higher"}  # the defaults: every metric
     assert doc["provenance"]["dino"]["sha256"] and doc["provenance"]["dino"]["weights_file"] == "model.safetensors"
     assert doc["uncertainty"]["rc_s"]["n"] == len(CASES) - 1 and len(doc["uncertainty"]["rc_t"]["ci"]) == 2
     notes = doc["input_notes"]
