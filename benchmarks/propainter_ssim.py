@@ -71,9 +71,9 @@ def run_case(frames: int, fraction: float, repeat: int) -> tuple[float, float, f
             t0 = time.perf_counter()
             ref_values[t] = reference(gt[t], comp[t])
             t1 = time.perf_counter()
-            fast_values[t] = ssim_frame(gt[t], comp[t], hole[t])
+            fast_values[t] = ssim_frame(comp[t], gt[t], hole[t])
             t2 = time.perf_counter()
-            ssim_frame(gt[t], comp[t])
+            ssim_frame(comp[t], gt[t])
             t3 = time.perf_counter()
             spent[0] += t1 - t0
             spent[1] += t2 - t1

@@ -56,6 +56,7 @@ from ...core.content_hash import clip_content_hash
 from ...core.errors import DevilError
 from ...core.version import __version__
 from ..metrics.metric import Metric, VideoMetric
+from .storage import cache_folder
 
 #: Environment variable naming the default cache folder (else ``$XDG_CACHE_HOME/devil-dataset/gt`` or
 #: ``~/.cache/devil-dataset/gt``, next to the weights cache of :mod:`devil_dataset.core.weights`).
@@ -83,11 +84,7 @@ def default_gt_cache_dir() -> Path:
     '/tmp/gt'
     >>> del os.environ["DEVIL_GT_CACHE"]
     """
-    env = os.environ.get(GT_CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    return Path(base).expanduser() / "devil-dataset" / "gt"
+    return cache_folder(GT_CACHE_ENV, "gt")
 
 
 def prepare_identity(metric: VideoMetric, options: Any = None) -> dict[str, Any] | None:

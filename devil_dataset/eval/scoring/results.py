@@ -57,6 +57,7 @@ from ...data.load import MANIFEST_NAME
 from ..metrics.metric import EvalOptions
 from ..metrics.registry import METRICS
 from ..stats.intervals import results_uncertainty
+from .storage import decode_value, encode_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from .one_pass import Evaluation
@@ -77,10 +78,7 @@ def _clean(obj: Any) -> Any:
         except (TypeError, ValueError):
             return str(obj)
     if isinstance(obj, float):
-        if math.isnan(obj):
-            return None
-        if math.isinf(obj):
-            return "inf" if obj > 0 else "-inf"
+        return encode_value(obj)
     return obj
 
 
@@ -273,13 +271,7 @@ def read_results(path: str | Path) -> dict:
         raise DevilError(f"{path}: results format version {doc['format_version']} is newer than this package's")
     _resolve_inputs(doc, path)
 
-    def num(v):
-        if v is None:
-            return float("nan")
-        if v in ("inf", "-inf"):
-            return float(v)
-        return float(v)
-
+    num = decode_value
     try:
         doc["summary"] = {k: num(v) for k, v in doc["summary"].items()}
     except (TypeError, ValueError):

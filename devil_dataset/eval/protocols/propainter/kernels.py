@@ -89,9 +89,10 @@ def squared_error_sums(gt: np.ndarray, test: np.ndarray) -> np.ndarray:
     return np.sum(d * d, axis=(1, 2, 3))
 
 
-def psnr_frames(gt: np.ndarray, test: np.ndarray) -> np.ndarray:
-    """PSNR of each frame: ``20 log10(255 / sqrt(mse))`` with mse the float64 mean over H x W x 3, ``inf`` where
-    the frames are identical. float64 [T]. For uint8 frames the mean is the exact sum divided once: the same float
+def psnr_frames(test: np.ndarray, gt: np.ndarray) -> np.ndarray:
+    """PSNR of each frame (``test`` against ``gt``: the package's one argument order, as
+    :func:`devil_dataset.eval.kernels.pixel.psnr_frames`): ``20 log10(255 / sqrt(mse))`` with mse the float64 mean
+    over H x W x 3, ``inf`` where the frames are identical. float64 [T]. For uint8 frames the mean is the exact sum divided once: the same float
     as ``np.mean`` of the float64 squared differences (whose partial sums are exact integers too).
 
     >>> a = np.zeros((2, 2, 2, 3), np.uint8); b = a.copy(); b[1] = 255
@@ -204,9 +205,9 @@ def _differing_box(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None)
     return _box_of(np.flatnonzero(d.max(axis=1)), np.flatnonzero(d.max(axis=0).reshape(w, -1).max(axis=1)), h, w)
 
 
-def ssim_frame(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = None) -> float:
-    """SSIM of one uint8 [H, W, 3] frame pair as ``structural_similarity(gt, test, data_range=255, channel_axis=-1,
-    win_size=65)`` on float64 computes it (see the module docstring for how it is faster).
+def ssim_frame(test: np.ndarray, gt: np.ndarray, changed: np.ndarray | None = None) -> float:
+    """SSIM of one uint8 [H, W, 3] frame pair (``test`` against ``gt``) as ``structural_similarity(gt, test,
+    data_range=255, channel_axis=-1, win_size=65)`` on float64 computes it (see the module docstring for how it is faster).
 
     ``changed`` (bool [H, W], optional): pixels outside it are promised equal in both frames (the protocol's
     composite equals the ground truth outside the dilated hole), which saves finding where they differ.
@@ -228,7 +229,7 @@ def ssim_frame(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = No
     return float(np.mean(1.0 + offsets / count))
 
 
-def ssim_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = None) -> np.ndarray:
+def ssim_frames(test: np.ndarray, gt: np.ndarray, changed: np.ndarray | None = None) -> np.ndarray:
     """:func:`ssim_frame` of each frame of two uint8 [T, H, W, 3] videos (``changed``: bool [T, H, W] or None):
     float64 [T].
 
@@ -242,11 +243,11 @@ def ssim_frames(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None = N
         raise InvalidInputError(f"ssim_frames: expected uint8 frames, got {gt.dtype} and {test.dtype}")
     if changed is not None and changed.shape != gt.shape[:3]:
         raise InvalidInputError(f"ssim_frames: changed {changed.shape} does not match the frames {gt.shape[:3]}")
-    return np.array([ssim_frame(g, t, None if changed is None else changed[i])
+    return np.array([ssim_frame(t, g, None if changed is None else changed[i])
                      for i, (g, t) in enumerate(zip(gt, test))], np.float64)
 
 
-def hole_psnr_frames(gt: np.ndarray, test: np.ndarray, hole: np.ndarray) -> np.ndarray:
+def hole_psnr_frames(test: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
     """Hole-only PSNR of each frame: mse over the pixels of ``hole`` (bool [T, H, W]) and their 3 channels, peak
     255; ``inf`` where they are identical, NaN for a frame without hole pixels. float64 [T].
 
@@ -268,7 +269,7 @@ def hole_psnr_frames(gt: np.ndarray, test: np.ndarray, hole: np.ndarray) -> np.n
         return np.where(n == 0, np.nan, np.where(mse == 0, np.inf, 20 * np.log10(PEAK / np.sqrt(mse))))
 
 
-def hole_ssim_frames(gt: np.ndarray, test: np.ndarray, hole: np.ndarray) -> np.ndarray:
+def hole_ssim_frames(test: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
     """Hole-only SSIM of each frame: the protocol's SSIM map (65x65 window) averaged over the scored map entries
     (the 32-px crop) whose window centre lies in ``hole``, per channel, then over channels; NaN where none does.
 

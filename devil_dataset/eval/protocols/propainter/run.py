@@ -87,10 +87,10 @@ from .layout import (
 )
 
 _FRAME_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "psnr": lambda gt, comp, hole: psnr_frames(gt, comp),
-    "ssim": lambda gt, comp, hole: ssim_frames(gt, comp, hole),
-    "hole_psnr": hole_psnr_frames,
-    "hole_ssim": hole_ssim_frames,
+    "psnr": lambda gt, comp, hole: psnr_frames(comp, gt),
+    "ssim": lambda gt, comp, hole: ssim_frames(comp, gt, hole),
+    "hole_psnr": lambda gt, comp, hole: hole_psnr_frames(comp, gt, hole),
+    "hole_ssim": lambda gt, comp, hole: hole_ssim_frames(comp, gt, hole),
 }
 
 

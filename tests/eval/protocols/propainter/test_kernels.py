@@ -78,11 +78,11 @@ def test_composite_keeps_the_ground_truth_outside_the_dilated_hole():
 def test_psnr_equals_their_formula_per_frame():
     gt, pred, hole = _frames(2)
     comp = composite(pred, gt, dilate_hole(hole))
-    ours = psnr_frames(gt, comp)
+    ours = psnr_frames(comp, gt)
     assert ours.tolist() == [reference_psnr(g, c) for g, c in zip(gt, comp)]  # the same floats: exact sums
     assert psnr_frames(gt[:1], gt[:1])[0] == np.inf
     with pytest.raises(InvalidInputError):
-        psnr_frames(gt, comp[:, :10])
+        psnr_frames(comp[:, :10], gt)
 
 
 @pytest.mark.parametrize("case", ["hole", "whole frame", "window-sized", "one pixel", "extremes"])
@@ -104,7 +104,7 @@ def test_ssim_equals_scikit_image_with_their_arguments(case):
     else:
         gt, pred, hole = _frames(7)
         comp = composite(pred, gt, dilate_hole(hole))
-    ours = ssim_frames(gt, comp)
+    ours = ssim_frames(comp, gt)
     reference = np.array([reference_ssim(g, c) for g, c in zip(gt, comp)])
     assert np.abs(ours - reference).max() <= 1e-9
 
@@ -112,7 +112,7 @@ def test_ssim_equals_scikit_image_with_their_arguments(case):
 def test_ssim_window_is_65_uniform_not_devils_7x7():
     gt, pred, hole = _frames(8)
     comp = composite(pred, gt, dilate_hole(hole))
-    ours = ssim_frames(gt, comp)
+    ours = ssim_frames(comp, gt)
     devil_way = np.array([structural_similarity(g.astype(np.float64), c.astype(np.float64), data_range=255,
                                                 channel_axis=-1) for g, c in zip(gt, comp)])  # default 7x7
     gaussian = np.array([structural_similarity(g.astype(np.float64), c.astype(np.float64), data_range=255,
@@ -126,7 +126,7 @@ def test_ssim_given_the_changed_pixels_is_the_same_value():
     gt, pred, hole = _frames(9)
     dilated = dilate_hole(hole)
     comp = composite(pred, gt, dilated)
-    assert np.array_equal(ssim_frames(gt, comp, dilated), ssim_frames(gt, comp))
+    assert np.array_equal(ssim_frames(comp, gt, dilated), ssim_frames(comp, gt))
     assert ssim_frame(gt[0], gt[0]) == 1.0
     full = ssim_map(gt[0], comp[0])
     assert np.allclose(map_sums(gt[0], comp[0]), full.reshape(-1, 3).sum(axis=0), rtol=1e-13, atol=0)
@@ -136,9 +136,9 @@ def test_ssim_given_the_changed_pixels_is_the_same_value():
 def test_ssim_refuses_what_it_cannot_score():
     gt, pred, _ = _frames(10, h=40, w=40)
     with pytest.raises(InvalidInputError, match="smaller than the 65x65 window"):
-        ssim_frames(gt, pred)
+        ssim_frames(pred, gt)
     with pytest.raises(InvalidInputError, match="uint8"):
-        ssim_frames(gt.astype(np.float64), pred.astype(np.float64))
+        ssim_frames(pred.astype(np.float64), gt.astype(np.float64))
 
 
 # --------------------------------------------------------------------------------------------- hole-only
@@ -148,12 +148,12 @@ def test_hole_only_psnr_and_ssim_definitions():
     gt, pred, hole = _frames(11)
     dilated = dilate_hole(hole)
     comp = composite(pred, gt, dilated)
-    hp = hole_psnr_frames(gt, comp, dilated)
+    hp = hole_psnr_frames(comp, gt, dilated)
     for t in range(len(gt)):
         d = gt[t][dilated[t]].astype(np.float64) - comp[t][dilated[t]].astype(np.float64)
         assert hp[t] == pytest.approx(20 * np.log10(255 / np.sqrt(np.mean(d ** 2))), abs=1e-9)
-    assert (hp < psnr_frames(gt, comp)).all()  # the unchanged background no longer dilutes the error
-    hs = hole_ssim_frames(gt, comp, dilated)
+    assert (hp < psnr_frames(comp, gt)).all()  # the unchanged background no longer dilutes the error
+    hs = hole_ssim_frames(comp, gt, dilated)
     for t in range(len(gt)):
         _, smap = structural_similarity(gt[t].astype(np.float64), comp[t].astype(np.float64), data_range=255,
                                         channel_axis=-1, win_size=65, full=True)
@@ -161,7 +161,7 @@ def test_hole_only_psnr_and_ssim_definitions():
         expected = np.mean([smap[32:-32, 32:-32, c][centres].mean() for c in range(3)])
         assert hs[t] == pytest.approx(expected, abs=1e-9)
     empty = np.zeros_like(dilated)
-    assert np.isnan(hole_psnr_frames(gt, comp, empty)).all() and np.isnan(hole_ssim_frames(gt, comp, empty)).all()
+    assert np.isnan(hole_psnr_frames(comp, gt, empty)).all() and np.isnan(hole_ssim_frames(comp, gt, empty)).all()
 
 
 # ------------------------------------------------------------------------------------------------- E_warp
