@@ -92,8 +92,9 @@ def squared_error_sums(gt: np.ndarray, test: np.ndarray) -> np.ndarray:
 def psnr_frames(test: np.ndarray, gt: np.ndarray) -> np.ndarray:
     """PSNR of each frame (``test`` against ``gt``: the package's one argument order, as
     :func:`devil_dataset.eval.kernels.pixel.psnr_frames`): ``20 log10(255 / sqrt(mse))`` with mse the float64 mean
-    over H x W x 3, ``inf`` where the frames are identical. float64 [T]. For uint8 frames the mean is the exact sum divided once: the same float
-    as ``np.mean`` of the float64 squared differences (whose partial sums are exact integers too).
+    over H x W x 3, ``inf`` where the frames are identical. float64 [T]. For uint8 frames the mean is the exact sum
+    divided once: the same float as ``np.mean`` of the float64 squared differences (whose partial sums are exact
+    integers too).
 
     >>> a = np.zeros((2, 2, 2, 3), np.uint8); b = a.copy(); b[1] = 255
     >>> psnr_frames(a, b).tolist()
@@ -207,7 +208,8 @@ def _differing_box(gt: np.ndarray, test: np.ndarray, changed: np.ndarray | None)
 
 def ssim_frame(test: np.ndarray, gt: np.ndarray, changed: np.ndarray | None = None) -> float:
     """SSIM of one uint8 [H, W, 3] frame pair (``test`` against ``gt``) as ``structural_similarity(gt, test,
-    data_range=255, channel_axis=-1, win_size=65)`` on float64 computes it (see the module docstring for how it is faster).
+    data_range=255, channel_axis=-1, win_size=65)`` on float64 computes it (see the module docstring for how it is
+    faster).
 
     ``changed`` (bool [H, W], optional): pixels outside it are promised equal in both frames (the protocol's
     composite equals the ground truth outside the dilated hole), which saves finding where they differ.
