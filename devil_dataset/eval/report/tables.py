@@ -456,9 +456,9 @@ def per_video_rows(docs: Iterable[Mapping], keys: Sequence[str] | None = None) -
     """
     docs = list(docs)
     present = {k for d in docs for row in (d.get("videos") or {}).values() for k in row}
-    order = known_result_keys()
-    ks = [k for k in (keys if keys is not None else order) if k in present]
-    ks += sorted(present - set(ks) - set(order)) if keys is None else []
+    known = known_result_keys()
+    ks = [k for k in (keys if keys is not None else known) if k in present]
+    ks += sorted(present - set(ks) - set(known)) if keys is None else []
     order = {s: i for i, s in enumerate(SLICES)}
     rows = []
     for d in sorted(docs, key=lambda d: (order.get(result_cell(d)[1], len(order)), result_cell(d)[1])):
