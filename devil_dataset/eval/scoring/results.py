@@ -111,6 +111,26 @@ def options_record(options: EvalOptions) -> dict:
     return record
 
 
+def folder_results(protocol: str, options: EvalOptions, method: str | None, predictions: str | Path,
+                   fields: Mapping[str, Any]) -> dict:
+    """The results document of a protocol reading folders of its own: the head every results document carries
+    (format and version, ``protocol``, ``parity``, ``method``: the predictions folder's name unless given, ``slice``:
+    none), then the protocol's ``fields`` in their order.
+
+    >>> doc = folder_results("toy", EvalOptions(), None, "/data/mine", {"num_videos": 2})
+    >>> list(doc), doc["method"]
+    (['format', 'format_version', 'protocol', 'parity', 'method', 'slice', 'num_videos'], 'mine')
+    """
+    return {"format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION, "protocol": protocol,
+            "parity": options.parity, "method": method or Path(predictions).resolve().name, "slice": None, **fields}
+
+
+def folder_provenance(options: EvalOptions, inputs: Mapping[str, Any], fields: Mapping[str, Any]) -> dict:
+    """The ``provenance`` of a folder protocol's results: the package version, the options
+    (:func:`options_record`), the inputs, then the protocol's ``fields`` (what it did, its networks)."""
+    return {"package_version": __version__, "options": options_record(options), "inputs": dict(inputs), **fields}
+
+
 def build_results(
     ev: "Evaluation",
     *,

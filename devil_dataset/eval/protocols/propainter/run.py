@@ -42,14 +42,13 @@ from ....core.errors import DevilError
 from ....core.flow import flow_estimator
 from ....core.hole_check import check_hole, hole_problem, hole_warning
 from ....core.progress import progress_bar
-from ....core.version import __version__
 from ....core.weights import cached_network, weights_provenance
 from ...kernels.composite import composite
 from ...kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ...metrics.metric import EvalOptions
 from ...metrics.registry import skipped_lines
 from ...scoring.one_pass import resolve_device
-from ...scoring.results import RESULTS_FORMAT, RESULTS_FORMAT_VERSION, options_record
+from ...scoring.results import folder_provenance, folder_results
 from ...stats.frame_weighted import frame_weighted_summary
 from ...stats.intervals import video_summary
 from ..declaration import FolderRequest
@@ -366,23 +365,18 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
             per_video[v.name]["ewarp"] = passed.ewarp[v.name]
         uncertainty["ewarp"] = video_summary(values, seed=options.seed)
         summary["ewarp"] = uncertainty["ewarp"]["mean"]
-    provenance = {
-        "package_version": __version__, "options": options_record(options),
-        "inputs": {"mode": "propainter", "gt_dir": str(gt_dir), "frames": str(frames_root(gt_dir)),
-                   "mask_dir": str(mask_dir), "predictions": str(pred_dir)},
+    provenance = folder_provenance(options, {
+        "mode": "propainter", "gt_dir": str(gt_dir), "frames": str(frames_root(gt_dir)), "mask_dir": str(mask_dir),
+        "predictions": str(pred_dir)}, {
         "protocol": _protocol_record(metrics, options, size, flow.name if flow is not None else None),
         "weights": {**(weights_provenance(("i3d",), "i3d" in injected) if "vfid" in metrics else {}),
                     **(weights_provenance(("alexnet",), "lpips" in injected) if "hole_lpips" in metrics else {})},
-        "vfid": vfid_note,
-    }
-    return {
-        "format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION, "protocol": "propainter",
-        "parity": options.parity, "method": method or Path(pred_dir).resolve().name, "slice": None,
+        "vfid": vfid_note})
+    return folder_results("propainter", options, method, pred_dir, {
         "num_videos": len(videos), "num_frames": sum(s.num_frames for s in scores), "metrics": list(metrics),
         "summary": {**{m: summary[m] for m in metrics}, **{m: float("nan") for m in skipped}}, "videos": per_video,
         "frame_counts": {s.name: s.num_frames for s in scores}, "uncertainty": uncertainty, "infinite": infinite,
-        "clipped": {}, "skipped": skipped, "left_out": left_out, "warnings": notes, "provenance": provenance,
-    }
+        "clipped": {}, "skipped": skipped, "left_out": left_out, "warnings": notes, "provenance": provenance})
 
 
 def evaluate_request(request: FolderRequest) -> dict:

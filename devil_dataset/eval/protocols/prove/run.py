@@ -39,12 +39,11 @@ from ....core.engines import Engine
 from ....core.engines.local import map_ordered
 from ....core.errors import DevilError
 from ....core.progress import progress_bar
-from ....core.version import __version__
 from ...metrics.metric import EvalOptions
 from ...metrics.registry import higher_is_better, skipped_lines
 from ...metrics.removal_fidelity import REMOVAL_FIDELITY_METRICS, fidelity_video
 from ...scoring.one_pass import resolve_device
-from ...scoring.results import RESULTS_FORMAT, RESULTS_FORMAT_VERSION, options_record
+from ...scoring.results import folder_provenance, folder_results
 from ...stats.intervals import video_summary
 from ..declaration import FolderRequest, runnable_metrics
 from . import kernels as k
@@ -196,15 +195,11 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
     summary.update({m: float("nan") for m in skipped})
     dino = identity if identity is not None else {"name": "injected"} if network is not None else \
         dinov2(options.dino_model, device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
-    provenance = {
-        "package_version": __version__, "options": options_record(options),
-        "inputs": {"mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir),
-                   "mask_dir": str(mask_dir)},
-        "protocol": protocol_record(metrics, ARITHMETIC_OF_PARITY[str(options.parity)]), "dino": dino,
-    }
-    return {
-        "format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION, "protocol": "prove",
-        "parity": options.parity, "method": method or Path(pred_dir).resolve().name, "slice": None,
+    provenance = folder_provenance(
+        options,
+        {"mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir), "mask_dir": str(mask_dir)},
+        {"protocol": protocol_record(metrics, ARITHMETIC_OF_PARITY[str(options.parity)]), "dino": dino})
+    return folder_results("prove", options, method, pred_dir, {
         "num_videos": len(scores), "num_frames": sum(s.counts["frames"] for s in scores), "metrics": list(metrics),
         "directions": directions(metrics), "summary": summary,
         "videos": {s.name: dict(s.values) for s in scores},
@@ -214,7 +209,7 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
         "input_notes": {s.name: s.notes for s in scores if s.notes},
         "infinite": {}, "clipped": {}, "skipped": skipped, "provenance": provenance,
         **({"warnings": skipped_lines(skipped)} if skipped else {}),
-    }
+    })
 
 
 def evaluate_request(request: FolderRequest) -> dict:
