@@ -57,7 +57,7 @@ def compare(name: str, net: Dinov2Features, dirs: tuple[Path, Path, Path]) -> di
     ref = prove_reference.folder_values(ref_net, *dirs)
     t_ref = time.perf_counter() - t0
     t0 = time.perf_counter()
-    doc = evaluate_prove(*dirs, options=EvalOptions(protocol="prove"), network=net.patch_features,
+    doc = evaluate_prove(*dirs, ["rc_s", "rc_t"], EvalOptions(protocol="prove"), network=net.patch_features,
                          identity={"name": net.name})
     t_ours = time.perf_counter() - t0
     diff = max((abs(doc["videos"][v][m] - ref[v][m]) / abs(ref[v][m]) for v in ref for m in ("rc_s", "rc_t")
