@@ -213,8 +213,8 @@ def results_protocol(doc: Mapping) -> str:
     """The evaluation protocol a results document was scored under: its ``protocol`` field (``devil evaluate
     --protocol``), else ``provenance.options.protocol``, else ``"devil"`` (DEVIL's results files do not record it).
 
-    >>> results_protocol({"protocol": "propainter"}), results_protocol({"provenance": {"options": {}}})
-    ('propainter', 'devil')
+    >>> results_protocol({"protocol": "other"}), results_protocol({"provenance": {"options": {}}})
+    ('other', 'devil')
     """
     top = doc.get("protocol")
     if isinstance(top, str) and top:
@@ -225,7 +225,7 @@ def results_protocol(doc: Mapping) -> str:
 
 def scoring_fields(doc: Mapping) -> dict[str, str]:
     """What makes a results document's values what they are, field by field: the ``protocol``
-    (:func:`results_protocol`: DEVIL's and ProPainter's PSNR are different numbers), ``parity``, and for each metric its
+    (:func:`results_protocol`: two protocols' PSNR are different numbers), ``parity``, and for each metric its
     provenance (implementation, modes, arithmetic, flow backend, weights, precision) without where it ran.
 
     >>> scoring_fields({"provenance": {"options": {"parity": "corrected"},

@@ -16,7 +16,7 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
                               "method": "jackknife over 10 groups of videos ..."}},  # with --set-level-ci
       "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)
       "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
-      "left_out": {"<video>": "<reason>"},      # --protocol propainter: ground-truth videos without masks
+      "left_out": {"<video>": "<reason>"},      # a folder protocol: ground-truth videos without masks
       "warnings": ["<line>", ...],              # what the run noticed (ignored hidden files, inverted masks)
       "hole_problems": {"<clip id>": "<what>"}, # the clips whose masks look inverted (core/hole_check.py)
       "provenance": {"package_version": ..., "options": {...}, "inputs": {...}, "flow_backend": ...,
@@ -98,8 +98,8 @@ def options_record(options: EvalOptions) -> dict:
     """``asdict(options)`` as results files record it: ``protocol`` only when it is not ``"devil"`` (issue 38), so
     DEVIL's results files keep the bytes they had before the field existed.
 
-    >>> "protocol" in options_record(EvalOptions()), options_record(EvalOptions(protocol="propainter"))["protocol"]
-    (False, 'propainter')
+    >>> "protocol" in options_record(EvalOptions()), options_record(EvalOptions(protocol="other"))["protocol"]
+    (False, 'other')
     """
     record = asdict(options)
     if record.get("protocol") == "devil":
