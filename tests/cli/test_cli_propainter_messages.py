@@ -29,7 +29,7 @@ def _small(monkeypatch):
     def at_test_size(*args, **kwargs):
         return original(*args, **{**kwargs, "size": TEST_SIZE})
 
-    monkeypatch.setattr("devil_dataset.cli.evaluate.evaluate_propainter", at_test_size)
+    monkeypatch.setattr(propainter_run, "evaluate_propainter", at_test_size)
 
 
 @pytest.mark.parametrize("folder, needle", [
