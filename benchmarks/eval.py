@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.eval.kernels.pixel import pcons_psnr_mask_pairs, pcons_release_loop, psnr_frames, ssim_frames  # noqa: E402
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample  # noqa: E402
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample  # noqa: E402
 
 W, H = 832, 480  # SPEC section 6: evaluation size
 
@@ -183,8 +183,8 @@ def bench_memory(clips: int, frames: int = 90) -> None:
     """Peak RSS of the one-pass evaluator over synthetic 90-frame 832x480 clips (psnr + pcons; one clip at a time)."""
     import resource
 
-    from devil_dataset.eval.engine.one_pass import evaluate
     from devil_dataset.eval.metrics.registry import build_metrics
+    from devil_dataset.eval.scoring.one_pass import evaluate
 
     def videos():
         for i in range(clips):

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from devil_dataset.core.engines import get_engine  # noqa: E402
 from devil_dataset.core.progress import cpu_seconds  # noqa: E402
 from devil_dataset.core.release_format import write_frame_pngs  # noqa: E402
-from devil_dataset.eval.engine.evaluate import evaluate_dataset, evaluate_slice  # noqa: E402
-from devil_dataset.eval.metrics.protocol import EvalOptions  # noqa: E402
+from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
+from devil_dataset.eval.scoring.evaluate import evaluate_dataset, evaluate_slice  # noqa: E402
 
 
 def make_clip(seed: int, t: int, h: int, w: int) -> tuple[np.ndarray, np.ndarray]:

@@ -58,7 +58,7 @@ from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
 from devil_dataset.core.networks.precision import effective_precision  # noqa: E402
 from devil_dataset.core.networks.raft import RAFTFlow, random_raft_state  # noqa: E402
 from devil_dataset.eval import metrics as M  # noqa: E402
-from devil_dataset.eval.metrics.protocol import VideoSample  # noqa: E402
+from devil_dataset.eval.metrics.metric import VideoSample  # noqa: E402
 
 W, H = 832, 480  # SPEC section 7: evaluation size
 # Precision section: the modes compared with float32 (devil_dataset.core.networks.precision.PRECISIONS), and the

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.flow import dis_flow  # noqa: E402
 from devil_dataset.eval.kernels.composite import composite  # noqa: E402
-from devil_dataset.eval.kernels.propainter import dilate_hole, ewarp_video  # noqa: E402
 from devil_dataset.eval.kernels.warp import GroundTruthFlow, warp_error_at  # noqa: E402
+from devil_dataset.eval.protocols.propainter.kernels import dilate_hole, ewarp_video  # noqa: E402
 
 SIZE = (432, 240)
 

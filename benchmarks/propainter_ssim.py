@@ -1,5 +1,5 @@
 """The ProPainter protocol's SSIM (issue 38): scikit-image per frame, as their code calls it, against
-:func:`devil_dataset.eval.kernels.propainter.ssim_frames`, side by side in one run, on the same frames.
+:func:`devil_dataset.eval.protocols.propainter.kernels.ssim_frames`, side by side in one run, on the same frames.
 
     python benchmarks/propainter_ssim.py            # 40 frames at 432x240, 3 hole sizes
     python benchmarks/propainter_ssim.py --quick    # 8 frames
@@ -29,7 +29,7 @@ from skimage.metrics import structural_similarity
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.eval.kernels.composite import composite  # noqa: E402
-from devil_dataset.eval.kernels.propainter import dilate_hole, ssim_frame  # noqa: E402
+from devil_dataset.eval.protocols.propainter.kernels import dilate_hole, ssim_frame  # noqa: E402
 
 SIZE = (432, 240)  # the protocol's frame size (W, H)
 CASES = {"small hole (2%)": 0.02, "typical hole (10%)": 0.10, "whole frame differs": 1.0}
@@ -71,9 +71,9 @@ def run_case(frames: int, fraction: float, repeat: int) -> tuple[float, float, f
             t0 = time.perf_counter()
             ref_values[t] = reference(gt[t], comp[t])
             t1 = time.perf_counter()
-            fast_values[t] = ssim_frame(gt[t], comp[t], hole[t])
+            fast_values[t] = ssim_frame(comp[t], gt[t], hole[t])
             t2 = time.perf_counter()
-            ssim_frame(gt[t], comp[t])
+            ssim_frame(comp[t], gt[t])
             t3 = time.perf_counter()
             spent[0] += t1 - t0
             spent[1] += t2 - t1

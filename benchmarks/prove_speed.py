@@ -1,4 +1,5 @@
-"""RC-S / RC-T speed and equality (issue 45): the package (:func:`devil_dataset.eval.engine.prove_run.evaluate_prove`:
+"""RC-S / RC-T speed and equality (issue 45): the package
+(:func:`~devil_dataset.eval.protocols.prove.run.evaluate_prove`:
 each distinct (frame, crop) through DINOv2 once, equal-size crops batched, the windows' MMDs without per-call thread
 overhead) against a plain restatement of PROVE's code (``benchmarks/prove_reference.py``: one crop per forward pass,
 each RC-T pair recomputing both crops), side by side in one run, on a generated PROVE-layout set, with seeded random
@@ -33,8 +34,8 @@ import prove_reference  # noqa: E402
 from propainter_run import cpu_model  # noqa: E402
 
 from devil_dataset.core.networks.dinov2 import GIANT_SHAPE, Dinov2Features, default_processor  # noqa: E402
-from devil_dataset.eval.engine.prove_run import evaluate_prove  # noqa: E402
-from devil_dataset.eval.metrics.protocol import EvalOptions  # noqa: E402
+from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
+from devil_dataset.eval.protocols.prove.run import evaluate_prove  # noqa: E402
 
 MODELS = {"tiny": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
           "base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
@@ -56,7 +57,7 @@ def compare(name: str, net: Dinov2Features, dirs: tuple[Path, Path, Path]) -> di
     ref = prove_reference.folder_values(ref_net, *dirs)
     t_ref = time.perf_counter() - t0
     t0 = time.perf_counter()
-    doc = evaluate_prove(*dirs, options=EvalOptions(protocol="prove"), network=net.patch_features,
+    doc = evaluate_prove(*dirs, ["rc_s", "rc_t"], EvalOptions(protocol="prove"), network=net.patch_features,
                          identity={"name": net.name})
     t_ours = time.perf_counter() - t0
     diff = max((abs(doc["videos"][v][m] - ref[v][m]) / abs(ref[v][m]) for v in ref for m in ("rc_s", "rc_t")

@@ -36,8 +36,8 @@ from eval_engine import make_clip  # noqa: E402
 
 from devil_dataset.core.engines import get_engine  # noqa: E402
 from devil_dataset.core.release_format import write_frame_pngs  # noqa: E402
-from devil_dataset.eval.engine.evaluate import evaluate_slice  # noqa: E402
-from devil_dataset.eval.metrics.protocol import EvalOptions  # noqa: E402
+from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
+from devil_dataset.eval.scoring.evaluate import evaluate_slice  # noqa: E402
 
 # Full DEVIL sizes (paper section 4 / SPEC section 6): ~1,250 clips, 10 slices x 150 videos, 90 frames at 832x480.
 FULL_CLIPS = 1250

@@ -15,8 +15,8 @@ import numpy as np
 from reference_free_validation import moving_blob_hole, panning_scene  # the sibling script
 
 from devil_dataset.eval.metrics.fidelity import _GT_FLOWS, FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.pixel import PSNRMetric
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.self_consistency import SelfConsistencyMetric
 
 

@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 import cv2
 import numpy as np
 
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 
 # Paper Sec. 4.5: "magnitude of blurred Gaussian noise ... 0.5"; we read it on the [-1, 1] image scale.
 NOISE_MAGNITUDE = 0.5
@@ -299,7 +299,7 @@ def _wins_table(clip_wins: dict[str, dict[str, str]], best: str) -> str:
 def _dataset_clips(dataset: str, config: str, limit: int | None) -> list[Clip]:
     from devil_dataset.core.errors import DevilError
     from devil_dataset.data import iter_slice
-    from devil_dataset.eval.engine.evaluate import _row_fields
+    from devil_dataset.eval.scoring.evaluate import _row_fields
 
     clips = []
     for row in iter_slice(dataset, config):

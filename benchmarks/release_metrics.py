@@ -53,9 +53,9 @@ from devil_dataset.core.release_format import (  # noqa: E402
     write_frame_pngs,
     write_mask_pngs,
 )
-from devil_dataset.eval.engine.evaluate import evaluate_dataset  # noqa: E402
-from devil_dataset.eval.engine.gt_cache import GroundTruthCache  # noqa: E402
-from devil_dataset.eval.metrics.protocol import EvalOptions  # noqa: E402
+from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
+from devil_dataset.eval.scoring.evaluate import evaluate_dataset  # noqa: E402
+from devil_dataset.eval.scoring.gt_cache import GroundTruthCache  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_engine import make_clip, timed  # noqa: E402  (the engine benchmark's clips and timer)

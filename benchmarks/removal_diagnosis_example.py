@@ -22,7 +22,7 @@ from devil_dataset.core.masks import PRESETS, mask_seed, render_mask  # noqa: E4
 from devil_dataset.core.networks.dinov2 import save_random_dinov2  # noqa: E402
 from devil_dataset.diagnosis.attributes import AttributeOptions  # noqa: E402
 from devil_dataset.diagnosis.removal import diagnose_removals  # noqa: E402
-from devil_dataset.eval.metrics.protocol import EvalOptions  # noqa: E402
+from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
 from devil_dataset.inpaint import get_inpainter  # noqa: E402
 
 SIZE, FRAMES, METHODS = (320, 192), 16, ("telea", "aligned-copy")

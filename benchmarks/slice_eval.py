@@ -46,14 +46,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.release_format import write_frame_pngs  # noqa: E402
-from devil_dataset.eval.engine import inputs as composite_module  # noqa: E402
-from devil_dataset.eval.engine.evaluate import evaluate_dataset
-from devil_dataset.eval.engine.gt_cache import GroundTruthCache, cached_prepare_clip  # noqa: E402
-from devil_dataset.eval.metrics.protocol import EvalOptions  # noqa: E402
+from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
 from devil_dataset.eval.metrics.registry import (
     METRICS,  # noqa: E402
     build_metrics,  # noqa: E402
 )
+from devil_dataset.eval.scoring import inputs as composite_module  # noqa: E402
+from devil_dataset.eval.scoring.evaluate import evaluate_dataset
+from devil_dataset.eval.scoring.gt_cache import GroundTruthCache, cached_prepare_clip  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_engine import make_clip, timed  # noqa: E402  (the engine benchmark's clips and timer)

@@ -36,9 +36,9 @@ KEYS = ("psnr", "ssim", "pcons_psnr_mask", "warp_error_mask")
 
 
 def pixel_cpu_per_frame(videos: int, frames: int) -> float:
-    from devil_dataset.eval.engine.one_pass import evaluate
-    from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+    from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
     from devil_dataset.eval.metrics.registry import build_metrics
+    from devil_dataset.eval.scoring.one_pass import evaluate
 
     rng = np.random.default_rng(0)
     samples = []
@@ -100,7 +100,7 @@ def _timed(fn):
 
 
 def _tiny_video(clip_id: str, frames: int):
-    from devil_dataset.eval.metrics.protocol import VideoSample
+    from devil_dataset.eval.metrics.metric import VideoSample
 
     gt = np.zeros((frames, 2, 2, 3), np.uint8)
     return VideoSample(clip_id, gt, gt, np.zeros((frames, 2, 2), bool))
@@ -110,8 +110,8 @@ def fid_set_level(videos: int, frames: int, timed_videos: int = 15) -> dict[str,
     """FIDMetric with set_level_ci on random features: state memory, jackknife vs plain distance; and the extra CPU
     of keeping the groups in ``update`` (default batch size, with vs without groups on ``timed_videos`` videos,
     scaled to ``videos``)."""
+    from devil_dataset.eval.metrics.metric import EvalOptions
     from devil_dataset.eval.metrics.perceptual import FIDMetric
-    from devil_dataset.eval.metrics.protocol import EvalOptions
 
     out: dict[str, float] = {}
     timed = min(videos, timed_videos)
@@ -150,7 +150,7 @@ class _WindowPass:
 def vfid_set_level(videos: int, frames: int) -> dict[str, float]:
     """I3DMetric (vfid, vfid_clips) with set_level_ci on random features: state and jackknife costs."""
     from devil_dataset.eval.metrics.i3d import PVCS_WINDOW, VFIDMetric
-    from devil_dataset.eval.metrics.protocol import EvalOptions
+    from devil_dataset.eval.metrics.metric import EvalOptions
 
     opts = EvalOptions(set_level_ci=True)
     net = object()

@@ -13,11 +13,11 @@ left in ``OUT``):
    ``OUT/predictions/<method>/<slice>/<clip id>/frame_%04d_pred.png`` (the release layout with the manifest of
    :mod:`devil_dataset.inpaint.run`; a unit shared by several slices is hard-linked), scored from memory with the
    pixel metrics (PSNR, SSIM, PCons, warp error with OpenCV DIS flow). Per-video values are cached in
-   ``OUT/.devil-demo/values`` (:class:`devil_dataset.eval.engine.results.ValuesCache`), so a resumed run only inpaints
+   ``OUT/.devil-demo/values`` (:class:`devil_dataset.eval.scoring.results.ValuesCache`), so a resumed run only inpaints
    and scores what is missing;
 4. **results**: one results JSON per (method, slice), ``OUT/results/<method>/<slice>.json``
    (:func:`devil_dataset.pipeline.inpaint_and_score.slice_results`: the pixel metrics from the per-video values, any
-   network metric whose weights are present through :func:`devil_dataset.eval.engine.evaluate.evaluate_slice`);
+   network metric whose weights are present through :func:`devil_dataset.eval.scoring.evaluate.evaluate_slice`);
 5. **report**: ``OUT/table1.md``/``.tsv``, relative improvements and the PNG figures
    (:func:`devil_dataset.eval.report.write_report`), the findings (:mod:`devil_dataset.eval.report.findings`:
    ``OUT/findings.md``/``.json``) and the HTML report.

@@ -121,8 +121,8 @@ def test_demo_writes_predictions_results_report(demo_tiny_run, demo_tiny_dataset
 
 def test_demo_results_equal_devil_evaluate(demo_tiny_run, demo_tiny_dataset):
     """The shared-cache pass gives the same per-video and slice values as `devil evaluate` on the predictions."""
-    from devil_dataset.eval.engine.evaluate import evaluate_dataset
-    from devil_dataset.eval.metrics.protocol import EvalOptions
+    from devil_dataset.eval.metrics.metric import EvalOptions
+    from devil_dataset.eval.scoring.evaluate import evaluate_dataset
 
     result, _ = demo_tiny_run
     for m in METHODS_2:

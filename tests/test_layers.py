@@ -44,14 +44,17 @@ ALLOWED: dict[str, frozenset[str]] = {
 # eval's floors: sub-package -> the sub-packages it may import (besides itself). ``eval/functional.py`` and the
 # package's ``__init__`` (the public API) are above them all.
 #   kernels   stateless numpy and torch math          stats    intervals, significance, the jackknife
-#   metrics   metric classes and the registry         engine   one pass, inputs, gt cache, results
-#   report    tables, figures, comparisons, findings, HTML
+#   metrics   metric classes and the registry         scoring  one pass, inputs, gt cache, results
+#   protocols one folder per evaluation protocol (DEVIL's, ProPainter's, PROVE's): what belongs to one protocol only,
+#             and the registry of protocols
+#   report    tables, figures, comparisons, findings, HTML: generic over the protocols
 EVAL_FLOORS: dict[str, frozenset[str]] = {
     "kernels": frozenset(),
     "stats": frozenset({"kernels"}),
     "metrics": frozenset({"kernels", "stats"}),
-    "engine": frozenset({"kernels", "stats", "metrics"}),
-    "report": frozenset({"kernels", "stats", "metrics", "engine"}),
+    "scoring": frozenset({"kernels", "stats", "metrics"}),
+    "protocols": frozenset({"kernels", "stats", "metrics", "scoring"}),
+    "report": frozenset({"kernels", "stats", "metrics", "scoring", "protocols"}),
 }
 EVAL_TOP = frozenset({"__init__", "functional"})  # eval/__init__.py, eval/functional.py: may import every floor
 

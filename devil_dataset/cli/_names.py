@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 
-#: :data:`devil_dataset.eval.metrics.protocol.PROTOCOLS`: ``devil evaluate --protocol``.
+#: :func:`devil_dataset.eval.protocols.registry.built_in_protocol_names`: the protocols ``devil evaluate --protocol``
+#: names in its help (one registered with ``register_protocol`` is looked up when the command runs).
 PROTOCOLS: tuple[str, ...] = ("devil", "propainter", "prove")
-#: :data:`devil_dataset.eval.engine.propainter_run.PROPAINTER_METRICS`: the metrics of ``--protocol propainter``.
+#: :data:`devil_dataset.eval.protocols.propainter.definition.PROPAINTER_METRICS`: ``--protocol propainter``'s metrics.
 PROPAINTER_METRICS: tuple[str, ...] = ("psnr", "ssim", "hole_psnr", "hole_ssim", "hole_lpips", "vfid", "ewarp")
-#: :data:`devil_dataset.eval.engine.prove_run.PROVE_METRICS`: the metrics of ``--protocol prove``.
+#: :data:`devil_dataset.eval.protocols.prove.definition.PROVE_METRICS`: the metrics of ``--protocol prove``.
 PROVE_METRICS: tuple[str, ...] = ("rc_s", "rc_t", "bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim")
 #: :data:`devil_dataset.pipeline.benchmark.METHOD_NAME_RE`: a method name of ``--predictions NAME=PATH``.
 METHOD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")

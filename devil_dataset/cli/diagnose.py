@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from ..core.engines import get_engine
     from ..diagnosis.attributes import ATTRIBUTES, AttributeOptions
     from ..diagnosis.diagnose import default_scoring_size, diagnose, input_mode
-    from ..eval.metrics.protocol import EvalOptions
+    from ..eval.metrics.metric import EvalOptions
 
     writable_directory(args.out)  # before any work: the attribute pass would be lost
     if args.input_dir is not None:
@@ -112,11 +112,11 @@ def run(args: argparse.Namespace) -> int:
 def _run_removals(args: argparse.Namespace) -> int:
     """``--input-dir``: the diagnosis of object removals (:func:`devil_dataset.diagnosis.removal.diagnose_removals`)."""
     from ..core.engines import get_engine
-    from ..diagnosis.attributes import AttributeOptions
+    from ..diagnosis.attributes import ATTRIBUTES, AttributeOptions
     from ..diagnosis.diagnose import default_scoring_size
     from ..diagnosis.removal import REMOVAL_DIAGNOSIS_METRICS, diagnose_removals
     from ..diagnosis.scores import DEFAULT_METRICS
-    from ..eval.metrics.protocol import EvalOptions
+    from ..eval.metrics.metric import EvalOptions
 
     if args.dataset is not None or args.gt_dir is not None:
         raise DevilError("--input-dir (object removals) cannot be combined with --dataset or --gt-dir")

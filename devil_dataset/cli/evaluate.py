@@ -1,4 +1,4 @@
-"""``devil evaluate``: score inpainting predictions with the DEVIL metrics in one run (SPEC section 7)."""
+"""``devil evaluate``: score inpainting predictions with the DEVIL metrics in one run (the paper's metrics)."""
 from __future__ import annotations
 
 import argparse
@@ -22,7 +22,8 @@ from ._args import (
 from ._names import METHOD_NAME_RE, PROPAINTER_METRICS, PROTOCOLS, PROVE_METRICS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..eval.metrics.protocol import EvalOptions
+    from ..eval.metrics.metric import EvalOptions
+    from ..eval.protocols.declaration import EvaluationProtocol
 
 EPILOG = """\
 examples:
@@ -127,11 +128,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="one folder per video with frame_%%04d_gt.png and frame_%%04d_mask.png (1 = known)")
     r.add_argument("--pred-dir", type=existing_path, metavar="PRED", help="matching frame_%%04d_pred.png folders")
     pp = p.add_argument_group("--protocol propainter (DAVIS / YouTube-VOS layout; docs/propainter-protocol.md)")
-    pp.add_argument("--protocol", default="devil", choices=PROTOCOLS,
-                    help="the whole evaluation protocol: devil (default), prove (RC-S / RC-T of object removals, "
+    pp.add_argument("--protocol", default="devil", metavar="NAME",
+                    help="the whole evaluation protocol (" + ", ".join(PROTOCOLS) + ", or one added with "
+                    "register_protocol): devil (default), prove (RC-S / RC-T of object removals, "
                     "see below) or propainter (the ProPainter / E2FGVI "
                     "table: --gt-dir GT with JPEGImages/<video>/*.jpg, --mask-dir MASKS with <video>/00000.png ..., "
-                    "--pred-dir PRED with <video>/*.png at 432x240; metrics " + " ".join(PROPAINTER_METRICS) +
+                    "--pred-dir PRED with <video>/*.png at 432x240; metrics "
+                    + " ".join(PROPAINTER_METRICS) +
                     ", default psnr ssim vfid (a default one whose weights are missing is skipped with a note, "
                     "checked before any work); --parity release = their BatchNorm in training mode for VFID, "
                     "corrected = eval mode; --jobs processes for the pixel metrics)")
@@ -142,7 +145,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     pv.add_argument("--input-dir", type=existing_path, metavar="IN",
                     help="with --protocol prove: the videos with the object (<name>.mp4 or <name>/ of PNG/JPEG "
                     "frames); --pred-dir holds the method's removals and --mask-dir the masks, matched by name; "
-                    "metrics " + " ".join(PROVE_METRICS) + " (default rc_s rc_t; bg_* and masked_* against the input)")
+                    "metrics " + " ".join(PROVE_METRICS)
+                    + " (default: all; bg_* and masked_* against the input; "
+                    "rc_s rc_t skipped with a note when DINOv2 is missing)")
     pv.add_argument("--dino-model", default=DEFAULT_DINO_MODEL, metavar="DINO",
                     help="DINOv2 of RC-S / RC-T: a folder written by transformers' save_pretrained or a Hub id read "
                     f"from the Hugging Face cache (default {DEFAULT_DINO_MODEL}, PROVE's; never downloaded here). "
@@ -250,7 +255,8 @@ def clipped_lines(doc: dict) -> list[str]:
 
 def _gt_cache_of(args: argparse.Namespace):
     """The ground-truth cache the flags ask for (``None`` with ``--no-gt-cache``)."""
-    from ..eval.engine.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
+    from ..eval.scoring.gt_cache import DEFAULT_GT_CACHE_MAX_BYTES, GroundTruthCache, default_gt_cache_dir
+
 
     if args.no_gt_cache:
         if args.gt_cache is not None or args.gt_cache_max_gib is not None:
@@ -275,7 +281,8 @@ def check_output_file(path: Path) -> None:
 
 def _prediction_mapping(predictions: list[tuple[str | None, Path]]) -> dict[str, Path]:
     """Method name -> folder: NAME=PATH names it, else the folder's manifest or name; a name used twice is refused."""
-    from ..eval.engine.evaluate import prediction_method_name
+    from ..eval.scoring.evaluate import prediction_method_name
+
 
     out: dict[str, Path] = {}
     for name, path in predictions:
@@ -295,12 +302,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.protocol == "prove" or args.input_dir is not None:
-        docs = _evaluate_prove_mode(args)
-        _write_and_print(args, docs, False)
-        return 0
-    if args.protocol == "propainter" or args.mask_dir is not None:
-        docs = _evaluate_propainter_mode(args)
+    protocol = _protocol_of(args)
+    if protocol.evaluate is not None:  # a protocol reading folders of its own (its layout's options)
+        docs = _evaluate_folder_protocol(args, protocol)
         _write_and_print(args, docs, False)
         return 0
     dataset_mode = _dataset_mode(args)
@@ -354,8 +358,9 @@ def _check_out(args: argparse.Namespace, several: bool) -> None:
 
 def _eval_options(args: argparse.Namespace) -> EvalOptions:
     """The metrics' options from the flags (the second inpainter and the precision checked first)."""
-    from ..eval.metrics.protocol import EvalOptions
+    from ..eval.metrics.metric import EvalOptions
     from ..inpaint import INPAINTERS
+
 
     if args.second_inpainter not in INPAINTERS:
         raise unknown_name("inpainter", args.second_inpainter, sorted(INPAINTERS), prefix="--second-inpainter: ")
@@ -373,7 +378,8 @@ def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, 
                            several: bool) -> dict[str, dict]:
     """Method -> results document of the slice's predictions (one method, or several in one pass)."""
     from ..core.engines import get_engine
-    from ..eval.engine.evaluate import evaluate_dataset, evaluate_slice
+    from ..eval.scoring.evaluate import evaluate_dataset, evaluate_slice
+
 
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address)
     gt_cache = _gt_cache_of(args)
@@ -394,7 +400,8 @@ def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, 
 def _evaluate_directory_mode(args: argparse.Namespace, metrics: list[str] | None,
                              options: EvalOptions) -> dict[str, dict]:
     """Method -> results document of the release-layout folders (one method)."""
-    from ..eval.engine.evaluate import evaluate_directory
+    from ..eval.scoring.evaluate import evaluate_directory
+
 
     doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
                              slice_name=args.slice_name, progress=not args.no_progress)
@@ -417,34 +424,42 @@ def _check_folder_mode(args: argparse.Namespace, protocol: str, needed: tuple[st
         check_output_file(args.out)
 
 
-def _evaluate_propainter_mode(args: argparse.Namespace) -> dict[str, dict]:
-    """Method -> results document of the ProPainter protocol on DAVIS / YouTube-VOS folders (one method)."""
-    from ..eval.engine.propainter_run import evaluate_propainter
+def _protocol_of(args: argparse.Namespace) -> EvaluationProtocol:
+    """The ``--protocol`` looked up in the registry; an option of another protocol's layout is refused, naming the
+    protocols that read it."""
+    from ..eval.protocols.registry import get_protocol, protocols
 
-    if args.protocol != "propainter":
-        raise DevilError("--mask-dir: only with --protocol propainter (the release's layout keeps masks in --gt-dir)")
-    _check_folder_mode(args, "propainter", ("gt_dir", "mask_dir", "pred_dir"), ("dataset", "config", "predictions"))
-    doc = evaluate_propainter(args.gt_dir, args.mask_dir, args.pred_dir, _metric_list(args.metrics),
-                              _eval_options(args), method=args.method_name, workers=args.jobs,
-                              progress=not args.no_progress)
-    return {doc["method"]: doc}
+    protocol = get_protocol(args.protocol)
+    own = {f for layout in protocol.layouts for f in layout.flags}
+    shared = {f for p in protocols().values() if p.evaluate is None for layout in p.layouts for f in layout.flags}
+    readers: dict[str, list[str]] = {}  # options only folder protocols read: refused with the others
+    for other in protocols().values():
+        for flag in {f for layout in other.layouts for f in layout.flags} - own - shared:
+            readers.setdefault(flag, []).append(other.name)
+    for flag, names in sorted(readers.items(), key=lambda item: (len(item[1]), item[0])):
+        if getattr(args, flag, None) is not None:
+            raise DevilError(f"{_flag(flag)}: only with --protocol {' or --protocol '.join(names)}")
+    return protocol
 
 
-def _evaluate_prove_mode(args: argparse.Namespace) -> dict[str, dict]:
-    """Method -> results document of PROVE's RC-S / RC-T on three folders (one method); the input problems (names
-    missing from a folder, masks not binary, results resized, videos without a score) printed on stderr."""
+def _evaluate_folder_protocol(args: argparse.Namespace, protocol: EvaluationProtocol) -> dict[str, dict]:
+    """Method -> results document of a protocol reading folders of its own (one method); the lines its results
+    carry (input problems) printed on stderr."""
     from ..core.engines import get_engine
-    from ..eval.engine.prove_run import evaluate_prove, removal_lines
+    from ..eval.protocols.declaration import FolderRequest
+    from ..eval.protocols.registry import protocols
 
-    if args.protocol != "prove":
-        raise DevilError("--input-dir: only with --protocol prove")
-    _check_folder_mode(args, "prove", ("input_dir", "pred_dir", "mask_dir"),
-                       ("dataset", "config", "predictions", "gt_dir"))
+
+    flags = protocol.layouts[0].flags
+    folder_flags = {f for p in protocols().values() for layout in p.layouts for f in layout.flags}
+    _check_folder_mode(args, protocol.name, flags, tuple(f for f in ("dataset", "config", "predictions", "gt_dir")
+                                                         if f in folder_flags - set(flags)))
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address) \
         if args.jobs > 1 or args.engine != "local" else None
-    doc = evaluate_prove(args.input_dir, args.pred_dir, args.mask_dir, _metric_list(args.metrics),
-                         _eval_options(args), method=args.method_name, engine=engine, progress=not args.no_progress)
-    for line in removal_lines(doc):
+    request = FolderRequest({f: getattr(args, f) for f in flags}, _metric_list(args.metrics), _eval_options(args),
+                            method=args.method_name, jobs=args.jobs, engine=engine, progress=not args.no_progress)
+    doc = protocol.run(request)
+    for line in protocol.warning_lines(doc):
         print(f"devil evaluate: {line}", file=sys.stderr)
     return {doc["method"]: doc}
 
@@ -452,7 +467,8 @@ def _evaluate_prove_mode(args: argparse.Namespace) -> dict[str, dict]:
 def _write_and_print(args: argparse.Namespace, docs: dict[str, dict], several: bool) -> None:
     """Each method's results: written to ``--out`` (a file, or ``<method>.json`` in the folder), then printed as
     JSON or as a summary."""
-    from ..eval.engine.results import dumps, locate_inputs, write_results
+    from ..eval.scoring.results import dumps, locate_inputs, write_results
+
 
     for method, doc in docs.items():
         for line in doc.get("warnings") or ():

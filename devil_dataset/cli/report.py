@@ -31,6 +31,9 @@ example:
   # -> the DAVIS / YouTube-VOS table papers print (devil evaluate --protocol propainter results): PSNR, SSIM,
   #    VFID, E_warp and every other computed metric per dataset, intervals and a caption saying what they are;
   #    paper/paper_table.md and paper_table.tex
+  devil report --paper-table a:removal=a.json b:removal=b.json --out removal-table/
+  # -> with devil evaluate --protocol prove results: PROVE's removal table, one row per method: RC-S, RC-T,
+  #    background and masked PSNR / SSIM with their intervals and caption
 
 Results scored differently (evaluation protocol, parity, metric modes, flow, weights, precision) are refused with
 the files and the differing fields (exit 2); --allow-mixed reports them side by side, marked §. Cells resting on
@@ -74,8 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--clips-per-end", type=int, default=1, metavar="N",
                    help="worst and best clips shown per slice and method (default 1; 0: no clips)")
     p.add_argument("--paper-table", nargs="+", metavar="[METHOD:]DATASET=FILE",
-                   help="instead of Table 1: the DAVIS / YouTube-VOS table papers print, from devil evaluate "
-                   "--protocol propainter results (one argument per method and dataset; METHOD defaults to the "
+                   help="instead of Table 1: the table papers print of the results' protocol (--protocol propainter: "
+                   "the DAVIS / YouTube-VOS table; --protocol prove: the removal table; one protocol per table; one "
+                   "argument per method and dataset; METHOD defaults to the "
                    "file's method): every computed metric with its 95%% interval, and a caption saying what the "
                    "intervals are; with --out also DIR/paper_table.md and paper_table.tex")
     p.set_defaults(func=run)
@@ -84,8 +88,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
     """The results files given and those under each ``--baseline-results`` folder, with their caveats (clipped
     videos; mixed scoring refused unless ``--allow-mixed``)."""
-    from ..eval.engine.results import read_results, results_in
     from ..eval.report.caveats import caveats_of
+    from ..eval.scoring.results import read_results, results_in
 
     named = [(str(p), read_results(p)) for p in args.results]
     for folder in args.baseline_results or ():
@@ -97,11 +101,11 @@ def _read_all(args: argparse.Namespace) -> tuple[list[dict], Caveats]:
 
 
 def _paper_table(args: argparse.Namespace) -> int:
-    """``--paper-table``: the papers' DAVIS / YouTube-VOS table on stdout (and ``--out``'s files)."""
-    from ..eval.report.propainter_table import (
-        propainter_table_caption,
-        propainter_table_latex,
-        propainter_table_markdown,
+    """``--paper-table``: the table papers print of the results' protocol on stdout (and ``--out``'s files)."""
+    from ..eval.report.paper_table import (
+        paper_table_caption,
+        paper_table_latex,
+        paper_table_markdown,
         read_table_specs,
         table_keys,
     )
@@ -111,11 +115,11 @@ def _paper_table(args: argparse.Namespace) -> int:
                          "or --baseline-results beside it")
     rows, datasets = read_table_specs(args.paper_table)
     keys = table_keys(rows)
-    text = (propainter_table_markdown(rows, datasets=datasets, keys=keys, intervals=True) + "\n"
-            + propainter_table_caption(rows, keys) + "\n")
+    text = (paper_table_markdown(rows, datasets=datasets, keys=keys, intervals=True) + "\n"
+            + paper_table_caption(rows, keys) + "\n")
     sys.stdout.write(text)
     if args.out is not None:
-        latex = propainter_table_latex(rows, datasets=datasets, keys=keys, intervals=True)
+        latex = paper_table_latex(rows, datasets=datasets, keys=keys, intervals=True)
         written = [atomic_write_text(args.out / "paper_table.md", text),
                    atomic_write_text(args.out / "paper_table.tex", latex)]
         print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)

@@ -4,7 +4,7 @@ Where the release has a quirk that its published labels and scores depend on, th
 ``release`` reproduces the release ("parity" in SPEC's preamble: same labels, masks and scores as the original
 release on the same inputs) and ``corrected`` fixes it, clearly named (SPEC sections 4, 6 and 7). Each stage's
 options (:class:`devil_dataset.builder.build_options.BuildOptions`,
-:class:`devil_dataset.eval.metrics.protocol.EvalOptions`) hold one ``parity`` and the individual modes, with a table of
+:class:`devil_dataset.eval.metrics.metric.EvalOptions`) hold one ``parity`` and the individual modes, with a table of
 the modes each parity sets. A mode left at ``None`` takes the value ``parity`` sets; a mode given explicitly wins (an
 expert's override). :func:`resolve_modes` does that for every options object, so that a whole protocol is one choice, as
 clean-fid's ``compute_fid(mode=...)``.

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..eval.metrics.registry import higher_is_better
+from ..eval.protocols.registry import higher_is_better
 from ..eval.stats import SIGNIFICANCE_ALPHA, holm, results_uncertainty, unpaired_test
 from ..eval.stats.significance import PERMUTATION_RESAMPLES
 from .attribute_table import AttributeTable

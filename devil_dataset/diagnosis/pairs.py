@@ -4,7 +4,7 @@
   configs named); a mask played backwards (the row's ``reversed`` flag) is its own mask, ``<mask_id>-reversed``;
 - DEVIL directory mode (:func:`directory_pairs`): ``GT/<clip>/frame_%04d_gt.png`` with ``frame_%04d_mask.png``
   (mask 1 = known); one pair per clip, its mask named after the clip;
-- the DAVIS / YouTube-VOS layout (:func:`davis_pairs`, :mod:`devil_dataset.eval.engine.davis_layout`):
+- the DAVIS / YouTube-VOS layout (:func:`davis_pairs`, :mod:`devil_dataset.eval.protocols.propainter.layout`):
   ``GT/JPEGImages/<video>/*.jpg`` with ``MASKS/<video>/00000.png ...``; one pair per video, read at the attributes'
   scoring size.
 
@@ -26,7 +26,7 @@ from ..core.release_format import list_frames, read_frame_pngs, read_mask_pngs
 from ..core.slices import SLICES
 from ..data import iter_slice
 from ..data.load import read_manifest, resolve_config
-from ..eval.engine.davis_layout import DavisVideo, list_davis_videos, read_davis_video, read_protocol_mask
+from ..eval.protocols.propainter.layout import DavisVideo, list_davis_videos, read_davis_video, read_protocol_mask
 from .attributes import canonical_hole
 
 REVERSED_SUFFIX = "-reversed"

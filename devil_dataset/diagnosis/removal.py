@@ -1,7 +1,7 @@
 """``devil diagnose --input-dir``: DEVIL's diagnosis of real object removals, which have no ground truth
 (``docs/removal.md``). The input videos (with the object) stand in for the attribute labelling — camera motion, scene
 motion, mask size, displacement and motion are properties of the scene and the mask, not of the fill — and each
-method is scored with PROVE's reference-free RC-S / RC-T (:func:`devil_dataset.eval.engine.prove_run.
+method is scored with PROVE's reference-free RC-S / RC-T (:func:`devil_dataset.eval.protocols.prove.run.
 score_prove_video`), then the groups are compared as ``devil diagnose`` compares them. It follows the same procedure
 (:func:`devil_dataset.diagnosis.procedure.run_diagnosis`): every input video, mask and result is decoded (and the
 DINOv2 loaded) before anything is written, and every bad one is named in one error; the cache is the same, and each
@@ -34,13 +34,13 @@ from ..core.engines import Engine
 from ..core.engines.local import map_ordered
 from ..core.errors import DevilError, unknown_name
 from ..core.progress import progress_bar
-from ..eval.engine.davis_layout import MASK_NAME, PROTOCOL_SIZE
-from ..eval.engine.one_pass import resolve_device
-from ..eval.engine.prove_layout import MAX_FRAMES, ProveLayout, ProveVideo, list_prove_videos, read_frames
-from ..eval.engine.prove_run import PROVE_METRICS, ProveVideoScores, removal_lines, score_prove_video
-from ..eval.kernels.prove import MASK_THRESHOLD, grey_mask
-from ..eval.metrics.protocol import EvalOptions
-from ..eval.metrics.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS
+from ..eval.kernels.device import resolve_device
+from ..eval.metrics.metric import EvalOptions
+from ..eval.protocols.propainter.layout import MASK_NAME, PROTOCOL_SIZE
+from ..eval.protocols.prove.kernels import MASK_THRESHOLD, grey_mask
+from ..eval.protocols.prove.layout import MAX_FRAMES, ProveLayout, ProveVideo, list_prove_videos, read_frames
+from ..eval.protocols.prove.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS
+from ..eval.protocols.prove.run import PROVE_METRICS, ProveVideoScores, removal_lines, score_prove_video
 from .attributes import AttributeOptions
 from .metric_cache import MetricValuesCache, prediction_fingerprint
 from .pairs import Pair, davis_pairs

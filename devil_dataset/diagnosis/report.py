@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..core.atomic import atomic_path, atomic_write_text
-from ..eval.metrics.registry import higher_is_better
+from ..eval.protocols.registry import higher_is_better
 from ..eval.report import KEY_TITLES, fmt, plot_figures, score_table, table1_markdown, table1_tsv
 from ..eval.stats import SIGNIFICANCE_ALPHA, compare_methods
 from .attribute_table import AttributeTable

@@ -1,12 +1,12 @@
 """Per-pair metric values of each method, from the package's evaluation engine (no metric is re-implemented here).
 
-- built dataset: :func:`devil_dataset.eval.engine.evaluate.evaluate_slice` per config, the predictions of a config
+- built dataset: :func:`devil_dataset.eval.scoring.evaluate.evaluate_slice` per config, the predictions of a config
   in ``PRED/<config>/`` (the layout ``devil benchmark`` and ``devil demo`` write; a folder without config
   subfolders serves a single config); a pair held by several configs takes the values of its first config;
-- directory mode: :func:`~devil_dataset.eval.engine.evaluate.evaluate_directory`;
-- DAVIS / YouTube-VOS: :func:`~devil_dataset.eval.engine.one_pass.evaluate_methods` over the videos at the
-  protocol's 432x240 (:mod:`devil_dataset.eval.engine.davis_layout`), outputs ``PRED/<video>/*.png``; the hole is
-  the protocol's mask as read (not dilated).
+- directory mode: :func:`~devil_dataset.eval.scoring.evaluate.evaluate_directory`;
+- DAVIS / YouTube-VOS: :func:`~devil_dataset.eval.scoring.one_pass.evaluate_methods` over the videos at the
+  protocol's 432x240 (:mod:`~devil_dataset.eval.protocols.propainter.layout`), outputs ``PRED/<video>/*.png``; the
+  hole is the protocol's mask as read (not dilated).
 
 Result: method -> pair key ``(clip_id, mask_id)`` -> result key -> value. Set-level keys (FID, VFID) have no
 per-video value and are left out.
@@ -26,11 +26,11 @@ from ..core.errors import DevilError
 from ..core.hole_check import hole_warning
 from ..core.progress import progress_bar
 from ..core.slices import SLICES
-from ..eval.engine.davis_layout import list_prediction_frames, read_davis_video, read_prediction_video
-from ..eval.engine.evaluate import evaluate_directory, evaluate_slice
-from ..eval.engine.one_pass import evaluate_methods, resolve_device
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.metric import EvalOptions
 from ..eval.metrics.registry import build_metrics
+from ..eval.protocols.propainter.layout import list_prediction_frames, read_davis_video, read_prediction_video
+from ..eval.scoring.evaluate import evaluate_directory, evaluate_slice
+from ..eval.scoring.one_pass import evaluate_methods, resolve_device
 from .metric_cache import MetricValuesCache, prediction_fingerprint
 from .pairs import Pair
 

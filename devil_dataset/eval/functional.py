@@ -24,10 +24,10 @@ import numpy as np
 
 from ..core.cpu_pins import cpu_pinned
 from ..core.errors import DevilError, InvalidInputError, UnknownNameError
-from .engine.one_pass import collect, update_metrics
-from .engine.results import build_results
-from .metrics.protocol import EvalOptions, Metric, VideoMetric, VideoSample
+from .metrics.metric import EvalOptions, Metric, VideoMetric, VideoSample
 from .metrics.registry import build_metrics
+from .scoring.one_pass import collect, update_metrics
+from .scoring.results import build_results
 
 # Layouts a caller may name (explicit argument; SPEC section 7 frames are [T, H, W, 3] uint8).
 LAYOUTS: tuple[str, ...] = ("THWC", "TCHW")
@@ -217,7 +217,7 @@ class Evaluator:
 
 
 def _with_declared_state(metrics: dict[str, VideoMetric], verb: str) -> dict[str, Metric]:
-    """``metrics``, each a :class:`~devil_dataset.eval.metrics.protocol.Metric` (declared state: mergeable, resettable);
+    """``metrics``, each a :class:`~devil_dataset.eval.metrics.metric.Metric` (declared state: mergeable, resettable);
     a metric that keeps undeclared state (``self_consistency``, the fidelity metrics) is an error."""
     out: dict[str, Metric] = {}
     for name, metric in metrics.items():

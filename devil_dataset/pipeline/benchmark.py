@@ -14,7 +14,7 @@ folder or a Hub repo id), in four steps over one :class:`~devil_dataset.pipeline
    :mod:`devil_dataset.inpaint.run`; the other slices of a unit get hard links), scored from memory with the pixel
    metrics. Per-video values are cached, so a re-run resumes at the clip level;
 3. **results** (:func:`write_slice_results`): ``OUT/results/<method>/<slice>.json`` (network metrics through
-   :func:`devil_dataset.eval.engine.evaluate.evaluate_slice` when their weights are present);
+   :func:`devil_dataset.eval.scoring.evaluate.evaluate_slice` when their weights are present);
 4. **report** (:func:`write_benchmark_report`): ``OUT/table1.md``/``.tsv``, relative improvements, the figures, the
    findings (``OUT/findings.md``/``.json``) and the HTML report (``OUT/report-html/index.html``).
 
@@ -46,8 +46,7 @@ from ..core.engines import Engine, get_engine
 from ..core.errors import DevilError
 from ..core.progress import StageTimer, StageTiming, timings_text
 from ..core.slices import SLICES
-from ..eval.engine.results import ValuesCache, dataset_digest, read_results, results_in, write_results
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.metric import EvalOptions
 from ..eval.metrics.registry import resolve_metrics, scoring_identity, skipped_lines
 from ..eval.report.caveats import caveats_of
 from ..eval.report.comparisons import power_note, significance
@@ -55,6 +54,7 @@ from ..eval.report.files import write_report
 from ..eval.report.findings import Finding, check_findings, write_findings
 from ..eval.report.html import ClipEncoding, write_html_report
 from ..eval.report.tables import KEY_ORDER, cpu_tolerances, score_table, table1_markdown
+from ..eval.scoring.results import ValuesCache, dataset_digest, read_results, results_in, write_results
 from ..inpaint.contract import Inpainter
 from ..inpaint.external import callable_identity
 from ..inpaint.method_spec import MethodSpec
@@ -253,7 +253,7 @@ def write_slice_results(plan: BenchmarkPlan, values: dict, *, progress: bool) ->
 
 def read_baseline_results(folders: Sequence[str | os.PathLike], methods: Mapping[str, object]
                           ) -> list[tuple[Path, dict]]:
-    """The results files under each folder of ``folders`` (:func:`~devil_dataset.eval.engine.results.results_in`);
+    """The results files under each folder of ``folders`` (:func:`~devil_dataset.eval.scoring.results.results_in`);
     a method of the run among them is an error (it would be given twice).
 
     >>> read_baseline_results([], {"telea": "telea"})

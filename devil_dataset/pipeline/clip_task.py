@@ -2,11 +2,11 @@
 
 The worker (:func:`clip_task`) reads the clip's frames once, runs every inpainter on every unit of the clip that has
 no complete prediction yet, writes it into the first slice's prediction folder (:class:`~devil_dataset.inpaint.run.
-PredictionFolder`) and scores it from the array just made (:class:`~devil_dataset.eval.engine.clip_scoring.
+PredictionFolder`) and scores it from the array just made (:class:`~devil_dataset.eval.scoring.clip_scoring.
 ClipScorer`: ground-truth work once per clip, hole work once per unit).
 
 Each finished item is stored by the worker itself, as it finishes: the prediction folder (atomic), then its values
-with the method's identity in the values cache (:class:`~devil_dataset.eval.engine.results.ValuesCache`, atomic),
+with the method's identity in the values cache (:class:`~devil_dataset.eval.scoring.results.ValuesCache`, atomic),
 so work finished before a Ctrl-C or a crash is kept even when its result never reached the main process. A method
 that fails on a clip (:class:`~devil_dataset.core.errors.DevilError`, its message naming the clip) is reported in
 the item's ``error``; the clip's other items go on.
@@ -25,9 +25,9 @@ from ..core.errors import DevilError
 from ..core.hole_check import check_hole, hole_problem
 from ..core.release_format import read_frame_pngs
 from ..data import iter_slice
-from ..eval.engine.clip_scoring import ClipScorer
-from ..eval.engine.results import ValuesCache
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.metric import EvalOptions
+from ..eval.scoring.clip_scoring import ClipScorer
+from ..eval.scoring.results import ValuesCache
 from ..inpaint.contract import Inpainter
 from ..inpaint.run import inpaint_clip, write_prediction
 from .plan import unpack_hole

@@ -3,13 +3,13 @@
 1. :func:`inpaint_and_score` hands each clip with missing work to a worker of the plan's engine, largest first
    (:func:`~devil_dataset.pipeline.plan.clip_work`; the worker is :func:`~devil_dataset.pipeline.clip_task.
    clip_task`). The other slices of a unit get hard links to the same files (:func:`link_shared_predictions`).
-   Per-video values go to a :class:`~devil_dataset.eval.engine.results.ValuesCache` (written by the worker as each
+   Per-video values go to a :class:`~devil_dataset.eval.scoring.results.ValuesCache` (written by the worker as each
    unit finishes, with the method's identity), so a resumed run only inpaints and scores what is missing, also
    after a Ctrl-C; work of another version of a method (its identity changed) or of a ``rerun`` method is redone.
    A method that fails on a clip does not stop the others: its errors are in :attr:`InpaintScoreRun.failures`.
 2. :func:`slice_results` makes one results document per (method, slice) from the per-video values
-   (:func:`~devil_dataset.eval.engine.one_pass.evaluation_from_values`), merged with the metrics that need network
-   weights, scored by :func:`~devil_dataset.eval.engine.evaluate.evaluate_slice` on the prediction folders.
+   (:func:`~devil_dataset.eval.scoring.one_pass.evaluation_from_values`), merged with the metrics that need network
+   weights, scored by :func:`~devil_dataset.eval.scoring.evaluate.evaluate_slice` on the prediction folders.
 
     >>> run = inpaint_and_score(plan, cache=cache)  # doctest: +SKIP
     >>> docs = slice_results(plan, run.values)  # doctest: +SKIP
@@ -25,10 +25,10 @@ from typing import Callable
 from ..core.errors import DevilError
 from ..core.hole_check import hole_warning
 from ..core.progress import progress_bar
-from ..eval.engine.evaluate import evaluate_slice
-from ..eval.engine.one_pass import evaluation_from_values
-from ..eval.engine.results import ValuesCache, build_results, merge_results
 from ..eval.metrics.registry import build_metrics
+from ..eval.scoring.evaluate import evaluate_slice
+from ..eval.scoring.one_pass import evaluation_from_values
+from ..eval.scoring.results import ValuesCache, build_results, merge_results
 from ..inpaint.run import clip_complete, link_prediction
 from .clip_task import ClipItem, ClipTask, ItemResult, clip_task
 from .plan import BenchmarkPlan, Unit, clip_work
@@ -219,7 +219,7 @@ def slice_results(plan: BenchmarkPlan, values: dict[tuple[str, str], dict], *, p
                   ) -> dict[tuple[str, str], dict]:
     """One results document per (method, slice of the plan): the pixel metrics from the per-video ``values`` of
     :func:`inpaint_and_score`, merged with the network metrics scored by
-    :func:`~devil_dataset.eval.engine.evaluate.evaluate_slice` on the prediction folders (all methods of a slice in
+    :func:`~devil_dataset.eval.scoring.evaluate.evaluate_slice` on the prediction folders (all methods of a slice in
     one pass)."""
     if not plan.metrics:
         raise DevilError("slice_results: no metric to score")

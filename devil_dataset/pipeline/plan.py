@@ -21,7 +21,7 @@ import numpy as np
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from ..data import iter_slice
-from ..eval.metrics.protocol import EvalOptions
+from ..eval.metrics.metric import EvalOptions
 from ..inpaint.contract import Inpainter
 from ..inpaint.run import PredictionFolder, hole_fingerprint
 

@@ -6,7 +6,7 @@ import doctest
 import numpy as np
 import pytest
 
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.self_consistency import SelfConsistencyMetric
 
 from .conftest import load_benchmark

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from devil_dataset.eval.engine.evaluate import evaluate_dataset
+from devil_dataset.eval.metrics.metric import EvalOptions
 from devil_dataset.eval.metrics.pixel import PSNRMetric
-from devil_dataset.eval.metrics.protocol import EvalOptions
+from devil_dataset.eval.scoring.evaluate import evaluate_dataset
 
 from .conftest import load_benchmark
 

@@ -205,7 +205,7 @@ def test_middle_frame_of_another_size_names_the_file(tmp_path, capsys):
 
 def test_out_under_an_existing_file_fails_before_scoring(tmp_path, capsys, monkeypatch):
     """Item 8: `--out FILE/r.json` is refused before any metric runs (the results were lost after scoring)."""
-    import devil_dataset.eval.engine.evaluate as ev_mod
+    import devil_dataset.eval.scoring.evaluate as ev_mod
 
     gt, pred = _write_clips(tmp_path, n=1)
     (tmp_path / "afile").write_text("x")
@@ -247,7 +247,7 @@ def test_palette_and_grey_predictions_are_read_exactly(tmp_path, capsys):
     """Item 9: mode P (palette) and L (8-bit grey) are 8-bit images converted exactly to RGB, and scored."""
     from PIL import Image
 
-    from devil_dataset.eval.engine.inputs import read_prediction_frame
+    from devil_dataset.eval.scoring.inputs import read_prediction_frame
 
     gt, pred = _write_clips(tmp_path, n=1)
     grey = pred / "c0" / "frame_0000_pred.png"
@@ -265,7 +265,7 @@ def test_palette_and_grey_predictions_are_read_exactly(tmp_path, capsys):
 def test_float_rows_with_nan_are_refused(tmp_path):
     """Item 9: float frames (NaN among them) were cast to uint8 and scored as black; now refused by clip."""
     from devil_dataset.core.errors import DevilError
-    from devil_dataset.eval.engine.evaluate import evaluate_dataset
+    from devil_dataset.eval.scoring.evaluate import evaluate_dataset
 
     gt, pred = _write_clips(tmp_path, n=1)
     frames = np.full((3, 56, 64, 3), np.nan, np.float32)

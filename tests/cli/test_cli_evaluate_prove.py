@@ -67,3 +67,17 @@ def test_help_has_an_example(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--help"])
     assert "devil evaluate --protocol prove --input-dir IN" in capsys.readouterr().out
+
+
+def test_without_dinov2_the_default_metrics_skip_rc_s_and_rc_t_with_a_note(layout, capsys):
+    """The protocols' one rule: a default metric whose model is missing is skipped with a note (as a missing I3D skips
+    VFID); the background / masked metrics need no model and are scored."""
+    argv = ["evaluate", "--protocol", "prove", "--input-dir", str(layout[0]), "--pred-dir", str(layout[1]),
+            "--mask-dir", str(layout[2]), "--dino-model", "nobody/no-such-dinov2", "--no-progress", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["metrics"] == ["bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim"]
+    assert doc["summary"]["rc_s"] is None and doc["summary"]["rc_t"] is None and doc["summary"]["bg_ssim"] > 0
+    assert set(doc["skipped"]) == {"rc_s", "rc_t"} and "not in the Hugging Face cache" in doc["skipped"]["rc_s"]
+    assert "devil evaluate: skipped metrics rc_s, rc_t: DINOv2 model 'nobody/no-such-dinov2'" in captured.err

@@ -11,7 +11,7 @@ import pytest
 
 from devil_dataset.cli import main
 from devil_dataset.core.release_format import read_frame_pngs, read_mask_pngs
-from devil_dataset.eval.engine.inputs import DirectorySource
+from devil_dataset.eval.scoring.inputs import DirectorySource
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -22,7 +22,7 @@ def _argv(data, *extra: str) -> list[str]:
 
 def _small(monkeypatch):
     """Score at the test size (the generated outputs are TEST_SIZE)."""
-    from devil_dataset.eval.engine import propainter_run
+    from devil_dataset.eval.protocols.propainter import run as propainter_run
 
     original = propainter_run.evaluate_propainter
 
@@ -107,7 +107,7 @@ def test_default_metrics_skip_vfid_without_weights_with_a_note(tmp_path, capsys,
 
 
 def test_asked_for_metric_without_weights_exits_2_before_any_work(tmp_path, capsys, monkeypatch):
-    from devil_dataset.eval.engine import propainter_run
+    from devil_dataset.eval.protocols.propainter import run as propainter_run
 
     def no_work(*args, **kwargs):
         raise AssertionError("the pixel pass ran")
@@ -124,8 +124,8 @@ def _composited_outputs(data) -> None:
     """Outputs as ProPainter / E2FGVI save them: the ground truth outside the (dilated) hole, a fill inside."""
     import cv2
 
-    from devil_dataset.eval.engine.davis_layout import list_davis_videos, read_davis_video
-    from devil_dataset.eval.kernels.propainter import dilate_hole
+    from devil_dataset.eval.protocols.propainter.kernels import dilate_hole
+    from devil_dataset.eval.protocols.propainter.layout import list_davis_videos, read_davis_video
 
     for video in list_davis_videos(data.gt_dir, data.mask_dir):
         gt, hole = read_davis_video(video, TEST_SIZE)

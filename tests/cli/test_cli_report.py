@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from devil_dataset.cli import main
-from devil_dataset.eval.engine.results import write_results
+from devil_dataset.eval.scoring.results import write_results
 
 from ..eval.report.test_html import make_tiny_evaluation
 

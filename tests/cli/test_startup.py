@@ -135,16 +135,17 @@ def _definition(dotted: str):
 
 
 @pytest.mark.parametrize("copy, definition", [
-    ("PROTOCOLS", "devil_dataset.eval.metrics.protocol.PROTOCOLS"),
-    ("PROPAINTER_METRICS", "devil_dataset.eval.engine.propainter_run.PROPAINTER_METRICS"),
-    ("PROVE_METRICS", "devil_dataset.eval.engine.prove_run.PROVE_METRICS"),
+    ("PROTOCOLS", "devil_dataset.eval.protocols.registry.built_in_protocol_names"),
+    ("PROPAINTER_METRICS", "devil_dataset.eval.protocols.propainter.definition.PROPAINTER_METRICS"),
+    ("PROVE_METRICS", "devil_dataset.eval.protocols.prove.definition.PROVE_METRICS"),
     ("DIAGNOSIS_ATTRIBUTES", "devil_dataset.diagnosis.attributes.ATTRIBUTES"),
     ("DIAGNOSIS_DEFAULT_METRICS", "devil_dataset.diagnosis.scores.DEFAULT_METRICS"),
 ])
 def test_the_parsers_names_are_the_librarys(copy, definition):
     from devil_dataset.cli import _names
 
-    assert getattr(_names, copy) == _definition(definition)
+    found = _definition(definition)
+    assert getattr(_names, copy) == (found() if callable(found) else found)
 
 
 def test_the_parsers_method_name_pattern_is_the_pipelines():

@@ -191,9 +191,9 @@ def network_videos() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
 def networks(batch_size: int = 8) -> dict[str, str]:
     """The network metrics through the package's evaluation, with random weights in a private weights cache."""
     from devil_dataset.core.flow import flow_estimator
-    from devil_dataset.eval.engine.one_pass import evaluate_methods
-    from devil_dataset.eval.metrics.protocol import EvalOptions
+    from devil_dataset.eval.metrics.metric import EvalOptions
     from devil_dataset.eval.metrics.registry import build_metrics
+    from devil_dataset.eval.scoring.one_pass import evaluate_methods
 
     videos = network_videos()
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,7 +20,7 @@ from devil_dataset.core.networks.precision import (
     precision_provenance,
 )
 from devil_dataset.core.networks.raft import RAFTFlow, random_raft_state
-from devil_dataset.eval.metrics.protocol import NETWORK_PRECISIONS
+from devil_dataset.eval.metrics.metric import NETWORK_PRECISIONS
 
 # bf16 keeps 8 significant bits (relative spacing 2**-8 = 0.4%); through a deep network the outputs measured here
 # stay within 2% of their float32 scale (benchmarks/networks.py --precision prints the figures): 5% is the bound.

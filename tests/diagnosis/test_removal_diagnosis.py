@@ -16,10 +16,10 @@ from devil_dataset.cli import main
 from devil_dataset.diagnosis import removal
 from devil_dataset.diagnosis.attributes import AttributeOptions
 from devil_dataset.diagnosis.removal import RemovalInputs, diagnose_removals, labelling_layout
-from devil_dataset.eval.engine.davis_layout import list_davis_videos, read_davis_video
-from devil_dataset.eval.engine.prove_layout import list_prove_videos, read_frames
-from devil_dataset.eval.kernels.prove import grey_mask
-from devil_dataset.eval.metrics.protocol import EvalOptions
+from devil_dataset.eval.metrics.metric import EvalOptions
+from devil_dataset.eval.protocols.propainter.layout import list_davis_videos, read_davis_video
+from devil_dataset.eval.protocols.prove.kernels import grey_mask
+from devil_dataset.eval.protocols.prove.layout import list_prove_videos, read_frames
 
 from ..eval.prove_data import tiny_dinov2_folder, write_varied_layout
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
-from devil_dataset.eval.metrics.protocol import VideoSample
+from devil_dataset.eval.metrics.metric import VideoSample
 
 from ..conftest import load_benchmark
 

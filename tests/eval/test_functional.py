@@ -9,9 +9,9 @@ import torch
 
 from devil_dataset.core.errors import DevilError, InvalidInputError, UnknownNameError
 from devil_dataset.eval import Evaluator, pcons, psnr, ssim, warp_error
-from devil_dataset.eval.engine.one_pass import evaluate
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import build_metrics
+from devil_dataset.eval.scoring.one_pass import evaluate
 
 
 @pytest.fixture
@@ -126,7 +126,7 @@ def test_evaluator_refuses_to_merge_or_reset_undeclared_state(eval_samples):
 
 def test_a_perfect_video_alone_is_inf_not_a_sentinel(video):
     """Issue 29 item 2: one perfect video through Evaluator: PSNR inf in compute() and in results()."""
-    from devil_dataset.eval.engine.results import dumps
+    from devil_dataset.eval.scoring.results import dumps
 
     gt, _, hole = video
     ev = Evaluator(["psnr", "ssim"])

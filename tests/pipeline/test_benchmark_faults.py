@@ -92,9 +92,9 @@ def test_ctrl_c_stops_fast_starts_nothing_new_and_resume_keeps_finished_units(be
                                                                                 tmp_path):
     """A real `devil benchmark` with two workers, Ctrl-C (SIGINT to its process group, as a terminal sends it)
     while each worker is in the middle of a long C call and more clips are queued."""
-    from devil_dataset.eval.engine.results import ValuesCache, dataset_digest
-    from devil_dataset.eval.metrics.protocol import EvalOptions
+    from devil_dataset.eval.metrics.metric import EvalOptions
     from devil_dataset.eval.metrics.registry import scoring_identity
+    from devil_dataset.eval.scoring.results import ValuesCache, dataset_digest
     from devil_dataset.inpaint.method_spec import MethodSpec
     from devil_dataset.pipeline.benchmark import BENCHMARK_FLOW, CACHE_DIR, TABLE1_SLICES, make_plan
     from devil_dataset.pipeline.inpaint_and_score import inpaint_and_score

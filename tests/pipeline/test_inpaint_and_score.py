@@ -11,10 +11,10 @@ import pytest
 from devil_dataset.core.engines import Engine
 from devil_dataset.core.errors import DevilError
 from devil_dataset.core.release_format import read_frame_pngs
-from devil_dataset.eval.engine.one_pass import evaluate
-from devil_dataset.eval.engine.results import ValuesCache
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import build_metrics
+from devil_dataset.eval.scoring.one_pass import evaluate
+from devil_dataset.eval.scoring.results import ValuesCache
 from devil_dataset.inpaint.run import PredictionFolder, dataset_run_info, hole_fingerprint
 from devil_dataset.pipeline import clip_task as clip_task_module
 from devil_dataset.pipeline import inpaint_and_score as pipeline

@@ -191,7 +191,7 @@ class GroundTruthFlow:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The flows as arrays ``fw``, ``bw`` [pairs, H, W, 2] (the ground-truth cache,
-        :mod:`devil_dataset.eval.engine.gt_cache`); :meth:`from_arrays` gives back the same floats."""
+        :mod:`devil_dataset.eval.scoring.gt_cache`); :meth:`from_arrays` gives back the same floats."""
         empty = np.zeros((0, 0, 0, 2), np.float32)
         return {"fw": np.stack(self.fw) if self.fw else empty, "bw": np.stack(self.bw) if self.bw else empty}
 

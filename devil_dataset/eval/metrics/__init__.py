@@ -1,7 +1,7 @@
 """The metrics that keep state: every metric class, the protocol they follow and the registry that names them.
 
 Each class declares its state (mergeable across workers) and what it prepares from the ground truth (the cache asks
-it: :meth:`~devil_dataset.eval.metrics.protocol.Metric.prepare_identity`). Classes are imported here on first use
+it: :meth:`~devil_dataset.eval.metrics.metric.Metric.prepare_identity`). Classes are imported here on first use
 (the network metrics import torch). The Frechet and warp kernels the former ``metrics`` module re-exported are here
 too, so its imports keep working:
 
@@ -24,7 +24,7 @@ from ..kernels.warp import (
     warp_backward,
     warp_error_pair,
 )
-from .protocol import EvalOptions, Metric, VideoMetric, VideoSample
+from .metric import EvalOptions, Metric, VideoMetric, VideoSample
 from .registry import DEVIL_METRICS, METRICS, PIXEL_METRICS, build_metrics, higher_is_better, metric_entry
 
 #: Class name -> its module (imported when the name is first used: the network metrics import torch).

@@ -4,7 +4,7 @@ values; the math (FF-alpha, FF-beta, the unchanged region) is in :mod:`devil_dat
 The ground truth's flows are estimated once per video and shared by FF-alpha and FF-beta of one pass.
 
     >>> import numpy as np
-    >>> from devil_dataset.eval.metrics.protocol import VideoSample
+    >>> from devil_dataset.eval.metrics.metric import VideoSample
     >>> gt = np.random.default_rng(0).integers(0, 256, (3, 24, 32, 3), dtype=np.uint8)
     >>> hole = np.zeros((3, 24, 32), bool); hole[:, 8:16, 8:16] = True
     >>> UnchangedRegionMetric().update(VideoSample("a", gt, gt, hole))
@@ -30,7 +30,7 @@ from ..kernels.flow_fidelity import (
     video_flows,
 )
 from ..kernels.pixel import mean_of
-from .protocol import EvalOptions, VideoSample
+from .metric import EvalOptions, VideoSample
 
 
 def flow_function(backend: str = "dis", device: str = "cpu", precision: str = "float32") -> tuple[FlowFn, str]:

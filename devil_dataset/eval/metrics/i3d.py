@@ -2,7 +2,7 @@
 
 :class:`I3DMetric` yields ``pvcs``, ``vfid`` and ``vfid_clips`` from one window pass per video;
 :class:`PVCSMetric` and :class:`VFIDMetric` are the same object restricted to their keys (the registry's names).
-When both score the same :class:`~devil_dataset.eval.metrics.protocol.VideoSample`, the pass is computed once: it is
+When both score the same :class:`~devil_dataset.eval.metrics.metric.VideoSample`, the pass is computed once: it is
 kept on the sample (``video.cache``), which lives as long as that video, not in a module-level memo.
 On the CPU each window (ground truth, then composite) goes through the network alone and on one thread
 (:func:`~devil_dataset.core.networks.precision.sample_batches`, :func:`~devil_dataset.core.networks.precision.
@@ -23,8 +23,8 @@ from ...core.errors import UnknownNameError
 from ...core.networks.precision import network_threads, sample_batches  # noqa: TID253
 from ...core.weights import cached_network, weights_provenance
 from ..kernels.frechet import GaussianStats, blas_provenance, frechet_of
-from ..metrics.protocol import EvalOptions, Metric, VideoSample
 from ..stats.jackknife import add_grouped, set_level_uncertainty, video_group
+from .metric import EvalOptions, Metric, VideoSample
 
 PVCS_WINDOW = 10  # SPEC section 7: frames per window, stride 1, max(1, T - 9) windows
 PVCS_NORM_EPS = 1e-10  # SPEC section 7: unit-normalisation epsilon (LPIPS normalize_tensor)

@@ -17,8 +17,8 @@ import numpy as np
 from ...core.atomic import file_sha256
 from ...core.weights import weights_info, weights_provenance
 from ..kernels.frechet import GaussianStats, blas_provenance, frechet_of
-from ..metrics.protocol import EvalOptions, Metric, VideoSample, frame_batches
 from ..stats.jackknife import add_grouped, set_level_uncertainty, video_group
+from .metric import EvalOptions, Metric, VideoSample, frame_batches
 
 
 # ------------------------------------------------------------------------------------------------------- LPIPS

@@ -6,7 +6,7 @@ values clipped as the release clips them. ``options.pixel_backend`` picks where 
 versions in :mod:`devil_dataset.eval.kernels.pixel_torch` (the same values within 1e-9).
 
     >>> import numpy as np
-    >>> from devil_dataset.eval.metrics.protocol import VideoSample
+    >>> from devil_dataset.eval.metrics.metric import VideoSample
     >>> gt = np.zeros((3, 60, 60, 3), np.uint8); hole = np.zeros((3, 60, 60), bool); hole[:, 20:30, 20:30] = True
     >>> m = PSNRMetric(); round(m.update(VideoSample("a", gt, np.full_like(gt, 255), hole))["psnr"], 2)
     15.56
@@ -37,7 +37,7 @@ from ..kernels.pixel import (
 )
 from ..kernels.pixel_torch import to_device
 from ..kernels.ssim_window import SSIM_K1, SSIM_K2
-from .protocol import EvalOptions, Metric, VideoSample
+from .metric import EvalOptions, Metric, VideoSample
 
 if TYPE_CHECKING:
     import torch

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ...core.errors import DevilError, UnknownNameError, WeightsMissingError, unknown_name
-from ..metrics.protocol import EvalOptions, VideoMetric
+from .metric import EvalOptions, VideoMetric
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ METRICS: dict[str, MetricEntry] = {
            (".4f",), False),
         # Issue 45: PROVE's reference-free removal metrics (xiaomi-research/prove utils/metrics.py; docs/removal.md):
         # RC-S (fill vs its surroundings, higher better), RC-T (fill between consecutive frames, lower better)
-        _E("rc_s", "devil_dataset.eval.metrics.removal:RCSMetric", ("rc_s",), (True,), (".4f",), True),
-        _E("rc_t", "devil_dataset.eval.metrics.removal:RCTMetric", ("rc_t",), (False,), (".4f",), True),
+        _E("rc_s", "devil_dataset.eval.protocols.prove.removal:RCSMetric", ("rc_s",), (True,), (".4f",), True),
+        _E("rc_t", "devil_dataset.eval.protocols.prove.removal:RCTMetric", ("rc_t",), (False,), (".4f",), True),
         # Issue 45: the removal papers' background (MiniMax-Remover) and masked (VideoPainter) PSNR / SSIM
         _E("bg_psnr", "devil_dataset.eval.metrics.removal_fidelity:BackgroundPSNRMetric", ("bg_psnr",), (True,),
            (".2f",), False),
@@ -142,7 +142,7 @@ _VALUE_NEUTRAL_PROVENANCE = frozenset({"pixel_backend", "pixel_device"})
 def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
     """A sha256 hex of what makes the per-video values of ``metric_names`` under ``options`` what they are: each
     metric's provenance (implementation, modes, arithmetic, flow backend, weights), without where it ran. Stored
-    per-video values (:class:`~devil_dataset.eval.engine.results.ValuesCache`) are reused only under the same identity.
+    per-video values (:class:`~devil_dataset.eval.scoring.results.ValuesCache`) are reused only under the same identity.
 
     >>> a = scoring_identity(["psnr", "ssim"], EvalOptions())
     >>> a == scoring_identity(["psnr", "ssim"], EvalOptions(pixel_backend="torch"))
@@ -157,55 +157,24 @@ def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
-#: Result keys that protocols other than DEVIL's emit without a registry class of their own (``devil evaluate
-#: --protocol propainter``: hole-only metrics, E_warp), key -> (higher is better, printed format). ``sig4``: four
-#: significant digits in fixed notation (an E_warp of 0.000512 prints ``0.0005120``, not ``0.0005``), the digits the
-#: papers print as E_warp x 10^-3.
-PROTOCOL_ONLY_KEYS: dict[str, tuple[bool, str]] = {
-    "hole_psnr": (True, ".2f"), "hole_ssim": (True, ".4f"), "hole_lpips": (False, ".6f"), "ewarp": (False, "sig4"),
-}
-#: Every result key each evaluation protocol (``EvalOptions.protocol``) can write into a results ``summary``: DEVIL's
-#: are its registry classes' keys; a protocol added to :data:`~devil_dataset.eval.metrics.protocol.PROTOCOLS` must be
-#: listed here, with a direction for each key (checked by the tests).
-PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
-    "devil": tuple(k for e in METRICS.values() for k in e.keys),
-    "propainter": ("psnr", "ssim", "hole_psnr", "hole_ssim", "hole_lpips", "vfid", "ewarp"),
-    # --protocol prove (eval/engine/prove_run.PROVE_METRICS): RC-S, RC-T and the removal fidelity metrics
-    "prove": tuple(k for n in ("rc_s", "rc_t", "bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim")
-                   for k in METRICS[n].keys),
-}
-# Result key -> (higher is better, format): the one table every writer reads (registry entries, then the keys of the
-# other protocols).
-_RESULT_KEYS: dict[str, tuple[bool, str]] = {
-    **{k: (hib, f) for e in METRICS.values() for k, hib, f in zip(e.keys, e.higher_is_better, e.formats)},
-    **PROTOCOL_ONLY_KEYS,
-}
-#: Result key -> its printed format (the release's number formats for DEVIL's keys; ``sig4``: four significant digits).
-KEY_FORMATS: dict[str, str] = {k: f for k, (_, f) in _RESULT_KEYS.items()}
-
-
-def known_result_keys() -> tuple[str, ...]:
-    """Every result key with a better direction and a format, in report order (DEVIL's, then the other protocols').
-
-    >>> known_result_keys()[:2], "ewarp" in known_result_keys()
-    (('psnr', 'ssim'), True)
-    """
-    return tuple(_RESULT_KEYS)
+# Result key -> (higher is better, format) of every metric class's keys. The table of every protocol's keys (the
+# metric classes' and those a protocol writes without a class of its own) is
+# :func:`devil_dataset.eval.protocols.registry.higher_is_better`, built from the protocols' declarations.
+_METRIC_KEYS: dict[str, tuple[bool, str]] = {
+    k: (hib, f) for e in METRICS.values() for k, hib, f in zip(e.keys, e.higher_is_better, e.formats)}
 
 
 def higher_is_better(key: str) -> bool:
-    """True when a higher value of result key ``key`` is better: the one lookup of the better direction (tables,
-    relative improvements, figures, findings, the HTML report, comparisons, ``devil benchmark`` and ``devil diagnose``
-    read it). Every key of every protocol (:data:`PROTOCOL_KEYS`) has one; any other key raises
-    :class:`~devil_dataset.core.errors.UnknownNameError` (a silent default ranked E_warp the wrong way, issue 46).
+    """True when a higher value of a metric class's result key ``key`` is better (the registry entry's direction);
+    any other key raises :class:`~devil_dataset.core.errors.UnknownNameError` (no silent default).
 
-    >>> higher_is_better("psnr"), higher_is_better("warp_error_mask"), higher_is_better("ewarp")
+    >>> higher_is_better("psnr"), higher_is_better("warp_error_mask"), higher_is_better("rc_t")
     (True, False, False)
     """
     try:
-        return _RESULT_KEYS[key][0]
+        return _METRIC_KEYS[key][0]
     except KeyError:
-        raise unknown_name("result key", key, _RESULT_KEYS) from None
+        raise unknown_name("result key", key, _METRIC_KEYS) from None
 
 
 def resolve_metrics(metric_names: Sequence[str] | None,

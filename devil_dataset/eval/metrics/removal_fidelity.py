@@ -4,7 +4,7 @@ the method's raw prediction (never the composite, which is the ground truth outs
 against the ground truth.
 
     >>> import numpy as np
-    >>> from devil_dataset.eval.metrics.protocol import VideoSample
+    >>> from devil_dataset.eval.metrics.metric import VideoSample
     >>> gt = np.zeros((2, 16, 16, 3), np.uint8); pred = gt.copy(); hole = np.zeros((2, 16, 16), bool)
     >>> hole[:, 4:8, 4:8] = True; pred[:, 0, 0] = 10  # one of 240 background pixels: 10 log10(255^2 720 / 300)
     >>> m = BackgroundPSNRMetric(); round(m.update(VideoSample("c", gt, pred, hole))["bg_psnr"], 2)
@@ -23,7 +23,7 @@ from ..kernels.removal_fidelity import (
     masked_psnr_frames,
     masked_ssim_frames,
 )
-from .protocol import EvalOptions, Metric, VideoSample
+from .metric import EvalOptions, Metric, VideoSample
 
 #: Result key -> per-frame function (reference, result, hole); PSNR-type functions return [values, capped].
 FIDELITY_FUNCTIONS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {

@@ -10,7 +10,7 @@ Lower is better for the default LPIPS sub-metric; with PSNR or SSIM higher is be
 :func:`submetric_direction` say which). The registry key stays ``self_consistency`` either way.
 
     >>> import numpy as np
-    >>> from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+    >>> from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
     >>> gt = np.full((2, 32, 32, 3), 90, np.uint8); hole = np.zeros((2, 32, 32), bool); hole[:, 8:16, 8:16] = True
     >>> m = SelfConsistencyMetric(EvalOptions(self_consistency_submetric="psnr", self_consistency_k=2))
     >>> m.update(VideoSample("a", gt, gt, hole))  # a flat video is re-inpainted exactly: PSNR +inf
@@ -29,8 +29,8 @@ from ...core.errors import UnknownNameError, WeightsMissingError
 from ...core.weights import weights_path
 from ..kernels.patch_masks import DEFAULT_PATCH_SIZE, DEFAULT_RATIO_RANGE, ReMask, clip_rng, re_inpainting_masks
 from ..kernels.pixel import clip_psnr_values, mean_of, psnr_frames, ssim_frames
-from ..metrics.protocol import EvalOptions, VideoSample
-from ..metrics.registry import higher_is_better
+from .metric import EvalOptions, VideoSample
+from .registry import higher_is_better
 
 # (first uint8 [T, H, W, 3], second uint8 [T, H, W, 3]) -> per-frame values float [T]
 SubMetric = Callable[[np.ndarray, np.ndarray], np.ndarray]

@@ -19,8 +19,8 @@ from ...core.weights import weights_info, weights_provenance
 from ..kernels.batches import frame_batches
 from ..kernels.warp import GroundTruthFlow, HoleFlow, warp_error_at
 from ..kernels.warp_torch import DeviceGroundTruthFlow
+from .metric import EvalOptions, Metric, VideoSample
 from .pixel import resolve_pixel_backend
-from .protocol import EvalOptions, Metric, VideoSample
 
 #: The names the ground-truth cache stores the prepared states under (a subclass is stored as its base).
 _KINDS_OF: dict[type, str] = {GroundTruthFlow: "GroundTruthFlow", DeviceGroundTruthFlow: "GroundTruthFlow",

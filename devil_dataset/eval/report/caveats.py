@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...core.errors import DevilError
+from ..stats.intervals import result_cell
 from ..stats.significance import SIGNIFICANCE_ALPHA, smallest_sign_flip_p
 
 CLIP_MARK = "\u221e"  # ∞n: n videos of the cell had an infinite value, clipped (SPEC section 7)
@@ -45,14 +46,42 @@ _SSIM_ONE = 1.0 - 1e-12
 
 
 def _cell(doc: Mapping) -> tuple[str, str]:
-    return str(doc.get("method") or "?"), str(doc.get("slice") or "-")
+    return result_cell(doc)
+
+
+def capped_counts(docs: Iterable[Mapping]) -> Clipped:
+    """``(method, slice) -> {key: videos}`` whose value of a key was capped (``input_notes``' ``capped_frames``: a
+    removal leaving the background untouched has an infinite background PSNR, capped at the one-grey-level PSNR).
+
+    >>> capped_counts([{"method": "a", "input_notes": {"v1": {"capped_frames": {"bg_psnr": 3}}}}])
+    {('a', '-'): {'bg_psnr': 1}}
+    """
+    out: Clipped = {}
+    for doc in docs:
+        counts: dict[str, int] = {}
+        for notes in (doc.get("input_notes") or {}).values():
+            for key, frames in ((notes or {}).get("capped_frames") or {}).items():
+                if frames:
+                    counts[str(key)] = counts.get(str(key), 0) + 1
+        if counts:
+            out[_cell(doc)] = counts
+    return out
 
 
 def clipped_counts(docs: Iterable[Mapping]) -> Clipped:
-    """``(method, slice) -> {key: videos clipped}`` from the results' ``clipped`` lists (keys with none left out)."""
+    """``(method, slice) -> {key: videos clipped}`` from the results' ``clipped`` lists (keys with none left out),
+    and the videos whose value of a key was capped (``input_notes``' ``capped_frames``: a removal leaving the
+    background untouched has an infinite background PSNR, capped at the one-grey-level PSNR): such a value is as
+    undecided as a clipped one.
+
+    >>> clipped_counts([{"method": "a", "input_notes": {"v1": {"capped_frames": {"bg_psnr": 3}}}}])
+    {('a', '-'): {'bg_psnr': 1}}
+    """
     out: Clipped = {}
     for doc in docs:
         counts = {str(k): len(ids) for k, ids in (doc.get("clipped") or {}).items() if ids}
+        for key, n in capped_counts([doc]).get(_cell(doc), {}).items():
+            counts[key] = counts.get(key, 0) + n
         if counts:
             out[_cell(doc)] = counts
     return out
@@ -137,6 +166,7 @@ class Caveats:
     clipped: Clipped = field(default_factory=dict)
     mixed: Mapping[tuple[str, str], str] = field(default_factory=dict)
     identical: Identical = field(default_factory=dict)
+    capped: Clipped = field(default_factory=dict)  # the part of ``clipped`` that was capped (:func:`capped_counts`)
 
     def clipped_n(self, method: str, slice_name: str, key: str) -> int:
         return self.clipped.get((method, slice_name), {}).get(key, 0)
@@ -158,8 +188,14 @@ class Caveats:
     def legend(self, keys: Sequence[str]) -> str:
         """The legend sentences of the marks present among ``keys`` (empty when none)."""
         parts = []
-        if any(k in self.clipped.get(c, {}) for c in self.clipped for k in keys):
+        if any(n > self.capped.get(c, {}).get(k, 0) for c in self.clipped for k, n in self.clipped[c].items()
+               if k in keys):
             parts.append(clipped_legend())
+        capped = sorted({k for c in self.capped.values() for k in c if k in keys})
+        if capped:
+            parts.append(f"{CLIP_MARK}n on {', '.join(capped)}: n of the cell's videos left the compared region "
+                         "untouched (an infinite PSNR), capped at the one-grey-level PSNR 10 log10(N 255^2); never "
+                         "marked best")
         named = {c: sorted({v for k in keys for v in by_key.get(k, ())}) for c, by_key in self.identical.items()}
         if any(named.values()):
             where = "; ".join(f"{m} on {s}: {', '.join(ids)}" for (m, s), ids in sorted(named.items()) if ids)
@@ -177,8 +213,8 @@ def results_protocol(doc: Mapping) -> str:
     """The evaluation protocol a results document was scored under: its ``protocol`` field (``devil evaluate
     --protocol``), else ``provenance.options.protocol``, else ``"devil"`` (DEVIL's results files do not record it).
 
-    >>> results_protocol({"protocol": "propainter"}), results_protocol({"provenance": {"options": {}}})
-    ('propainter', 'devil')
+    >>> results_protocol({"protocol": "other"}), results_protocol({"provenance": {"options": {}}})
+    ('other', 'devil')
     """
     top = doc.get("protocol")
     if isinstance(top, str) and top:
@@ -189,7 +225,7 @@ def results_protocol(doc: Mapping) -> str:
 
 def scoring_fields(doc: Mapping) -> dict[str, str]:
     """What makes a results document's values what they are, field by field: the ``protocol``
-    (:func:`results_protocol`: DEVIL's and ProPainter's PSNR are different numbers), ``parity``, and for each metric its
+    (:func:`results_protocol`: two protocols' PSNR are different numbers), ``parity``, and for each metric its
     provenance (implementation, modes, arithmetic, flow backend, weights, precision) without where it ran.
 
     >>> scoring_fields({"provenance": {"options": {"parity": "corrected"},
@@ -275,10 +311,11 @@ def caveats_of(docs: Sequence[Mapping], names: Sequence[str | Path] | None = Non
     cells scored differently (refused with the files ``names`` unless ``allow_mixed``: :func:`check_scoring`).
 
     >>> caveats_of([{"method": "a", "slice": "s", "clipped": {"psnr": ["c"]}, "videos": {"c": {"ssim": 1.0}}}])
-    Caveats(clipped={('a', 's'): {'psnr': 1}}, mixed={}, identical={('a', 's'): {'ssim': ['c']}})
+    Caveats(clipped={('a', 's'): {'psnr': 1}}, mixed={}, identical={('a', 's'): {'ssim': ['c']}}, capped={})
     """
     docs = list(docs)
-    return Caveats(clipped_counts(docs), check_scoring(docs, names, allow_mixed=allow_mixed), identical_videos(docs))
+    return Caveats(clipped_counts(docs), check_scoring(docs, names, allow_mixed=allow_mixed), identical_videos(docs),
+                   capped_counts(docs))
 
 
 def significance_floor_note(comparisons: Sequence[Mapping[str, Any]] | None,
@@ -310,5 +347,5 @@ def significance_floor_note(comparisons: Sequence[Mapping[str, Any]] | None,
 
 
 __all__ = ["CLIP_MARK", "Caveats", "Clipped", "IDENTICAL_MARK", "Identical", "MIXED_MARK", "check_scoring", "clip_mark",
-           "caveats_of", "clipped_counts", "counted", "identical_lines", "identical_videos",
+           "capped_counts", "caveats_of", "clipped_counts", "counted", "identical_lines", "identical_videos",
            "clipped_legend", "results_protocol", "scoring_conflicts", "scoring_fields", "significance_floor_note"]

@@ -22,8 +22,8 @@ from typing import Any, Mapping, Sequence
 from ...core.atomic import atomic_write_text
 from ...core.errors import DevilError
 from ...core.slices import SLICES
-from ..engine.results import _clean
-from ..metrics.registry import higher_is_better
+from ..protocols.registry import higher_is_better
+from ..scoring.results import _clean
 from ..stats.intervals import video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, compare_methods, smallest_sign_flip_p
 from .caveats import counted

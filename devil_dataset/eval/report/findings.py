@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ...core.atomic import atomic_write_text
-from ..metrics.registry import higher_is_better
-from ..report.tables import RELATIVE_CHANGE_NAME, relative_improvement
+from ..protocols.registry import higher_is_better
 from ..stats.significance import SIGNIFICANCE_ALPHA, unpaired_test
 from .caveats import counted
+from .tables import RELATIVE_CHANGE_NAME, relative_improvement
 
 # Which baselines are per-frame (spatial) and which use other frames (temporal) (issue 6's baselines).
 PER_FRAME_METHODS: tuple[str, ...] = ("telea", "navier-stokes")

@@ -32,15 +32,14 @@ from ...core.engines import Engine, largest_first
 from ...core.errors import DevilError
 from ...core.release_format import list_frames
 from ...data import iter_slice
-from ..engine.inputs import DirectorySource, PredictionStore
-from ..engine.results import require_inputs
-from ..metrics.registry import higher_is_better
-from ..stats.intervals import DEFAULT_LEVEL, Intervals, video_intervals
+from ..protocols.registry import higher_is_better, key_title
+from ..scoring.inputs import DirectorySource, PredictionStore
+from ..scoring.results import require_inputs
+from ..stats.intervals import DEFAULT_LEVEL, Intervals, result_cell, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
 from .plots import write_plots
 from .tables import (
-    KEY_TITLES,
     RELATIVE_IMPROVEMENT_CAPTION,
     Table,
     _best,
@@ -289,7 +288,7 @@ def _write_clip_groups(task: _ClipTask) -> list[dict | None]:
                 return predictions[key]
 
             v = videos.get(cid, {}).get(task.metric)
-            label = f"{m} ({KEY_TITLES.get(task.metric, task.metric)} {fmt(task.metric, v if v is not None else None)})"
+            label = f"{m} ({key_title(task.metric)} {fmt(task.metric, v if v is not None else None)})"
             # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
             streams += [(label, ("pred", pred_key), lambda pred=pred: _shrink(pred())),
                         (f"{m} error x{ERROR_GAIN}", ("error", gt_key, pred_key),
@@ -326,7 +325,7 @@ def _gather(docs: Iterable[Mapping], keys: Sequence[str] | None, comparisons: Se
     return _ReportData(
         docs=docs, table=table, methods=_methods(table), slices=_slices(table), keys=_keys(table, keys), asked=keys,
         intervals=video_intervals(docs), comparisons=comparisons,
-        by={(str(d.get("method") or "?"), str(d.get("slice") or "-")): d for d in docs},
+        by={result_cell(d): d for d in docs},
         caveats=caveats or Caveats())
 
 
@@ -493,7 +492,7 @@ def _render_page(template, tables: Mapping[str, Any], media: _Media, docs: Seque
     prov = json.dumps(_provenance(docs), indent=1, sort_keys=True, default=str)
     return template.render(
         **tables, plots=media.plots, sections=media.sections, metric=media.metric,
-        metric_title=KEY_TITLES.get(media.metric or "", media.metric), fps=CLIP_FPS, provenance=prov,
+        metric_title=key_title(media.metric) if media.metric else media.metric, fps=CLIP_FPS, provenance=prov,
         escape=html.escape)
 
 
@@ -567,7 +566,7 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
 ) -> Path:
     """Write the HTML report folder; returns the path of ``index.html``.
 
-    ``docs``: results documents (:func:`devil_dataset.eval.engine.results.read_results`), one per method and slice.
+    ``docs``: results documents (:func:`devil_dataset.eval.scoring.results.read_results`), one per method and slice.
     ``clip_metric``: the key that ranks clips (default: ``psnr`` if present, else the first key).
     ``plots_from``: PNG plots already drawn for the same table and keys (what
     :func:`devil_dataset.eval.report.write_report` returned): copied into ``plots/`` instead of drawn again.

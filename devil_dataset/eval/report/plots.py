@@ -13,12 +13,11 @@ from typing import Mapping, Sequence
 
 from ...core.atomic import atomic_path
 from ...core.slices import ATTRIBUTES, SLICES
-from ..metrics.registry import higher_is_better
+from ..protocols.registry import higher_is_better, key_title
 from ..stats.intervals import Intervals, mean_se
 from .caveats import CLIP_MARK, Caveats
 from .tables import (
     DOWN,
-    KEY_TITLES,
     RELATIVE_CHANGE_NAME,
     UP,
     Table,
@@ -116,7 +115,7 @@ def _method_performance(data: _PlotData, k: str):
     standard-error whiskers across slices, on an axis zoomed to the points."""
     from matplotlib.figure import Figure
 
-    table, name = data.table, KEY_TITLES.get(k, k)
+    table, name = data.table, key_title(k)
     stats = [(m, len(vals), *mean_se(vals)) for m in data.methods
              if (vals := [v for s in data.attr_slices if (m, s) in table
                           and not math.isnan(v := table[(m, s)].get(k, math.nan))])]
@@ -146,7 +145,7 @@ def _slice_difficulty(data: _PlotData, k: str):
     across methods (black diamond) and each method's mean with its standard error over videos."""
     from matplotlib.figure import Figure
 
-    table, methods, intervals, name = data.table, data.methods, data.intervals, KEY_TITLES.get(k, k)
+    table, methods, intervals, name = data.table, data.methods, data.intervals, key_title(k)
     fig = Figure(figsize=(PLOT_WIDTH_IN, 4.4), layout="constrained")
     ax = fig.add_subplot()
     ks_slices = [s for s in data.slices if any((m, s) in table and not math.isnan(table[(m, s)].get(k, math.nan))
@@ -206,7 +205,7 @@ def _sensitivity(attr: str, rows: Mapping[str, Mapping[str, float]], panels: Seq
         ax.set_yticks(ys, [f"{names[m]} {v:+.1f}%{c}" for m, v, c in zip(ms, vals, marks)], fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # few ticks: labels never run into each other
-        ax.set_title(fit_title(f"{KEY_TITLES.get(k, k)} ({UP if higher_is_better(k) else DOWN})", 9,
+        ax.set_title(fit_title(f"{key_title(k)} ({UP if higher_is_better(k) else DOWN})", 9,
                                PLOT_WIDTH_IN / ncols), fontsize=9)
     for ax in list(axes.flat)[len(panels):]:
         fig.delaxes(ax)  # no empty panels

@@ -24,23 +24,21 @@ from typing import Iterable, Mapping, Sequence
 
 from ...core.errors import DevilError
 from ...core.slices import ATTRIBUTES, SLICES
-from ..metrics.registry import KEY_FORMATS, METRICS, higher_is_better, known_result_keys
-from ..stats.intervals import BOOTSTRAP_METHOD
+from ..metrics.registry import METRICS
+from ..protocols.registry import higher_is_better, key_format, key_title, known_result_keys, result_keys
+from ..stats.intervals import BOOTSTRAP_METHOD, result_cell
 from ..stats.jackknife import JACKKNIFE_GROUPS
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import CLIP_MARK, Caveats, clip_mark, significance_floor_note
 
 Table = dict[tuple[str, str], dict[str, float]]
 
-# Column titles of the report (paper Table 1 names); unknown keys use the key itself.
-KEY_TITLES: dict[str, str] = {
-    "psnr": "PSNR", "ssim": "SSIM", "lpips": "LPIPS", "pvcs": "PVCS", "fid": "FID", "vfid": "VFID",
-    "vfid_clips": "VFID (clips)", "warp_error_mask": "Warp error (mask)", "pcons_psnr_mask": "PCons",
-    "ewarp": "E_warp", "hole_psnr": "hole PSNR", "hole_ssim": "hole SSIM", "hole_lpips": "hole LPIPS",
-}
-# The number formats (the release's for DEVIL's keys) and the better direction come from the registry, the one
-# table of every protocol's result keys (:data:`~devil_dataset.eval.metrics.registry.KEY_FORMATS`,
-# :func:`~devil_dataset.eval.metrics.registry.higher_is_better`).
+# Column titles, number formats and the better direction of every result key come from the protocols' declarations
+# (:func:`~devil_dataset.eval.protocols.registry.key_title`, :func:`~devil_dataset.eval.protocols.registry.key_format`,
+# :func:`~devil_dataset.eval.protocols.registry.higher_is_better`), read when a table is drawn (a protocol registered
+# later is reported alike). The three names below are the package's protocols' tables, for readers of the module.
+KEY_TITLES: dict[str, str] = {k: v.title for k, v in result_keys().items()}
+KEY_FORMATS: dict[str, str] = {k: v.format for k, v in result_keys().items()}
 KEY_ORDER: tuple[str, ...] = known_result_keys()
 UP, DOWN = "\u25b2", "\u25bc"  # paper Table 1: ▲ higher is better, ▼ lower is better
 
@@ -50,7 +48,7 @@ def score_table(docs: Iterable[Mapping]) -> Table:
     table: Table = {}
     dupes = []
     for doc in docs:
-        key = (str(doc.get("method") or "?"), str(doc.get("slice") or "-"))
+        key = result_cell(doc)
         if key in table:
             dupes.append(f"{key[0]} on {key[1]}")
         table[key] = {k: float(v) for k, v in doc["summary"].items()}
@@ -72,12 +70,12 @@ def _keys(table: Table, keys: Sequence[str] | None = None) -> list[str]:
     present = {k for row in table.values() for k, v in row.items() if not math.isnan(v)}  # computed somewhere
     if keys is not None:
         return [k for k in keys if k in present]
-    return [k for k in KEY_ORDER if k in present] + sorted(present - set(KEY_ORDER))
+    return [k for k in known_result_keys() if k in present] + sorted(present - set(known_result_keys()))
 
 
 def title(key: str) -> str:
     """Column title with the better-direction arrow, e.g. ``PSNR ▲``."""
-    return f"{KEY_TITLES.get(key, key)} {UP if higher_is_better(key) else DOWN}"
+    return f"{key_title(key)} {UP if higher_is_better(key) else DOWN}"
 
 
 def fmt(key: str, value: float | None, tolerance: float = 0.0) -> str:
@@ -95,7 +93,7 @@ def fmt(key: str, value: float | None, tolerance: float = 0.0) -> str:
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    spec = KEY_FORMATS.get(key, ".4f")
+    spec = key_format(key)
     if spec.startswith("sig"):  # significant digits in fixed notation (E_warp: 0.0005120, not 0.0005)
         digits = int(spec[3:])
         decimals = digits - 1 - math.floor(math.log10(abs(value))) if math.isfinite(value) and value != 0 else 0
@@ -135,7 +133,7 @@ def tolerance_legend(tolerances: Mapping[str, float]) -> str:
     """
     if not tolerances:
         return ""
-    names = ", ".join(KEY_TITLES.get(k, k) for k in tolerances)
+    names = ", ".join(key_title(k) for k in tolerances)
     tol = max(tolerances.values())
     return (f"{names}: {max(1, math.floor(-math.log10(tol)))} significant digits (computed where the CPU pins were "
             f"not in force: other CPUs give values within {tol:g} relative; see docs/reliability.md).\n")
@@ -272,7 +270,7 @@ def table1_legend(ci: str | None = None, level: float = 0.95, marks: bool = True
     elif ci == "interval":
         parts.append(f"[lo, hi]: {100 * level:g}% {BOOTSTRAP_METHOD} bootstrap interval over videos")
     if ci and set_level:
-        names = ", ".join(KEY_TITLES.get(k, k) for k in set_level)
+        names = ", ".join(key_title(k) for k in set_level)
         what = "standard error" if ci == "se" else f"{100 * level:g}% t interval"
         parts.append(f"{names}: delete-a-group jackknife {what} over {JACKKNIFE_GROUPS} groups of videos")
     return "; ".join(parts) + ".\n"
@@ -417,13 +415,13 @@ def _ri_rows(table: Table, keys: Sequence[str] | None, caveats: Caveats | None =
 
     counts = {(a, m): {k: n for k in ks if (n := clipped(a, m, k))} for a, m in ri}
     column = tsv and any(counts.values())
-    header = ["attribute", "method"] + [KEY_TITLES.get(k, k) for k in ks] + (["clipped videos"] if column else [])
+    header = ["attribute", "method"] + [key_title(k) for k in ks] + (["clipped videos"] if column else [])
     rows = []
     for (a, m), v in ri.items():
         cells = [format(v[k], "+.2%") + ("" if tsv else clip_mark(counts[(a, m)].get(k, 0))) if k in v else ""
                  for k in ks]
         if column:
-            cells.append(", ".join(f"{KEY_TITLES.get(k, k)} {n}" for k, n in counts[(a, m)].items()))
+            cells.append(", ".join(f"{key_title(k)} {n}" for k, n in counts[(a, m)].items()))
         rows.append([a, m] + cells)
     return header, rows
 
@@ -458,16 +456,17 @@ def per_video_rows(docs: Iterable[Mapping], keys: Sequence[str] | None = None) -
     """
     docs = list(docs)
     present = {k for d in docs for row in (d.get("videos") or {}).values() for k in row}
-    ks = [k for k in (keys if keys is not None else KEY_ORDER) if k in present]
-    ks += sorted(present - set(ks) - set(KEY_ORDER)) if keys is None else []
+    known = known_result_keys()
+    ks = [k for k in (keys if keys is not None else known) if k in present]
+    ks += sorted(present - set(ks) - set(known)) if keys is None else []
     order = {s: i for i, s in enumerate(SLICES)}
     rows = []
-    for d in sorted(docs, key=lambda d: (order.get(str(d.get("slice")), len(order)), str(d.get("slice")))):
+    for d in sorted(docs, key=lambda d: (order.get(result_cell(d)[1], len(order)), result_cell(d)[1])):
         clipped = {k: set(ids) for k, ids in (d.get("clipped") or {}).items()}
         for clip, row in sorted((d.get("videos") or {}).items()):
             cells = [fmt(k, None if row.get(k) is None else float(row[k]))
                      + (f" {CLIP_MARK}" if clip in clipped.get(k, ()) else "") for k in ks]
-            rows.append([str(d.get("slice")), str(d.get("method")), clip] + cells)
+            rows.append([result_cell(d)[1], str(d.get("method")), clip] + cells)
     return ["slice", "method", "clip"] + [title(k) for k in ks], rows
 
 
@@ -512,8 +511,8 @@ def skipped_line(skipped: Mapping[str, str]) -> str:
     if not skipped:
         return ""
     by_reason: dict[str, list[str]] = {}
-    for k in [k for k in KEY_ORDER if k in skipped] + sorted(set(skipped) - set(KEY_ORDER)):
-        by_reason.setdefault(skipped[k], []).append(KEY_TITLES.get(k, k))
+    for k in [k for k in known_result_keys() if k in skipped] + sorted(set(skipped) - set(known_result_keys())):
+        by_reason.setdefault(skipped[k], []).append(key_title(k))
     return "Not computed: " + "; ".join(f"{', '.join(ks)} ({r})" for r, ks in by_reason.items()) + "."
 
 

@@ -132,6 +132,21 @@ def mean_se(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(var / len(vals))
 
 
+#: How a results document without a slice (a folder protocol's, directory mode) is labelled in every table, comparison
+#: and report: one label everywhere, so that marks looked up by slice find their rows.
+NO_SLICE = "-"
+
+
+def result_cell(doc: Mapping) -> tuple[str, str]:
+    """``(method, slice)`` of a results document as every table, interval, comparison and mark names it: the method
+    (``?`` when absent) and the slice (:data:`NO_SLICE` when the document has none).
+
+    >>> result_cell({"method": "A", "slice": None}), result_cell({"method": "B", "slice": "fg_size_low"})
+    (('A', '-'), ('B', 'fg_size_low'))
+    """
+    return str(doc.get("method") or "?"), str(doc.get("slice") or NO_SLICE)
+
+
 # (method, slice) -> key -> {"n", "mean", "se", "ci", "level", "method"} (:func:`video_summary`).
 Intervals = dict[tuple[str, str], dict[str, dict]]
 
@@ -146,11 +161,11 @@ def video_intervals(docs: Iterable[Mapping]) -> Intervals:
     """
     out: Intervals = {}
     for doc in docs:
-        key = (str(doc.get("method") or "?"), str(doc.get("slice") or "-"))
+        key = result_cell(doc)
         block = doc.get("uncertainty")
         out[key] = dict(block) if block else results_uncertainty(doc.get("videos") or {})
     return out
 
 
-__all__ = ["BOOTSTRAP_METHOD", "BOOTSTRAP_RESAMPLES", "DEFAULT_LEVEL", "Intervals", "interval_method", "mean_se",
-           "results_uncertainty", "video_intervals", "video_summary"]
+__all__ = ["BOOTSTRAP_METHOD", "BOOTSTRAP_RESAMPLES", "DEFAULT_LEVEL", "Intervals", "NO_SLICE", "interval_method",
+           "mean_se", "result_cell", "results_uncertainty", "video_intervals", "video_summary"]

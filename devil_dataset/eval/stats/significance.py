@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .intervals import DEFAULT_LEVEL, _finite_or_inf, _mean, _num
+from .intervals import DEFAULT_LEVEL, _finite_or_inf, _mean, _num, result_cell
 
 PERMUTATION_RESAMPLES = 100_000  # exact null distribution when it has at most this many members, else Monte Carlo
 
@@ -248,7 +248,7 @@ def compare_methods(docs: Sequence[Mapping[str, Any]], *, alpha: float = SIGNIFI
     """
     by_slice: dict[str, dict[str, Mapping[str, Any]]] = {}
     for d in docs:
-        by_slice.setdefault(str(d.get("slice")), {})[str(d["method"])] = d
+        by_slice.setdefault(result_cell(d)[1], {})[str(d["method"])] = d
     out: list[dict[str, Any]] = []
     for slice_name, methods in by_slice.items():
         keys = list(dict.fromkeys(k for d in methods.values() for row in d["videos"].values() for k in row))

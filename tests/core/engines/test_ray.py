@@ -247,8 +247,8 @@ EVAL_METRICS = ["psnr", "ssim", "warp_error"]  # pcons needs frames of 50x50+
 def test_evaluate_identical_to_local(ray_cluster, local_build):
     from devil_dataset.core.release_format import write_frame_pngs
     from devil_dataset.data import iter_slice
-    from devil_dataset.eval.engine.evaluate import evaluate_slice
-    from devil_dataset.eval.metrics.protocol import EvalOptions
+    from devil_dataset.eval.metrics.metric import EvalOptions
+    from devil_dataset.eval.scoring.evaluate import evaluate_slice
 
     root, _, _ = local_build
     dataset = root / "local"
@@ -287,8 +287,8 @@ class _KillingRow:
 def test_evaluate_identical_with_a_killed_worker(ray_cluster, local_build):
     from devil_dataset.core.release_format import write_frame_pngs
     from devil_dataset.data import iter_slice
-    from devil_dataset.eval.engine.evaluate import evaluate_slice
-    from devil_dataset.eval.metrics.protocol import EvalOptions
+    from devil_dataset.eval.metrics.metric import EvalOptions
+    from devil_dataset.eval.scoring.evaluate import evaluate_slice
 
     root, _, _ = local_build
     dataset = root / "local"

@@ -19,8 +19,8 @@ from devil_dataset.eval.kernels.pixel import (
     ssim,
     ssim_frames,
 )
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.pixel import PConsMetric, PSNRMetric, SSIMMetric
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 
 
 def _same(a, b) -> None:

@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from devil_dataset.core.errors import DevilError
-from devil_dataset.eval.engine.one_pass import evaluate
 from devil_dataset.eval.kernels import pixel
 from devil_dataset.eval.kernels import pixel_torch as pt
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.pixel import resolve_pixel_backend
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import build_metrics
+from devil_dataset.eval.scoring.one_pass import evaluate
 
 ATOL = 1e-9  # issue 31: the torch path equals the numpy path within 1e-9 (dB for PSNR-type values, SSIM units)
 

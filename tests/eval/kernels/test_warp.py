@@ -5,7 +5,7 @@ import numpy as np
 
 from devil_dataset.core.flow import dis_flow
 from devil_dataset.eval.kernels.warp import hole_points_for, hole_warps_for, warp_error_pair, warp_error_shared
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
 

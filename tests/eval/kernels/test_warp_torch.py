@@ -14,7 +14,7 @@ import torch
 from devil_dataset.eval.kernels import warp
 from devil_dataset.eval.kernels import warp_torch as wt
 from devil_dataset.eval.kernels.warp import GroundTruthFlow
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
 ATOL = 1e-9  # issue 31: the torch path equals the numpy path within 1e-9

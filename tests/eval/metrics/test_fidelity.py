@@ -17,7 +17,7 @@ from devil_dataset.eval.kernels.flow_fidelity import (
 )
 from devil_dataset.eval.metrics import fidelity
 from devil_dataset.eval.metrics.fidelity import FFAlphaMetric, FFBetaMetric, UnchangedRegionMetric, flow_function
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import METRICS
 
 from ..conftest import panning_scene, textured_canvas

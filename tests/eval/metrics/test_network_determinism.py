@@ -13,9 +13,9 @@ import torch
 
 from devil_dataset.core.engines import get_engine
 from devil_dataset.core.release_format import write_frame_pngs
-from devil_dataset.eval.engine.evaluate import evaluate_slice
-from devil_dataset.eval.engine.results import dumps
-from devil_dataset.eval.metrics.protocol import EvalOptions
+from devil_dataset.eval.metrics.metric import EvalOptions
+from devil_dataset.eval.scoring.evaluate import evaluate_slice
+from devil_dataset.eval.scoring.results import dumps
 
 PROBE_DIR = Path(__file__).resolve().parents[2] / "core"
 METRICS = ["lpips", "fid", "pvcs", "vfid"]

@@ -10,8 +10,8 @@ from devil_dataset.core.networks.i3d import random_i3d_state
 from devil_dataset.core.networks.lpips import LPIPSNetwork, random_alexnet_state
 from devil_dataset.core.networks.raft import random_raft_state
 from devil_dataset.core.weights import KNOWN_WEIGHTS
-from devil_dataset.eval.engine import gt_cache as gc
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
+from devil_dataset.eval.scoring import gt_cache as gc
 
 
 @pytest.fixture

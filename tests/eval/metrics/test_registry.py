@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from devil_dataset.core.errors import UnknownNameError
-from devil_dataset.eval.metrics.protocol import EvalOptions
+from devil_dataset.eval.metrics.metric import EvalOptions
 from devil_dataset.eval.metrics.registry import DEVIL_METRICS, PIXEL_METRICS, resolve_metrics, skipped_lines
 
 

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from devil_dataset.core.errors import WeightsMissingError
-from devil_dataset.eval.engine.one_pass import evaluate
 from devil_dataset.eval.kernels.patch_masks import clip_rng
 from devil_dataset.eval.kernels.pixel import psnr_frames
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import METRICS, build_metrics
 from devil_dataset.eval.metrics.self_consistency import (
     SelfConsistencyMetric,
@@ -19,6 +18,7 @@ from devil_dataset.eval.metrics.self_consistency import (
     self_consistency,
     submetric_direction,
 )
+from devil_dataset.eval.scoring.one_pass import evaluate
 
 from ..conftest import panning_scene
 

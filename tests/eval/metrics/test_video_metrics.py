@@ -21,7 +21,7 @@ from devil_dataset.eval.metrics import (
     warp_error_pair,
 )
 from devil_dataset.eval.metrics import i3d as i3d_metrics
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 
 
 @pytest.fixture(scope="module")

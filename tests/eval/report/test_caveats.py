@@ -9,8 +9,8 @@ import pytest
 
 from devil_dataset.core.errors import DevilError
 from devil_dataset.eval.kernels.pixel import one_grey_level_psnr
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.pixel import PConsMetric, PSNRMetric
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
 from devil_dataset.eval.report import score_table, table1_markdown, table1_tsv, write_report
 from devil_dataset.eval.report.caveats import Caveats, check_scoring, clipped_counts, significance_floor_note
 from devil_dataset.eval.report.plots import plot_figures

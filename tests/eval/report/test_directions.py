@@ -9,34 +9,35 @@ import pytest
 
 from devil_dataset.cli import main
 from devil_dataset.core.errors import UnknownNameError
-from devil_dataset.eval.engine.propainter_run import PROPAINTER_METRICS
-from devil_dataset.eval.engine.prove_run import PROVE_METRICS
-from devil_dataset.eval.engine.results import write_results
-from devil_dataset.eval.metrics.protocol import PROTOCOLS
-from devil_dataset.eval.metrics.registry import (
-    KEY_FORMATS,
-    METRICS,
-    PROTOCOL_KEYS,
+from devil_dataset.eval.metrics.registry import METRICS
+from devil_dataset.eval.protocols.propainter.run import PROPAINTER_METRICS
+from devil_dataset.eval.protocols.prove.run import PROVE_METRICS
+from devil_dataset.eval.protocols.registry import (
     higher_is_better,
+    key_format,
     known_result_keys,
+    protocol_keys,
+    protocol_names,
 )
 from devil_dataset.eval.report import relative_improvement, score_table, table1_markdown, table1_tsv
 from devil_dataset.eval.report.comparisons import compare_text, significance
 from devil_dataset.eval.report.findings import _better
 from devil_dataset.eval.report.html import pick_clips
+from devil_dataset.eval.report.paper_table import paper_table_markdown
 from devil_dataset.eval.report.plots import plot_figures
-from devil_dataset.eval.report.propainter_table import propainter_table_markdown
+from devil_dataset.eval.scoring.results import write_results
 
 PACKAGE = Path(__file__).resolve().parents[3] / "devil_dataset"
 ARROWS = {"\u25b2", "\u25bc", "↑", "↓"}
 
 
 def test_every_key_of_every_protocol_has_a_direction_and_a_format():
-    assert set(PROTOCOL_KEYS) == set(PROTOCOLS), "a protocol without its result keys in the registry"
+    PROTOCOL_KEYS = protocol_keys()
+    assert set(PROTOCOL_KEYS) == set(protocol_names()), "a protocol without its result keys in the registry"
     for protocol, keys in PROTOCOL_KEYS.items():
         for key in keys:
             assert isinstance(higher_is_better(key), bool), (protocol, key)
-            assert key in KEY_FORMATS and key in known_result_keys(), (protocol, key)
+            assert key_format(key, "") and key in known_result_keys(), (protocol, key)
     assert set(PROPAINTER_METRICS) == set(PROTOCOL_KEYS["propainter"])  # what evaluate_propainter can write
     assert set(PROVE_METRICS) == set(PROTOCOL_KEYS["prove"])  # what evaluate_prove can write
     assert set(PROTOCOL_KEYS["devil"]) == {k for e in METRICS.values() for k in e.keys}
@@ -101,7 +102,7 @@ def test_every_writer_ranks_ewarp_lower_is_better():
     rows, _ = significance(docs)
     assert "A better on ewarp" in compare_text(rows, "A", "B")
     pp = {m: {"DAVIS": {"protocol": "propainter", "summary": {"ewarp": v}}} for m, v in (("A", 0.001), ("B", 0.002))}
-    assert "DAVIS E_warp (×10⁻³) ↓" in propainter_table_markdown(pp, datasets=("DAVIS",), keys=("ewarp",))
+    assert "DAVIS E_warp (×10⁻³) ↓" in paper_table_markdown(pp, datasets=("DAVIS",), keys=("ewarp",))
 
 
 def test_devil_report_of_propainter_results_bolds_the_lower_ewarp(tmp_path, capsys):

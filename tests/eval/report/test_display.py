@@ -100,7 +100,7 @@ def test_a_video_with_an_empty_mask_is_named_and_marked(tmp_path, capsys):
     cells whose mean holds it (∅n) and its notes name it."""
     from devil_dataset.cli import main
     from devil_dataset.cli.evaluate import _print_summary
-    from devil_dataset.eval.engine.results import write_results
+    from devil_dataset.eval.scoring.results import write_results
 
     doc = _scored_with_an_empty_mask("mine", 0)
     assert doc["videos"]["clip2"]["ssim"] == 1.0 and "clip2" in doc["clipped"]["psnr"]

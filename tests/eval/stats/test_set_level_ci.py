@@ -8,10 +8,10 @@ import pickle
 import numpy as np
 import pytest
 
-from devil_dataset.eval.engine.one_pass import evaluate
 from devil_dataset.eval.kernels.frechet import frechet_distance
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.perceptual import FIDMetric
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.scoring.one_pass import evaluate
 from devil_dataset.eval.stats.jackknife import JACKKNIFE_GROUPS, video_group
 
 CI = EvalOptions(set_level_ci=True)
@@ -138,13 +138,13 @@ def test_vfid_and_vfid_clips_intervals_merge_like_one_pass():
 
 def _read_back(doc: dict, path) -> dict:
     """``doc`` as ``devil evaluate`` writes it and a later step reads it."""
-    from devil_dataset.eval.engine.results import read_results, write_results
+    from devil_dataset.eval.scoring.results import read_results, write_results
 
     return read_results(write_results(path, doc))
 
 
 def test_results_carry_the_interval_and_its_mean_is_the_slice_value(videos, tmp_path):
-    from devil_dataset.eval.engine.results import build_results, merge_results
+    from devil_dataset.eval.scoring.results import build_results, merge_results
 
     def doc(options, metrics):
         ev = evaluate(videos, metrics, progress=False)
@@ -170,8 +170,8 @@ def test_results_carry_the_interval_and_its_mean_is_the_slice_value(videos, tmp_
 
 
 def test_table1_shows_the_fid_interval_under_ci(videos, tmp_path):
-    from devil_dataset.eval.engine.results import build_results
     from devil_dataset.eval.report import score_table, table1_markdown, table1_tsv, video_intervals
+    from devil_dataset.eval.scoring.results import build_results
 
     docs = []
     for m, blur in (("a", 0), ("b", 1)):

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from devil_dataset.eval.engine.one_pass import collect, evaluate
-from devil_dataset.eval.engine.results import build_results, merge_results
-from devil_dataset.eval.metrics.protocol import EvalOptions, VideoSample
+from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import build_metrics
+from devil_dataset.eval.scoring.one_pass import collect, evaluate
+from devil_dataset.eval.scoring.results import build_results, merge_results
 from devil_dataset.eval.stats.intervals import BOOTSTRAP_RESAMPLES, results_uncertainty, video_summary
 from devil_dataset.eval.stats.significance import (
     compare_methods,

@@ -1,0 +1,171 @@
+"""What an evaluation protocol declares (:class:`EvaluationProtocol`), and the one rule that decides which of its
+metrics run (:func:`runnable_metrics`).
+
+A protocol is one folder of :mod:`devil_dataset.eval.protocols` whose ``definition.py`` holds ``PROTOCOL``: its
+result keys (better direction, number format, column title, what the number is), the input layouts it reads, its
+metrics, the default ones and what each needs (weights, a model), its parity modes, its paper table, and the
+function that evaluates its folders. :mod:`devil_dataset.eval.protocols.registry` finds them.
+
+    >>> key = ResultKey("rc_s", True, ".4f", "RC-S", "fill vs its surroundings")
+    >>> key.arrow, ResultKey("rc_t", False, ".4f", "RC-T").arrow
+    ('▲', '▼')
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ...core.errors import DevilError, WeightsMissingError, unknown_name
+from ..metrics.metric import EvalOptions
+
+UP, DOWN = "\u25b2", "\u25bc"  # paper Table 1: ▲ higher is better, ▼ lower is better
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    """One number a protocol writes into a results ``summary``: its better direction, printed format (``.2f``, or
+    ``sigN``: N significant digits in fixed notation), column title and what it is (captions)."""
+
+    name: str
+    higher_is_better: bool
+    format: str
+    title: str
+    caption: str = ""
+
+    @property
+    def arrow(self) -> str:
+        return UP if self.higher_is_better else DOWN
+
+
+@dataclass(frozen=True)
+class InputLayout:
+    """A layout of input folders a protocol reads: the ``devil evaluate`` options (argparse names) it needs, in the
+    order they are named, and what it is."""
+
+    name: str
+    flags: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """The table papers print from a protocol's results (``devil report --paper-table``): the column groups
+    (datasets) printed by default, the metrics printed in each group (the other computed ones follow), per key its
+    header, printed scale and digits (and a LaTeX header where the text one does not typeset), and sentences the
+    caption adds when a key is shown (e.g. a metric with no interval)."""
+
+    groups: tuple[str, ...]
+    keys: tuple[str, ...]
+    columns: Mapping[str, tuple[str, float, int]]
+    latex_names: Mapping[str, str] = field(default_factory=dict)
+    key_notes: Mapping[str, str] = field(default_factory=dict)
+    arrows: tuple[str, str] = ("↑", "↓")  # higher, lower is better
+
+
+@dataclass(frozen=True)
+class FolderRequest:
+    """What ``devil evaluate`` hands a protocol that reads folders: ``folders`` (option name -> path, every one of
+    the layout's), the metrics asked for (``None``: the defaults), the options, the method name, processes / engine
+    and progress."""
+
+    folders: Mapping[str, Path]
+    metric_names: Sequence[str] | None
+    options: EvalOptions
+    method: str | None = None
+    jobs: int = 1
+    engine: Any = None
+    progress: bool = False
+
+
+#: A metric's requirement: raises :class:`~devil_dataset.core.errors.WeightsMissingError` (naming the file or model
+#: and how to get it) when what the metric needs is not here.
+Requirement = Callable[[EvalOptions], None]
+
+
+@dataclass(frozen=True)
+class EvaluationProtocol:
+    """One evaluation protocol (see the module docstring). ``evaluate`` / ``notes``: ``"module:function"`` imported
+    when called (a protocol's run may import heavy modules; reading the declaration never does)."""
+
+    name: str
+    description: str
+    keys: tuple[ResultKey, ...]
+    layouts: tuple[InputLayout, ...]
+    metrics: tuple[str, ...]
+    default_metrics: tuple[str, ...]
+    needs: Mapping[str, Requirement] = field(default_factory=dict)
+    parity_modes: Mapping[str, str] = field(default_factory=dict)
+    paper_table: PaperTable | None = None
+    evaluate: str | None = None  # "module:function" of FolderRequest -> results document (folder protocols)
+    notes: str | None = None  # "module:function" of results document -> lines printed on stderr
+
+    def key(self, name: str) -> ResultKey:
+        for k in self.keys:
+            if k.name == name:
+                return k
+        raise unknown_name(f"result key of the {self.name} protocol", name, [k.name for k in self.keys])
+
+    def key_names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.keys)
+
+    def run(self, request: FolderRequest) -> dict:
+        """Evaluate ``request`` (a folder protocol): the results document."""
+        if self.evaluate is None:
+            raise DevilError(f"--protocol {self.name}: reads no folders of its own")
+        return _load(self.evaluate)(request)
+
+    def warning_lines(self, doc: Mapping) -> list[str]:
+        """The lines a results document of this protocol prints on stderr (none without ``notes``)."""
+        return list(_load(self.notes)(doc)) if self.notes else []
+
+
+def _load(target: str) -> Callable[..., Any]:
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def runnable_metrics(protocol: EvaluationProtocol, metric_names: Sequence[str] | None, options: EvalOptions,
+                     provided: Sequence[str] = ()) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``(metrics that run, skipped metric -> reason)``: the one rule of every protocol, decided before any frame is
+    read. ``metric_names`` ``None``: the protocol's defaults, and a default metric whose requirement
+    (:attr:`EvaluationProtocol.needs`: weights, a model) is missing is skipped with the reason; named metrics must
+    all run: an unknown one raises, and the missing requirements raise one
+    :class:`~devil_dataset.core.errors.WeightsMissingError` naming them all. ``provided``: metrics whose network the
+    caller injected (their requirement is not checked).
+
+        >>> p = EvaluationProtocol("toy", "", (), (), ("a", "b"), ("a", "b"),
+        ...                        needs={"b": lambda o: (_ for _ in ()).throw(WeightsMissingError("w.pt: absent"))})
+        >>> runnable_metrics(p, None, EvalOptions())
+        (('a',), {'b': 'w.pt: absent'})
+        >>> runnable_metrics(p, ["b"], EvalOptions())
+        Traceback (most recent call last):
+        ...
+        devil_dataset.core.errors.WeightsMissingError: metric b: w.pt: absent
+    """
+    explicit = metric_names is not None
+    names = tuple(dict.fromkeys(metric_names or protocol.default_metrics))
+    for n in names:
+        if n not in protocol.metrics:
+            raise unknown_name(f"metric of the {protocol.name} protocol", n, protocol.metrics, prefix="--metrics: ")
+    skipped: dict[str, str] = {}
+    missing: list[str] = []
+    for m in names:
+        check = protocol.needs.get(m)
+        if check is None or m in provided:
+            continue
+        try:
+            check(options)
+        except WeightsMissingError as exc:
+            if explicit:
+                missing.append(f"metric {m}: {exc}")
+            else:
+                skipped[m] = str(exc)
+    if missing:
+        raise WeightsMissingError("; ".join(missing))
+    return tuple(m for m in names if m not in skipped), skipped
+
+
+__all__ = ["DOWN", "UP", "EvaluationProtocol", "FolderRequest", "InputLayout", "PaperTable", "Requirement",
+           "ResultKey", "runnable_metrics"]

@@ -1,0 +1,153 @@
+"""The layout PROVE's removal evaluation reads (issue 45; ``docs/removal.md``): three folders matched by name —
+inputs (the videos with the object), results (a method's removals), masks (white = the removed object) — each entry a
+``<name>.mp4`` or a ``<name>/`` folder of PNG / JPEG frames (sorted file names).
+
+Reading follows xiaomi-research/prove's ``utils/media_utils.py`` and ``run_prove_metrics.py``: frames decoded with
+OpenCV (BGR -> RGB), at most :data:`MAX_FRAMES` per video; the input and the mask cut to the result's length and all
+three to the shortest; the result resized to the mask's size (``INTER_LINEAR``). Unlike their code, names missing
+from a folder are listed (:attr:`ProveLayout.unmatched`), never dropped without a word, and an unreadable video is a
+:class:`~devil_dataset.core.errors.DevilError` naming it.
+
+    >>> import tempfile, pathlib, cv2, numpy as np
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for d in ("IN/cat", "OUT/cat", "MASKS/cat", "IN/dog"):
+    ...     (root / d).mkdir(parents=True)
+    >>> for t in range(2):
+    ...     for d in ("IN/cat", "OUT/cat", "MASKS/cat"):
+    ...         _ = cv2.imwrite(str(root / d / f"{t:05d}.png"), np.zeros((28, 28, 3), np.uint8))
+    >>> layout = list_prove_videos(root / "IN", root / "OUT", root / "MASKS")
+    >>> [v.name for v in layout.videos], layout.unmatched
+    (['cat'], {'dog': ['results', 'masks']})
+    >>> read_prove_video(layout.videos[0]).result.shape
+    (2, 28, 28, 3)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ....core.errors import DevilError
+from ..propainter.layout import FRAME_SUFFIXES, image_files, read_protocol_frame
+
+#: Frames read per video (``run_prove_metrics.py``: ``get_video_frames(gen_path)[:81]``, ``max_frames=81``).
+MAX_FRAMES = 81
+#: Video files matched by name (``utils/media_utils.py`` ``get_media_pairs``: ``ext = [".mp4"]``).
+VIDEO_SUFFIXES: tuple[str, ...] = (".mp4",)
+FOLDERS: tuple[str, ...] = ("inputs", "results", "masks")
+
+
+@dataclass(frozen=True)
+class ProveVideo:
+    """One video's three sources: a ``.mp4`` file or a folder of frames each."""
+
+    name: str
+    inputs: Path
+    results: Path
+    masks: Path
+
+
+@dataclass(frozen=True)
+class ProveLayout:
+    """The matched videos (sorted names) and, per unmatched name, the folders it is missing from."""
+
+    videos: list[ProveVideo]
+    unmatched: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class ProveFrames:
+    """One video as scored: ``result`` uint8 [T, H, W, 3] RGB at the mask's size, ``masks`` uint8 [T, H, W, 3],
+    ``inputs`` uint8 [T, H', W', 3] (the attribute labelling reads them), and what reading changed: the result's
+    size before its resize (None when already the mask's), the frame counts before the cut."""
+
+    name: str
+    inputs: np.ndarray
+    result: np.ndarray
+    masks: np.ndarray
+    resized_from: tuple[int, int] | None
+    frame_counts: dict[str, int]
+
+
+def _entries(folder: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for p in sorted(folder.iterdir()):
+        if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES:
+            out[p.stem] = p
+        elif p.is_dir() and not p.name.startswith("."):
+            out.setdefault(p.name, p)
+    return out
+
+
+def list_prove_videos(inputs: str | Path, results: str | Path, masks: str | Path) -> ProveLayout:
+    """Match the three folders by name (``.mp4`` stem or subfolder name); see the module docstring. No common name
+    at all is a DevilError listing what each folder holds."""
+    folders = {k: Path(v) for k, v in zip(FOLDERS, (inputs, results, masks))}
+    for what, folder in folders.items():
+        if not folder.is_dir():
+            raise DevilError(f"{folder}: {what} folder does not exist")
+    found = {what: _entries(folder) for what, folder in folders.items()}
+    names = sorted(set().union(*found.values()))
+    unmatched = {n: [w for w in FOLDERS if n not in found[w]] for n in names if any(n not in found[w] for w in FOLDERS)}
+    videos = [ProveVideo(n, found["inputs"][n], found["results"][n], found["masks"][n]) for n in names
+              if n not in unmatched]
+    if not videos:
+        held = "; ".join(f"{folders[w]}: {len(found[w])} ({', '.join(sorted(found[w])[:5]) or 'nothing'})"
+                         for w in FOLDERS)
+        raise DevilError(f"no video name is in all three folders (<name>.mp4 or <name>/ of frames): {held}")
+    return ProveLayout(videos, unmatched)
+
+
+def read_frames(path: Path, limit: int = MAX_FRAMES) -> np.ndarray:
+    """Up to ``limit`` frames of a ``.mp4`` (OpenCV decode) or a folder of PNG / JPEG frames, RGB uint8
+    [T, H, W, 3]; an unreadable or empty source is a DevilError naming it."""
+    if path.is_dir():
+        files = image_files(path, FRAME_SUFFIXES)[:limit]
+        if not files:
+            raise DevilError(f"{path}: holds no {'/'.join(FRAME_SUFFIXES)} frames")
+        frames = [read_protocol_frame(f, _size_of(f)) for f in files]
+        if len({f.shape for f in frames}) > 1:
+            raise DevilError(f"{path}: frames of different sizes")
+        return np.stack(frames)
+    cap = cv2.VideoCapture(str(path))
+    out: list[np.ndarray] = []
+    while cap.isOpened() and len(out) < limit:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        out.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
+    cap.release()
+    if not out:
+        raise DevilError(f"{path}: unreadable video (OpenCV decodes no frame)")
+    return np.stack(out)
+
+
+def _size_of(path: Path) -> tuple[int, int]:
+    """(W, H) of an image file, so that :func:`read_protocol_frame` keeps its size."""
+    data = np.fromfile(path, np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED) if data.size else None
+    if image is None:
+        raise DevilError(f"{path}: unreadable image (OpenCV cannot decode it)")
+    return int(image.shape[1]), int(image.shape[0])
+
+
+def read_prove_video(video: ProveVideo, limit: int = MAX_FRAMES) -> ProveFrames:
+    """The three sources of one video, cut and resized as their code does (module docstring)."""
+    result = read_frames(video.results, limit)
+    inputs = read_frames(video.inputs, len(result))
+    masks = read_frames(video.masks, len(result))
+    counts = {"inputs": len(inputs), "results": len(result), "masks": len(masks)}
+    n = min(counts.values())
+    result, masks, inputs = result[:n], masks[:n], inputs[:n]
+    h, w = masks.shape[1:3]
+    resized_from = None
+    if result.shape[1:3] != (h, w):
+        resized_from = (int(result.shape[2]), int(result.shape[1]))
+        result = np.stack([cv2.resize(f, (w, h), interpolation=cv2.INTER_LINEAR) for f in result])
+    return ProveFrames(video.name, inputs, result, masks, resized_from, counts)
+
+
+__all__ = ["FOLDERS", "MAX_FRAMES", "VIDEO_SUFFIXES", "ProveFrames", "ProveLayout", "ProveVideo",
+           "list_prove_videos", "read_frames", "read_prove_video"]

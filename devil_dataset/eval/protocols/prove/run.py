@@ -1,0 +1,259 @@
+"""``devil evaluate --protocol prove``: PROVE's reference-free removal metrics RC-S (higher is better) and RC-T
+(lower is better) on three folders — inputs, a method's results, masks — as xiaomi-research/prove's
+``run_prove_metrics.py`` computes them (issue 45; ``docs/removal.md``).
+
+Per video (:mod:`devil_dataset.eval.protocols.prove.layout`): frames read as their code reads them, RC-S per frame and
+RC-T per consecutive pair (:mod:`.removal`), each a mean over what was scored; the dataset
+value is the mean of the per-video values. Beyond their code: per-video values (``videos``) with the frames and pairs
+scored and the network passes (``video_counts``), a
+seeded bootstrap interval over videos, the videos without a score named (``unscored``; left out of the mean as
+theirs leaves them out), names missing from a folder (``unmatched``), masks that are not binary and results resized
+(``input_notes``), the model's name, revision and weights sha256, and each metric's better direction.
+
+    >>> import tempfile, pathlib, cv2, numpy as np
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for t in range(3):
+    ...     for d in ("IN/cat", "OUT/cat", "MASKS/cat"):
+    ...         (root / d).mkdir(parents=True, exist_ok=True)
+    ...         m = np.zeros((64, 64, 3), np.uint8); m[20:44, 20 + t:44 + t] = 255
+    ...         img = m if d.startswith("MASKS") else np.full((64, 64, 3), 60 * t, np.uint8)
+    ...         _ = cv2.imwrite(str(root / d / f"{t:05d}.png"), img)
+    >>> rng = np.random.default_rng(0)
+    >>> net = lambda images: np.stack([rng.normal(size=(i.shape[0] // 14, i.shape[1] // 14, 4)) for i in images])
+    >>> doc = evaluate_prove(root / "IN", root / "OUT", root / "MASKS", ["rc_s", "rc_t"], network=net)
+    >>> doc["protocol"], doc["directions"], doc["video_counts"]["cat"]  # a moving mask: 3 squares + 2 pairs x 2
+    ('prove', {'rc_s': 'higher', 'rc_t': 'lower'}, {'rc_s_frames': 3, 'rc_t_pairs': 2, 'forward_crops': 7})
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import cv2
+import numpy as np
+
+from ....core.cpu_pins import cpu_pinned
+from ....core.engines import Engine
+from ....core.engines.local import map_ordered
+from ....core.errors import DevilError
+from ....core.progress import progress_bar
+from ...metrics.metric import EvalOptions
+from ...metrics.registry import higher_is_better, skipped_lines
+from ...metrics.removal_fidelity import REMOVAL_FIDELITY_METRICS, fidelity_video
+from ...scoring.one_pass import resolve_device
+from ...scoring.results import folder_provenance, folder_results
+from ...stats.intervals import video_summary
+from ..declaration import FolderRequest, runnable_metrics
+from . import kernels as k
+from .definition import PROTOCOL, PROVE_METRICS
+from .layout import MAX_FRAMES, ProveVideo, list_prove_videos, read_prove_video
+from .removal import (
+    ARITHMETIC_OF_PARITY,
+    REMOVAL_METRICS,
+    FeatureFn,
+    dinov2,
+    dinov2_for,
+    mask_report,
+    removal_scores,
+)
+
+
+@dataclass
+class ProveVideoScores:
+    """One video's record: values, counts and what reading changed."""
+
+    name: str
+    values: dict[str, float]
+    counts: dict[str, int]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, device: str,  # noqa: PLR0913
+                      batch_size: int, network: FeatureFn | None = None, limit: int = MAX_FRAMES,
+                      arithmetic: str = "float32") -> ProveVideoScores:
+    """Read and score one video (a module-level function: engine workers run it, loading the model once each)."""
+    frames = read_prove_video(video, limit)
+    rc = tuple(m for m in metrics if m in REMOVAL_METRICS)
+    values: dict[str, float] = {}
+    counts = {"frames": len(frames.result)}
+    notes: dict[str, Any] = {}
+    if rc:
+        features = network if network is not None else dinov2(model, device).patch_features
+        scores = removal_scores(frames.result, frames.masks, features, rc, batch_size, arithmetic)
+        values.update(scores.values(rc))
+        counts.update({"rc_s_frames": scores.frames_scored, "rc_t_pairs": scores.pairs_scored,
+                       "forward_crops": scores.forward_crops})
+    fidelity = [m for m in metrics if m in REMOVAL_FIDELITY_METRICS]
+    if fidelity:
+        hole = np.stack([k.grey_mask(m) for m in frames.masks]) > k.MASK_THRESHOLD
+        inputs = frames.inputs
+        if inputs.shape[1:3] != hole.shape[1:3]:
+            notes["input_resized"] = {"from": [int(inputs.shape[2]), int(inputs.shape[1])],
+                                      "to": [int(hole.shape[2]), int(hole.shape[1])]}
+            inputs = np.stack([cv2.resize(f, (hole.shape[2], hole.shape[1]), interpolation=cv2.INTER_LINEAR)
+                               for f in inputs])
+        for m in fidelity:
+            values[m], capped = fidelity_video(m, inputs, frames.result, hole)
+            if capped:
+                notes.setdefault("capped_frames", {})[m] = capped
+    report = mask_report(frames.masks)
+    if report["non_binary_frames"]:
+        notes["non_binary_mask"] = report
+    if frames.resized_from is not None:
+        notes["result_resized"] = {"from": list(frames.resized_from),
+                                   "to": [int(frames.masks.shape[2]), int(frames.masks.shape[1])]}
+    if len(set(frames.frame_counts.values())) > 1:
+        notes["frames_cut"] = {**frames.frame_counts, "kept": len(frames.result)}
+    return ProveVideoScores(video.name, {m: values[m] for m in metrics}, counts, notes)
+
+
+def directions(metrics: Sequence[str]) -> dict[str, str]:
+    """Each metric's better direction as the registry declares it.
+
+    >>> directions(["rc_s", "rc_t"])
+    {'rc_s': 'higher', 'rc_t': 'lower'}
+    """
+    return {m: "higher" if higher_is_better(m) else "lower" for m in metrics}
+
+
+def protocol_record(metrics: Sequence[str], arithmetic: str = "float32") -> dict[str, Any]:
+    """What the protocol did, as the results' provenance records it (constants from :mod:`.kernels`)."""
+    return {
+        "name": "prove", "source": "xiaomi-research/prove run_prove_metrics.py, utils/metrics.py, "
+        "utils/predictors.py, utils/bbox.py", "directions": directions(metrics),
+        "frames": f"OpenCV decode, BGR->RGB, at most {MAX_FRAMES}, cut to the shortest; results resized to the "
+                  "masks' size (INTER_LINEAR)",
+        "masks": f"RC-S: Pillow grey > {k.MASK_THRESHOLD}, 4-connected components >= {k.MIN_COMPONENT_AREA} px "
+                 "(else the largest); windows read the grey crop (> 0 = hole). RC-T: first channel "
+                 f"> {k.MASK_THRESHOLD}, union's square; cells in both pooled masks (> {k.RCT_CELL_THRESHOLD})",
+        "crop": f"bounding square grown by {k.SQUARE_EXPANSION:.4f} of its side, clipped to the frame; longer side "
+                f"{k.DINO_TARGET_SIZE} (INTER_LINEAR, int), padded to a multiple of {k.PATCH_SIZE} with RGB "
+                f"{k.PAD_RGB}; patch tokens (CLS dropped)",
+        "windows": f"kernel int({k.WINDOW_KERNEL}*s), stride int({k.WINDOW_STRIDE}*s), s = max(grid)/"
+                   f"{k.WINDOW_GRID:g}; RC-S: > {k.RCS_MIN_CELLS} hole and > {k.RCS_MIN_CELLS} known cells, or > "
+                   f"{k.RCS_MIN_CELLS} hole and no known cell (vs every known cell of the crop); RC-T: >= "
+                   f"{k.RCT_MIN_CELLS} shared cells",
+        "mmd": f"RBF, sigma {k.MMD_SIGMA:g}, L2-normalised features, biased, x {k.MMD_SCALE:g}, {arithmetic}; RC-S "
+               f"exp(-max(0, mean)/{k.RCS_TAU:g}) averaged over components",
+        "averaging": "mean over scored frames (RC-S) / pairs (RC-T) per video; mean over videos with a value",
+    }
+
+
+def _summaries(scores: list[ProveVideoScores], metrics: Sequence[str], seed: int) -> tuple[dict, dict, dict]:
+    summary, uncertainty, unscored = {}, {}, {}
+    for m in metrics:
+        values = [s.values[m] for s in scores]
+        ok = [v for v in values if not math.isnan(v)]
+        summary[m] = math.fsum(ok) / len(ok) if ok else float("nan")
+        uncertainty[m] = video_summary(values, seed=seed)
+        missing = [s.name for s, v in zip(scores, values) if math.isnan(v)]
+        if missing:
+            unscored[m] = missing
+    return summary, uncertainty, unscored
+
+
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
+def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry point
+    input_dir: str | Path,
+    pred_dir: str | Path,
+    mask_dir: str | Path,
+    metric_names: Sequence[str] | None = None,
+    options: EvalOptions | None = None,
+    *,
+    method: str | None = None,
+    engine: Engine | None = None,
+    network: FeatureFn | None = None,
+    identity: dict[str, Any] | None = None,
+    progress: bool = False,
+    on_video: Callable[[ProveVideoScores], None] | None = None,
+) -> dict:
+    """Score a method's removals (``pred_dir``) with RC-S / RC-T; returns the results document (``protocol:
+    "prove"``; ``summary`` holds ``rc_s``, ``rc_t``). ``options``: ``dino_model`` (a ``save_pretrained`` folder or a
+    cached Hub id), ``device``, ``batch_size`` (crops per forward pass), ``seed`` (intervals). ``engine``: where the
+    videos are scored (local processes or Ray; each worker loads the model once). ``network``: an injected feature
+    function (tests; then everything runs here), ``identity`` what to record about it. See the module docstring."""
+    options = options or EvalOptions(protocol="prove")
+    # a missing model: RC-S / RC-T skipped with a note (default metrics) or an error (named), before any video
+    metrics, skipped = runnable_metrics(PROTOCOL, metric_names, options,
+                                        REMOVAL_METRICS if network is not None else ())
+    if not metrics:
+        raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    device = resolve_device(options.device)
+    layout = list_prove_videos(input_dir, pred_dir, mask_dir)
+    score = partial(score_prove_video, metrics=metrics, model=options.dino_model, device=device,
+                    batch_size=options.batch_size, network=network,
+                    arithmetic=ARITHMETIC_OF_PARITY[str(options.parity)])
+    runs = engine.map_ordered(score, layout.videos) if engine is not None and network is None \
+        else map_ordered(score, layout.videos)
+    scores = []
+    for s in progress_bar(runs, total=len(layout.videos), desc="prove", unit="video", enabled=progress):
+        scores.append(s)
+        if on_video is not None:
+            on_video(s)
+    summary, uncertainty, unscored = _summaries(scores, metrics, options.seed)
+    summary.update({m: float("nan") for m in skipped})
+    dino = identity if identity is not None else {"name": "injected"} if network is not None else \
+        dinov2(options.dino_model, device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
+    provenance = folder_provenance(
+        options,
+        {"mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir), "mask_dir": str(mask_dir)},
+        {"protocol": protocol_record(metrics, ARITHMETIC_OF_PARITY[str(options.parity)]), "dino": dino})
+    return folder_results("prove", options, method, pred_dir, {
+        "num_videos": len(scores), "num_frames": sum(s.counts["frames"] for s in scores), "metrics": list(metrics),
+        "directions": directions(metrics), "summary": summary,
+        "videos": {s.name: dict(s.values) for s in scores},
+        "video_counts": {s.name: {c: v for c, v in s.counts.items() if c != "frames"} for s in scores},
+        "frame_counts": {s.name: s.counts["frames"] for s in scores}, "uncertainty": uncertainty,
+        "unscored": unscored, "unmatched": layout.unmatched,
+        "input_notes": {s.name: s.notes for s in scores if s.notes},
+        "infinite": {}, "clipped": {}, "skipped": skipped, "provenance": provenance,
+        **({"warnings": skipped_lines(skipped)} if skipped else {}),
+    })
+
+
+def evaluate_request(request: FolderRequest) -> dict:
+    """``devil evaluate --protocol prove``: :func:`evaluate_prove` of the request's ``input_dir``, ``pred_dir`` and
+    ``mask_dir`` (an engine only when asked for: several processes or Ray)."""
+    folders = request.folders
+    return evaluate_prove(folders["input_dir"], folders["pred_dir"], folders["mask_dir"], request.metric_names,
+                          request.options, method=request.method, engine=request.engine, progress=request.progress)
+
+
+def removal_lines(doc: dict) -> list[str]:
+    """The warnings a prove results document carries, one line each (printed by the CLI on stderr).
+
+    >>> removal_lines({"unmatched": {"dog": ["masks"]}, "unscored": {"rc_t": ["cat"]}, "input_notes": {}})
+    ['dog: not in masks, not scored', 'rc_t: no score for cat (no window scored; left out of the mean)']
+    """
+    lines = [f"{n}: not in {', '.join(w)}, not scored" for n, w in (doc.get("unmatched") or {}).items()]
+    lines += [f"{m}: no score for {', '.join(v)} (no window scored; left out of the mean)"
+              for m, v in (doc.get("unscored") or {}).items()]
+    notes_of = doc.get("input_notes") or {}
+    grey = [n for n, notes in notes_of.items() if "non_binary_mask" in notes]
+    if grey:
+        frames = sum(notes_of[n]["non_binary_mask"]["non_binary_frames"] for n in grey)
+        lines.append(f"masks not binary in {len(grey)} of {doc.get('num_videos', len(grey))} videos ({frames} frames; "
+                     f"{', '.join(grey[:3])}{' ...' if len(grey) > 3 else ''}): thresholded at > {k.MASK_THRESHOLD} as "
+                     "PROVE does (RC-S windows read the grey values; per video in input_notes)")
+    for name, notes in notes_of.items():
+        if "result_resized" in notes:
+            r = notes["result_resized"]
+            lines.append(f"{name}: result {r['from'][0]}x{r['from'][1]} resized to the mask's {r['to'][0]}x"
+                         f"{r['to'][1]} (INTER_LINEAR, as PROVE does)")
+        if "input_resized" in notes:
+            r = notes["input_resized"]
+            lines.append(f"{name}: input {r['from'][0]}x{r['from'][1]} resized to the mask's {r['to'][0]}x"
+                         f"{r['to'][1]} for the background / masked metrics (INTER_LINEAR)")
+        for m, n in (notes.get("capped_frames") or {}).items():
+            lines.append(f"{name}: {m}: {n} frame(s) identical where compared (infinite PSNR), capped at the "
+                         "one-grey-level PSNR 10 log10(N 255^2)")
+        if "frames_cut" in notes:
+            lines.append(f"{name}: frame counts {notes['frames_cut']}: cut to the shortest")
+    return lines
+
+
+__all__ = ["PROVE_METRICS", "ProveVideoScores", "dinov2_for", "directions", "evaluate_prove", "evaluate_request",
+           "protocol_record", "removal_lines", "score_prove_video"]
