@@ -3,8 +3,8 @@ inputs (the videos with the object), results (a method's removals), masks (white
 ``<name>.mp4`` or a ``<name>/`` folder of PNG / JPEG frames (sorted file names).
 
 Reading follows xiaomi-research/prove's ``utils/media_utils.py`` and ``run_prove_metrics.py``: frames decoded with
-OpenCV (BGR -> RGB), at most :data:`MAX_FRAMES` per video; the input and the mask cut to the result's length and all
-three to the shortest; the result resized to the mask's size (``INTER_LINEAR``). Unlike their code, names missing
+OpenCV (BGR -> RGB), at most :data:`MAX_FRAMES` per video; all three cut to the shortest (their code cuts the input
+and the mask to the result's length; :attr:`ProveFrames.frame_counts` keeps every count, so a cut is noted); the result resized to the mask's size (``INTER_LINEAR``). Unlike their code, names missing
 from a folder are listed (:attr:`ProveLayout.unmatched`), never dropped without a word, and an unreadable video is a
 :class:`~devil_dataset.core.errors.DevilError` naming it.
 
@@ -77,9 +77,9 @@ class ProveFrames:
 def _entries(folder: Path) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for p in sorted(folder.iterdir()):
-        if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES:
-            out[p.stem] = p
-        elif p.is_dir() and not p.name.startswith("."):
+        if p.suffix.lower() in VIDEO_SUFFIXES and (p.is_file() or p.is_symlink()):
+            out[p.stem] = p  # a link that cannot be followed is kept: the source check names it
+        elif not p.name.startswith(".") and (p.is_dir() or (p.is_symlink() and not p.suffix and not p.exists())):
             out.setdefault(p.name, p)
     return out
 
@@ -139,8 +139,8 @@ def _size_of(path: Path) -> tuple[int, int]:
 def read_prove_video(video: ProveVideo, limit: int = MAX_FRAMES) -> ProveFrames:
     """The three sources of one video, cut and resized as their code does (module docstring)."""
     result = read_frames(video.results, limit)
-    inputs = read_frames(video.inputs, len(result))
-    masks = read_frames(video.masks, len(result))
+    inputs = read_frames(video.inputs, limit)  # read in full: a result shorter than its input is noted
+    masks = read_frames(video.masks, limit)
     counts = {"inputs": len(inputs), "results": len(result), "masks": len(masks)}
     n = min(counts.values())
     result, masks, inputs = result[:n], masks[:n], inputs[:n]
