@@ -35,6 +35,7 @@ from ..scoring.results import require_inputs
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, result_cell, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
+from .files import built_in_sibling
 from .plots import write_plots
 from .tables import (
     RELATIVE_IMPROVEMENT_CAPTION,
@@ -456,13 +457,14 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     if clips:  # issue 40: refused before anything is written, not after the plots
         require_inputs(data.docs, "the HTML report's clips (--clips-per-end 0: a report without them)")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tables = _table_parts(data)
-    atomic_write_text(out / "per_video.tsv", per_video_tsv(data.docs, data.keys))
-    plot_files = _write_plot_files(data, out, plots, plots_from)
-    # Clips: per slice, union of each method's worst/best; one player group per clip.
-    metric = _clip_metric(clip_metric, data.keys)
-    sections = _write_clip_sections(_clip_tasks(data, metric, per_end, out), engine) \
-        if clips and metric is not None else []
-    page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
-    return atomic_write_text(out / "index.html", page)
+    with built_in_sibling(out) as build:  # a failure leaves no partial report (no per_video.tsv without index.html)
+        tables = _table_parts(data)
+        atomic_write_text(build / "per_video.tsv", per_video_tsv(data.docs, data.keys))
+        plot_files = _write_plot_files(data, build, plots, plots_from)
+        # Clips: per slice, union of each method's worst/best; one player group per clip.
+        metric = _clip_metric(clip_metric, data.keys)
+        sections = _write_clip_sections(_clip_tasks(data, metric, per_end, build), engine) \
+            if clips and metric is not None else []
+        page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+        atomic_write_text(build / "index.html", page)
+    return out / "index.html"

@@ -4,9 +4,10 @@ inputs (the videos with the object), results (a method's removals), masks (white
 
 Reading follows xiaomi-research/prove's ``utils/media_utils.py`` and ``run_prove_metrics.py``: frames decoded with
 OpenCV (BGR -> RGB), at most :data:`MAX_FRAMES` per video; all three cut to the shortest (their code cuts the input
-and the mask to the result's length; :attr:`ProveFrames.frame_counts` keeps every count, so a cut is noted); the result resized to the mask's size (``INTER_LINEAR``). Unlike their code, names missing
-from a folder are listed (:attr:`ProveLayout.unmatched`), never dropped without a word, and an unreadable video is a
-:class:`~devil_dataset.core.errors.DevilError` naming it.
+and the mask to the result's length; :attr:`ProveFrames.frame_counts` keeps every count, so a cut is noted); the
+result resized to the mask's size (``INTER_LINEAR``). Unlike their code, names missing from a folder are listed
+(:attr:`ProveLayout.unmatched`), never dropped without a word; a link that cannot be followed stays listed under its
+name, and :mod:`.input_check` names it and every other unreadable source before scoring.
 
     >>> import tempfile, pathlib, cv2, numpy as np
     >>> root = pathlib.Path(tempfile.mkdtemp())
