@@ -7,6 +7,8 @@ video is classified once (:func:`read_mask_values`) and the run says what it rea
 - ``binary``: only 0 and 255 (or empty): read as PROVE reads it;
 - ``zero_one``: only 0 and 1, some 1 (DAVIS-style label PNGs): PROVE's threshold would find no object at all; the
   mask is **converted** to 0 / 255 (1 = object) and the results say so: such masks are never read as empty;
+- ``palette``: a folder of palette PNGs (DAVIS's annotations): read by index, every nonzero index an object
+  (**converted** to 0 / 255); decoded to colours, DAVIS's first object (dark red) is grey 38, no object above 127;
 - ``grey_edges``: a few grey pixels (at most :data:`GREY_EDGE_FRACTION` of the pixels; a resized or anti-aliased
   edge): read as PROVE reads it (object above 127, windows reading the grey values);
 - ``lossy``: many pixels near 0 / 255 but not exactly (more than :data:`GREY_EDGE_FRACTION`, nearly all within
@@ -15,7 +17,7 @@ video is classified once (:func:`read_mask_values`) and the run says what it rea
   mask whose background is 1 turns every window into hole and RC-S falls (0.63 to 0.21 in one test);
 - ``grey``: many mid-grey pixels (a soft mask): read as PROVE reads it, with the same note.
 
-Only ``zero_one`` is converted; nothing is refused here (an inverted mask is found by
+Only ``zero_one`` and ``palette`` are converted; nothing is refused here (an inverted mask is found by
 :mod:`devil_dataset.core.hole_check`).
 
     >>> import numpy as np
@@ -43,19 +45,24 @@ GREY_EDGE_FRACTION = 0.01
 LOSSY_LEVELS = 16
 #: A mask video whose grey pixels are at least this fraction compression noise is ``lossy``, else ``grey``.
 LOSSY_SHARE = 0.9
-KINDS: tuple[str, ...] = ("binary", "zero_one", "grey_edges", "lossy", "grey")
+KINDS: tuple[str, ...] = ("binary", "zero_one", "palette", "grey_edges", "lossy", "grey")
 
 
 def _fraction(count: int, total: int) -> float:
     return round(count / total, 6) if total else 0.0
 
 
-def read_mask_values(masks: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+def read_mask_values(masks: np.ndarray, palette: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
     """``(masks to score, reading)`` of one mask video (uint8 [T, H, W, 3] as read, white = object): the masks
     unchanged except a ``zero_one`` video scaled to 0 / 255, and what was read: ``kind`` (:data:`KINDS`), the
     fractions of pixels that are grey (``grey_pixels``: neither 0 nor 255), faint (``faint_pixels``: 1 to 127, read
-    as hole by RC-S's windows only) and object (``object_pixels``: above 127), after any conversion."""
-    if masks.size and int(masks.max()) == 1:
+    as hole by RC-S's windows only) and object (``object_pixels``: above 127), after any conversion. ``palette``:
+    ``masks`` holds palette indices (:func:`~.layout.read_palette_indices`): every nonzero index is an object,
+    scaled to 255 (``palette``)."""
+    if palette:
+        masks = (masks > 0).astype(np.uint8) * np.uint8(255)
+        kind = "palette"
+    elif masks.size and int(masks.max()) == 1:
         masks = masks * np.uint8(255)
         kind = "zero_one"
     else:
@@ -90,14 +97,14 @@ class PreparedMasks:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-def prepare_masks(raw: np.ndarray) -> PreparedMasks:
+def prepare_masks(raw: np.ndarray, palette: bool = False) -> PreparedMasks:
     """Classify and (``zero_one`` only) convert one video's masks, and run the package's inverted-mask check.
 
     >>> m = np.full((2, 8, 8, 3), 255, np.uint8); m[:, :2, :2] = 0   # white = background: 94% hole
     >>> prepare_masks(m).notes
     {'inverted_mask': 'the hole covers 94% of the frames'}
     """
-    masks, reading = read_mask_values(raw)
+    masks, reading = read_mask_values(raw, palette)
     hole = np.stack([grey_mask(m) for m in masks]) > MASK_THRESHOLD if len(masks) else np.zeros((0, 1, 1), bool)
     notes: dict[str, Any] = {}
     if reading["kind"] != "binary":
@@ -125,6 +132,9 @@ def mask_reading_lines(readings: dict[str, dict[str, Any]], total: int) -> list[
         return f"{len(names)} of {total} videos ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''})"
 
     lines = []
+    if named("palette"):
+        lines.append(f"masks are palette PNGs (DAVIS annotations) in {which(named('palette'))}: read by index, every "
+                     "nonzero index = object (OpenCV's colours would hide DAVIS's dark-red object from > 127)")
     if named("zero_one"):
         lines.append(f"masks hold 0/1 (not 0/255) in {which(named('zero_one'))}: read as 1 = object (scaled to 255), "
                      "never as empty")

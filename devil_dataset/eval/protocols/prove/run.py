@@ -90,7 +90,7 @@ def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, d
     """Read and score one video (a module-level function: engine workers run it, loading the model once each);
     ``progress``: a bar over its DINOv2 crops (transient in a terminal, lines in a log)."""
     frames = read_prove_video(video, limit)
-    prepared = prepare_masks(frames.masks)  # 0/1 masks scaled to 0/255; what was read, in the notes
+    prepared = prepare_masks(frames.masks, frames.masks_palette)  # 0/1, palette masks to 0/255; notes say so
     frames.masks = prepared.masks
     rc = tuple(m for m in metrics if m in REMOVAL_METRICS)
     values: dict[str, float] = {}

@@ -102,6 +102,25 @@ def test_zero_one_masks_are_read_as_objects_with_the_values_of_0_255_masks(tmp_p
     assert not any("not binary" in line for line in lines)
 
 
+def test_davis_palette_masks_are_read_by_index(tmp_path):
+    """DAVIS annotation PNGs (palette, index 1 = object, dark red): decoded to colours their grey is 38, no object
+    above 127; read by index they score as the same masks at 0/255."""
+    from PIL import Image
+
+    ref = _run(write_set(tmp_path / "a"))
+    dirs = write_set(tmp_path / "b")
+    palette = [0, 0, 0, 128, 0, 0, 0, 128, 0] + [0] * (256 * 3 - 9)
+    for png in sorted((dirs[2] / "cat").glob("*.png")):
+        im = Image.fromarray((cv2.imread(str(png), cv2.IMREAD_GRAYSCALE) > 127).astype(np.uint8), "P")
+        im.putpalette(palette)
+        im.save(png)
+    doc = _run(dirs)
+    assert doc["videos"]["cat"] == ref["videos"]["cat"]
+    assert doc["input_notes"]["cat"]["mask_values"]["kind"] == "palette"
+    assert any(line.startswith("masks are palette PNGs (DAVIS annotations) in 1 of 1 videos (cat)")
+               for line in removal_lines(doc))
+
+
 def test_inverted_masks_get_the_packages_inverted_mask_warning(tmp_path):
     dirs = write_set(tmp_path, masks=lambda t: 255 - _mask(t))
     doc = _run(dirs, ("bg_psnr",))
