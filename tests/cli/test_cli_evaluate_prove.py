@@ -36,7 +36,8 @@ def test_json_summary_report_and_warnings(layout, model, capsys, tmp_path):
     doc = json.loads(captured.out)
     assert set(doc["summary"]) == {"rc_s", "rc_t"} and doc["protocol"] == "prove"
     assert 0 < doc["summary"]["rc_s"] < 1 and doc["summary"]["rc_t"] > 0
-    assert "rc_s: no score for empty" in captured.err and "masks not binary in 2 of 3 videos" in captured.err
+    assert "rc_s: no score for empty" in captured.err
+    assert "warning: masks lossy-compressed" in captured.err and "in 2 of 3 videos (moving, two_parts)" in captured.err
     second = tmp_path / "b.json"
     assert main([*_argv(layout, model, "--method-name", "b", "--parity", "corrected"), "--out", str(second)]) == 0
     capsys.readouterr()
@@ -81,3 +82,20 @@ def test_without_dinov2_the_default_metrics_skip_rc_s_and_rc_t_with_a_note(layou
     assert doc["summary"]["rc_s"] is None and doc["summary"]["rc_t"] is None and doc["summary"]["bg_ssim"] > 0
     assert set(doc["skipped"]) == {"rc_s", "rc_t"} and "not in the Hugging Face cache" in doc["skipped"]["rc_s"]
     assert "devil evaluate: skipped metrics rc_s, rc_t: DINOv2 model 'nobody/no-such-dinov2'" in captured.err
+
+
+def test_bad_result_files_exit_2_all_named_before_scoring(tmp_path, model, capsys):
+    """Two bad results (a damaged file, a symlink loop) beside a good video: one error naming both, exit 2, nothing
+    scored or written."""
+    import os
+
+    dirs = write_prove_layout(tmp_path / "set", cases=("moving", "two_parts", "small"), resized_result=None)
+    (dirs[1] / "two_parts.mp4").write_bytes((dirs[1] / "two_parts.mp4").read_bytes()[:300])
+    (dirs[1] / "small.mp4").unlink()
+    os.symlink(dirs[1] / "small.mp4", dirs[1] / "small.mp4")
+    out = tmp_path / "r.json"
+    assert main([*_argv(dirs, model), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "2 bad input file(s), nothing scored" in err
+    assert f"{dirs[1] / 'two_parts.mp4'}: unreadable video" in err and f"{dirs[1] / 'small.mp4'}: cannot be read" in err
+    assert not out.exists()

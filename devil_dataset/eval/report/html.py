@@ -38,6 +38,7 @@ from ..scoring.results import require_inputs
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, result_cell, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
+from .files import built_in_sibling
 from .plots import write_plots
 from .tables import (
     RELATIVE_IMPROVEMENT_CAPTION,
@@ -586,21 +587,23 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     """
     template = _page_template()
     docs = list(docs)
-    if clips and encoding is None:  # refused (inputs missing) before anything is written, not after the plots
-        encoding = ClipEncoding(docs, out_dir, keys, engine=engine, clip_metric=clip_metric, per_end=per_end)
+    data = _gather(docs, keys, comparisons, caveats)
+    out = Path(out_dir)
     try:
-        data = _gather(docs, keys, comparisons, caveats)
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        tables = _table_parts(data)
-        atomic_write_text(out / "per_video.tsv", per_video_tsv(data.docs, data.keys))
-        plot_files = _write_plot_files(data, out, plots, plots_from)
-        # Clips: per slice, union of each method's worst/best; one player group per clip.
-        metric = _clip_metric(clip_metric, data.keys)
-        sections = encoding.sections() if clips and encoding is not None else []
-        page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+        # Built beside ``out`` and moved in at the end: a failure leaves no partial report (report/files.py).
+        with built_in_sibling(out) as build:
+            if clips and encoding is None:  # refused (inputs missing) before anything is written, not after the plots
+                encoding = ClipEncoding(docs, build, keys, engine=engine, clip_metric=clip_metric, per_end=per_end)
+            tables = _table_parts(data)
+            atomic_write_text(build / "per_video.tsv", per_video_tsv(data.docs, data.keys))
+            plot_files = _write_plot_files(data, build, plots, plots_from)
+            # Clips: per slice, union of each method's worst/best; one player group per clip.
+            metric = _clip_metric(clip_metric, data.keys)
+            sections = encoding.sections() if clips and encoding is not None else []
+            page = _render_page(template, tables, _Media(plot_files, sections, metric), data.docs)
+            atomic_write_text(build / "index.html", page)
     except BaseException:
         if encoding is not None:
             encoding.cancel()  # nothing more is encoded for a report that failed
         raise
-    return atomic_write_text(out / "index.html", page)
+    return out / "index.html"

@@ -3,10 +3,11 @@ inputs (the videos with the object), results (a method's removals), masks (white
 ``<name>.mp4`` or a ``<name>/`` folder of PNG / JPEG frames (sorted file names).
 
 Reading follows xiaomi-research/prove's ``utils/media_utils.py`` and ``run_prove_metrics.py``: frames decoded with
-OpenCV (BGR -> RGB), at most :data:`MAX_FRAMES` per video; the input and the mask cut to the result's length and all
-three to the shortest; the result resized to the mask's size (``INTER_LINEAR``). Unlike their code, names missing
-from a folder are listed (:attr:`ProveLayout.unmatched`), never dropped without a word, and an unreadable video is a
-:class:`~devil_dataset.core.errors.DevilError` naming it.
+OpenCV (BGR -> RGB), at most :data:`MAX_FRAMES` per video; all three cut to the shortest (their code cuts the input
+and the mask to the result's length; :attr:`ProveFrames.frame_counts` keeps every count, so a cut is noted); the
+result resized to the mask's size (``INTER_LINEAR``). Unlike their code, names missing from a folder are listed
+(:attr:`ProveLayout.unmatched`), never dropped without a word; a link that cannot be followed stays listed under its
+name, and :mod:`.input_check` names it and every other unreadable source before scoring.
 
     >>> import tempfile, pathlib, cv2, numpy as np
     >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from PIL import Image
 
 from ....core.errors import DevilError
 from ..propainter.layout import FRAME_SUFFIXES, image_files, read_protocol_frame
@@ -69,14 +71,15 @@ class ProveFrames:
     masks: np.ndarray
     resized_from: tuple[int, int] | None
     frame_counts: dict[str, int]
+    masks_palette: bool = False  # the masks are palette PNGs (DAVIS annotations): ``masks`` holds their indices
 
 
 def _entries(folder: Path) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for p in sorted(folder.iterdir()):
-        if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES:
-            out[p.stem] = p
-        elif p.is_dir() and not p.name.startswith("."):
+        if p.suffix.lower() in VIDEO_SUFFIXES and (p.is_file() or p.is_symlink()):
+            out[p.stem] = p  # a link that cannot be followed is kept: the source check names it
+        elif not p.name.startswith(".") and (p.is_dir() or (p.is_symlink() and not p.suffix and not p.exists())):
             out.setdefault(p.name, p)
     return out
 
@@ -124,6 +127,35 @@ def read_frames(path: Path, limit: int = MAX_FRAMES) -> np.ndarray:
     return np.stack(out)
 
 
+def palette_pngs(path: Path) -> bool:
+    """Whether ``path`` is a folder of palette PNG frames (Pillow mode ``P``: DAVIS's annotations, index 0 =
+    background, 1, 2, ... = objects), judged by its first frame."""
+    files = image_files(path, (".png",)) if path.is_dir() else ()
+    if not files:
+        return False
+    try:
+        with Image.open(files[0]) as im:
+            return im.mode == "P"
+    except OSError:
+        return False
+
+
+def read_palette_indices(path: Path, limit: int = MAX_FRAMES) -> np.ndarray:
+    """The palette indices of a folder of palette PNGs as uint8 [T, H, W, 3] (the index in every channel): OpenCV
+    would expand them to the palette's colours (DAVIS's object 1 is dark red, grey 38: no object above 127)."""
+    frames = []
+    for f in image_files(path, (".png",))[:limit]:
+        try:
+            with Image.open(f) as im:
+                index = np.asarray(im if im.mode == "P" else im.convert("L"), np.uint8)
+        except OSError as exc:
+            raise DevilError(f"{f}: unreadable image ({exc})") from None
+        frames.append(np.repeat(index[:, :, None], 3, 2))
+    if len({f.shape for f in frames}) > 1:
+        raise DevilError(f"{path}: frames of different sizes")
+    return np.stack(frames)
+
+
 def _size_of(path: Path) -> tuple[int, int]:
     """(W, H) of an image file, so that :func:`read_protocol_frame` keeps its size."""
     data = np.fromfile(path, np.uint8)
@@ -136,8 +168,9 @@ def _size_of(path: Path) -> tuple[int, int]:
 def read_prove_video(video: ProveVideo, limit: int = MAX_FRAMES) -> ProveFrames:
     """The three sources of one video, cut and resized as their code does (module docstring)."""
     result = read_frames(video.results, limit)
-    inputs = read_frames(video.inputs, len(result))
-    masks = read_frames(video.masks, len(result))
+    inputs = read_frames(video.inputs, limit)  # read in full: a result shorter than its input is noted
+    palette = palette_pngs(video.masks)
+    masks = read_palette_indices(video.masks, limit) if palette else read_frames(video.masks, limit)
     counts = {"inputs": len(inputs), "results": len(result), "masks": len(masks)}
     n = min(counts.values())
     result, masks, inputs = result[:n], masks[:n], inputs[:n]
@@ -146,8 +179,8 @@ def read_prove_video(video: ProveVideo, limit: int = MAX_FRAMES) -> ProveFrames:
     if result.shape[1:3] != (h, w):
         resized_from = (int(result.shape[2]), int(result.shape[1]))
         result = np.stack([cv2.resize(f, (w, h), interpolation=cv2.INTER_LINEAR) for f in result])
-    return ProveFrames(video.name, inputs, result, masks, resized_from, counts)
+    return ProveFrames(video.name, inputs, result, masks, resized_from, counts, palette)
 
 
 __all__ = ["FOLDERS", "MAX_FRAMES", "VIDEO_SUFFIXES", "ProveFrames", "ProveLayout", "ProveVideo",
-           "list_prove_videos", "read_frames", "read_prove_video"]
+           "list_prove_videos", "palette_pngs", "read_frames", "read_palette_indices", "read_prove_video"]

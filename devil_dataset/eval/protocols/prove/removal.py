@@ -191,6 +191,23 @@ def removal_scores(frames: np.ndarray, masks: np.ndarray, features: FeatureFn,  
     return RemovalScores(rcs, rct, store.computed)
 
 
+def planned_crops(masks: np.ndarray, metrics: Sequence[str] = REMOVAL_METRICS) -> int:
+    """How many DINOv2 crops :func:`removal_scores` passes for ``masks`` (each distinct (frame, crop) once): the
+    total a progress bar counts to.
+
+    >>> m = np.zeros((3, 64, 64), np.uint8); m[:, 20:44, 20:44] = 255
+    >>> planned_crops(m)  # a still mask: RC-S and RC-T share the 3 squares
+    3
+    """
+    crops = {_Crop(t, box) for t in range(len(masks)) for box, _ in _rcs_plan(masks[t])} if "rc_s" in metrics \
+        else set()
+    for t in range(len(masks) - 1 if "rc_t" in metrics else 0):
+        plan = _rct_plan(masks[t], masks[t + 1])
+        if plan is not None:
+            crops.update((_Crop(t, plan[0]), _Crop(t + 1, plan[0])))
+    return len(crops)
+
+
 def mask_report(masks: np.ndarray) -> dict[str, int]:
     """How far a mask video is from binary: ``{"frames": T, "non_binary_frames": frames holding a grey value
     other than 0 and 255 (thresholded at > 127 as PROVE does), "non_binary_pixels": such pixels}``.
@@ -276,4 +293,4 @@ class RCTMetric(_RemovalMetric):
 
 
 __all__ = ["ARITHMETIC_OF_PARITY", "REMOVAL_METRICS", "FeatureFn", "RCSMetric", "RCTMetric", "RemovalScores",
-           "dinov2", "dinov2_for", "mask_report", "removal_scores"]
+           "dinov2", "dinov2_for", "mask_report", "planned_crops", "removal_scores"]

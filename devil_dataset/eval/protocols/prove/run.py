@@ -27,6 +27,7 @@ theirs leaves them out), names missing from a folder (``unmatched``), masks that
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -39,6 +40,7 @@ from ....core.cpu_pins import cpu_pinned
 from ....core.engines import Engine
 from ....core.engines.local import map_ordered
 from ....core.errors import DevilError
+from ....core.hole_check import hole_warning
 from ....core.progress import progress_bar
 from ...metrics.metric import EvalOptions
 from ...metrics.registry import higher_is_better, skipped_lines
@@ -49,14 +51,16 @@ from ...stats.intervals import video_summary
 from ..declaration import FolderRequest, runnable_metrics
 from . import kernels as k
 from .definition import PROTOCOL, PROVE_METRICS
+from .input_check import check_prove_sources
 from .layout import MAX_FRAMES, ProveVideo, list_prove_videos, read_prove_video
+from .mask_reading import mask_reading_lines, prepare_masks
 from .removal import (
     ARITHMETIC_OF_PARITY,
     REMOVAL_METRICS,
     FeatureFn,
     dinov2,
     dinov2_for,
-    mask_report,
+    planned_crops,
     removal_scores,
 )
 
@@ -73,22 +77,28 @@ class ProveVideoScores:
 
 def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, device: str,  # noqa: PLR0913
                       batch_size: int, network: FeatureFn | None = None, limit: int = MAX_FRAMES,
-                      arithmetic: str = "float32") -> ProveVideoScores:
-    """Read and score one video (a module-level function: engine workers run it, loading the model once each)."""
+                      arithmetic: str = "float32", progress: bool = False) -> ProveVideoScores:
+    """Read and score one video (a module-level function: engine workers run it, loading the model once each);
+    ``progress``: a bar over its DINOv2 crops (transient in a terminal, lines in a log)."""
     frames = read_prove_video(video, limit)
+    prepared = prepare_masks(frames.masks, frames.masks_palette)  # 0/1, palette masks to 0/255; notes say so
+    frames.masks = prepared.masks
     rc = tuple(m for m in metrics if m in REMOVAL_METRICS)
     values: dict[str, float] = {}
     counts = {"frames": len(frames.result)}
-    notes: dict[str, Any] = {}
+    notes: dict[str, Any] = dict(prepared.notes)
     if rc:
         features = network if network is not None else dinov2(model, device).patch_features
-        scores = removal_scores(frames.result, frames.masks, features, rc, batch_size, arithmetic)
+        with progress_bar(total=planned_crops(frames.masks, rc), desc=f"prove {video.name}", unit="crop",
+                          enabled=progress, leave=not _is_terminal()) as bar:
+            scores = removal_scores(frames.result, frames.masks, _counted(features, bar), rc, batch_size,
+                                    arithmetic)
         values.update(scores.values(rc))
         counts.update({"rc_s_frames": scores.frames_scored, "rc_t_pairs": scores.pairs_scored,
                        "forward_crops": scores.forward_crops})
     fidelity = [m for m in metrics if m in REMOVAL_FIDELITY_METRICS]
     if fidelity:
-        hole = np.stack([k.grey_mask(m) for m in frames.masks]) > k.MASK_THRESHOLD
+        hole = prepared.hole
         inputs = frames.inputs
         if inputs.shape[1:3] != hole.shape[1:3]:
             notes["input_resized"] = {"from": [int(inputs.shape[2]), int(inputs.shape[1])],
@@ -99,15 +109,25 @@ def score_prove_video(video: ProveVideo, metrics: tuple[str, ...], model: str, d
             values[m], capped = fidelity_video(m, inputs, frames.result, hole)
             if capped:
                 notes.setdefault("capped_frames", {})[m] = capped
-    report = mask_report(frames.masks)
-    if report["non_binary_frames"]:
-        notes["non_binary_mask"] = report
     if frames.resized_from is not None:
         notes["result_resized"] = {"from": list(frames.resized_from),
                                    "to": [int(frames.masks.shape[2]), int(frames.masks.shape[1])]}
     if len(set(frames.frame_counts.values())) > 1:
         notes["frames_cut"] = {**frames.frame_counts, "kept": len(frames.result)}
     return ProveVideoScores(video.name, {m: values[m] for m in metrics}, counts, notes)
+
+
+def _is_terminal() -> bool:
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def _counted(features: FeatureFn, bar: Any) -> FeatureFn:
+    """``features``, advancing ``bar`` by the crops of each call."""
+    def run(images: Sequence[np.ndarray]) -> np.ndarray:
+        out = features(images)
+        bar.update(len(images))
+        return out
+    return run
 
 
 def directions(metrics: Sequence[str]) -> dict[str, str]:
@@ -183,9 +203,11 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
         raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     device = resolve_device(options.device)
     layout = list_prove_videos(input_dir, pred_dir, mask_dir)
+    check_prove_sources(layout)  # every bad file named in one error, before any video is scored
     score = partial(score_prove_video, metrics=metrics, model=options.dino_model, device=device,
                     batch_size=options.batch_size, network=network,
-                    arithmetic=ARITHMETIC_OF_PARITY[str(options.parity)])
+                    arithmetic=ARITHMETIC_OF_PARITY[str(options.parity)],
+                    progress=progress and (engine is None or network is not None))  # crops: in this process only
     runs = engine.map_ordered(score, layout.videos) if engine is not None and network is None \
         else map_ordered(score, layout.videos)
     scores = []
@@ -232,10 +254,17 @@ def removal_lines(doc: dict) -> list[str]:
     lines += [f"{m}: no score for {', '.join(v)} (no window scored; left out of the mean)"
               for m, v in (doc.get("unscored") or {}).items()]
     notes_of = doc.get("input_notes") or {}
-    grey = [n for n, notes in notes_of.items() if "non_binary_mask" in notes]
+    total = doc.get("num_videos", len(notes_of))
+    lines += mask_reading_lines({n: notes["mask_values"] for n, notes in notes_of.items() if "mask_values" in notes},
+                                total)
+    inverted = hole_warning({n: notes["inverted_mask"] for n, notes in notes_of.items() if "inverted_mask" in notes},
+                            total, str(((doc.get("provenance") or {}).get("inputs") or {}).get("mask_dir", "")))
+    lines += [inverted] if inverted else []
+    grey = [n for n, notes in notes_of.items() if "non_binary_mask" in notes
+            and (notes.get("mask_values") or {}).get("kind", "grey_edges") == "grey_edges"]
     if grey:
         frames = sum(notes_of[n]["non_binary_mask"]["non_binary_frames"] for n in grey)
-        lines.append(f"masks not binary in {len(grey)} of {doc.get('num_videos', len(grey))} videos ({frames} frames; "
+        lines.append(f"masks not binary in {len(grey)} of {total} videos ({frames} frames; "
                      f"{', '.join(grey[:3])}{' ...' if len(grey) > 3 else ''}): thresholded at > {k.MASK_THRESHOLD} as "
                      "PROVE does (RC-S windows read the grey values; per video in input_notes)")
     for name, notes in notes_of.items():
@@ -251,7 +280,9 @@ def removal_lines(doc: dict) -> list[str]:
             lines.append(f"{name}: {m}: {n} frame(s) identical where compared (infinite PSNR), capped at the "
                          "one-grey-level PSNR 10 log10(N 255^2)")
         if "frames_cut" in notes:
-            lines.append(f"{name}: frame counts {notes['frames_cut']}: cut to the shortest")
+            cut = notes["frames_cut"]
+            lines.append(f"{name}: frame counts differ (input {cut.get('inputs')}, result {cut.get('results')}, mask "
+                         f"{cut.get('masks')}): scored on the first {cut.get('kept')}, as PROVE does")
     return lines
 
 

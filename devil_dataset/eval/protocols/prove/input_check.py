@@ -1,0 +1,97 @@
+"""Every source of a removal run checked before anything is scored (``docs/removal.md``): each video of the inputs,
+results and masks folders is opened and decoded once (frames counted, not kept), and every bad one is named in ONE
+:class:`~devil_dataset.core.errors.DevilError` — as the DEVIL protocol validates its predictions
+(:func:`devil_dataset.eval.scoring.inputs.validate_clips`) — instead of the first surfacing after other videos were
+scored:
+
+- a path that cannot be read at all (a symlink loop, a dangling link, no permission);
+- a ``.mp4`` that OpenCV cannot open or decodes no frame of;
+- a ``.mp4`` that decodes fewer frames than its container declares (cut short or damaged: libav's "Invalid NAL
+  unit size"); PROVE's code scores the frames that decode, which silently scores a part of the video;
+- a frame folder without frames, with an unreadable frame or with frames of different sizes.
+
+    >>> import tempfile, pathlib
+    >>> from devil_dataset.eval.protocols.prove.layout import list_prove_videos
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for d in ("IN", "OUT", "MASKS"):
+    ...     (root / d).mkdir()
+    ...     _ = (root / d / "cat.mp4").write_bytes(b"not a video")
+    >>> check_prove_sources(list_prove_videos(root / "IN", root / "OUT", root / "MASKS"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.DevilError: 3 bad input file(s), nothing scored:
+      .../IN/cat.mp4: unreadable video (OpenCV cannot open it)
+    ...
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+
+from ....core.errors import DevilError
+from ..propainter.layout import FRAME_SUFFIXES, image_files
+from .layout import FOLDERS, MAX_FRAMES, ProveLayout
+
+#: Bad inputs listed in the error (then a count).
+MAX_LISTED = 20
+
+
+def _video_problem(path: Path, limit: int) -> str | None:
+    cap = cv2.VideoCapture(str(path))
+    try:
+        if not cap.isOpened():
+            return "unreadable video (OpenCV cannot open it)"
+        declared = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        decoded = 0
+        while decoded < limit and cap.grab():
+            decoded += 1
+    finally:
+        cap.release()
+    if decoded == 0:
+        return "unreadable video (OpenCV decodes no frame)"
+    if declared > 0 and decoded < min(declared, limit):
+        return (f"damaged or cut-short video: its container declares {declared} frames, {decoded} decode "
+                "(re-encode or replace it; scoring the frames that decode would score part of the video)")
+    return None
+
+
+def _folder_problem(path: Path, limit: int) -> str | None:
+    files = image_files(path, FRAME_SUFFIXES)[:limit]
+    if not files:
+        return f"holds no {'/'.join(FRAME_SUFFIXES)} frames"
+    sizes = set()
+    for f in files:
+        image = cv2.imread(str(f), cv2.IMREAD_UNCHANGED)
+        if image is None:
+            return f"{f.name}: unreadable image (OpenCV cannot decode it)"
+        sizes.add(image.shape[:2])
+    return "frames of different sizes" if len(sizes) > 1 else None
+
+
+def source_problem(path: str | Path, limit: int = MAX_FRAMES) -> str | None:
+    """What is wrong with one source (a ``.mp4`` or a folder of frames), in words, or ``None``."""
+    path = Path(path)
+    try:
+        path.stat()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return _folder_problem(path, limit) if path.is_dir() else _video_problem(path, limit)
+
+
+def check_prove_sources(layout: ProveLayout, limit: int = MAX_FRAMES) -> None:
+    """Decode every source of ``layout``'s videos once; raise ONE DevilError naming every bad file (see the module
+    docstring), or return when all are readable."""
+    bad = []
+    for video in layout.videos:
+        for what in FOLDERS:
+            path = getattr(video, what)
+            problem = source_problem(path, limit)
+            if problem is not None:
+                bad.append(f"{path}: {problem}")
+    if bad:
+        listed = bad[:MAX_LISTED] + ([f"... and {len(bad) - MAX_LISTED} more"] if len(bad) > MAX_LISTED else [])
+        raise DevilError(f"{len(bad)} bad input file(s), nothing scored:\n  " + "\n  ".join(listed))
+
+
+__all__ = ["MAX_LISTED", "check_prove_sources", "source_problem"]
