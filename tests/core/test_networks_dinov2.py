@@ -68,13 +68,28 @@ def test_preprocess_is_transformers_numpy_rescale_and_normalize():
     assert np.array_equal(preprocess(images, PROCESSOR_DEFAULTS).numpy(), want)
 
 
-def test_features_do_not_depend_on_the_batch(tiny):
-    """On the CPU each image goes through alone: the same bits whatever crops share its pass."""
+def test_features_do_not_depend_on_the_batch_or_the_threads(tiny):
+    """On the CPU each image goes through alone, single-threaded: the same bits whatever crops share its call and
+    however many threads run the passes."""
     net = load_dinov2(str(tiny))
     images = _images(3, 28, 28, seed=1)
+    net.threads = 3
     together = net.patch_features(images)
+    net.threads = 1
+    assert np.array_equal(net.patch_features(images), together)
     for i, image in enumerate(images):
         assert np.array_equal(net.patch_features([image])[0], together[i])
+    assert torch.get_num_threads() >= 1 and not torch.is_inference_mode_enabled()
+
+
+def test_pixel_table_gives_the_arithmetic_bits():
+    """The lookup equals the arithmetic itself on every uint8 value, for the defaults and another processor."""
+    values = [np.arange(256, dtype=np.uint8).reshape(16, 16, 1).repeat(3, 2)]
+    for settings in (PROCESSOR_DEFAULTS, {"do_rescale": True, "rescale_factor": 0.0039, "do_normalize": True,
+                                          "image_mean": [0.5, 0.4, 0.3], "image_std": [0.3, 0.2, 0.1]}):
+        x = (values[0].astype(np.float64) * settings["rescale_factor"]).astype(np.float32)
+        want = (x - np.asarray(settings["image_mean"], np.float32)) / np.asarray(settings["image_std"], np.float32)
+        assert np.array_equal(preprocess(values, settings)[0].numpy(), want.transpose(2, 0, 1))
 
 
 def test_passes_run_in_the_portable_arithmetic(tiny, monkeypatch):

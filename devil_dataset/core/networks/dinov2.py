@@ -49,9 +49,10 @@ from safetensors.torch import load_file
 
 from ..atomic import file_sha256
 from ..errors import WeightsCorruptError, WeightsMissingError
+from ..thread_map import default_threads, thread_map
 from ..weights import check_safetensors
 from . import DEFAULT_DINO_MODEL
-from .precision import network_precision  # noqa: TID253
+from .precision import network_precision, network_threads  # noqa: TID253
 
 #: The weights file a model folder must hold (safetensors: tensors only, no code).
 WEIGHTS_FILE = "model.safetensors"
@@ -228,20 +229,33 @@ def processor_settings(folder: Path | None) -> tuple[dict[str, Any], str]:
     return settings, str(path.resolve())
 
 
-def preprocess(images: Sequence[np.ndarray], settings: dict[str, Any]) -> torch.Tensor:
-    """uint8 RGB images [H, W, 3] (one size) -> float32 [N, 3, H, W] as ``BitImageProcessor`` with resize and crop
-    off computes them: ``(x as float64 * rescale_factor)`` to float32, then ``(x - mean) / std`` in float32.
-
-    >>> preprocess([np.full((1, 1, 3), 255, np.uint8)], PROCESSOR_DEFAULTS)[0, :, 0, 0]
-    tensor([2.2489, 2.4286, 2.6400])
-    """
-    x = np.stack([np.asarray(i) for i in images])
+def pixel_table(settings: dict[str, Any]) -> np.ndarray:
+    """float32 [256, 3]: what :func:`preprocess` makes of each uint8 value in each channel, computed with its
+    arithmetic (a uint8 image has 256 values per channel, so a table lookup gives the same bits, faster)."""
+    values = np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, axis=1)
+    x: np.ndarray = values
     if settings["do_rescale"]:
         x = (x.astype(np.float64) * float(settings["rescale_factor"])).astype(np.float32)
     x = x.astype(np.float32, copy=False)
     if settings["do_normalize"]:
         x = (x - np.asarray(settings["image_mean"], np.float32)) / np.asarray(settings["image_std"], np.float32)
-    return torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def preprocess(images: Sequence[np.ndarray], settings: dict[str, Any], table: np.ndarray | None = None) -> torch.Tensor:
+    """uint8 RGB images [H, W, 3] (one size) -> float32 [N, 3, H, W] as ``BitImageProcessor`` with resize and crop
+    off computes them: ``(x as float64 * rescale_factor)`` to float32, then ``(x - mean) / std`` in float32, by
+    lookup in :func:`pixel_table` (``table``: one made before).
+
+    >>> preprocess([np.full((1, 1, 3), 255, np.uint8)], PROCESSOR_DEFAULTS)[0, :, 0, 0]
+    tensor([2.2489, 2.4286, 2.6400])
+    """
+    table = pixel_table(settings) if table is None else table
+    x = np.stack([np.asarray(i, dtype=np.uint8) for i in images])  # [N, H, W, 3]
+    out = np.empty((x.shape[0], 3, *x.shape[1:3]), np.float32)
+    for c in range(3):
+        np.take(table[:, c], x[..., c], out=out[:, c])
+    return torch.from_numpy(out)
 
 
 @dataclass
@@ -257,20 +271,32 @@ class Dinov2Features:
     processor_source: str = "defaults, no preprocessor_config.json"
     _identity: dict[str, Any] | None = field(default=None, repr=False)
     _reference: dict[str, Any] = field(default_factory=dict, repr=False)
+    _table: np.ndarray | None = field(default=None, repr=False)
+    #: CPU passes run at once (threads of this process; default: the CPUs it may use).
+    threads: int = field(default_factory=default_threads)
 
     @torch.inference_mode()
     def patch_features(self, images: Sequence[np.ndarray]) -> np.ndarray:
         """Patch tokens of equal-size uint8 RGB images (sides multiples of 14): float32 [N, H / 14, W / 14, C] (CLS
-        token dropped). On the CPU one image per pass (the portable arithmetic's values do not depend on the
-        batch); on a GPU all in one pass."""
+        token dropped). On the CPU one image per pass, the passes spread over :attr:`threads` threads (each pass
+        single-threaded in the portable arithmetic: the values depend on neither the batch nor the thread count);
+        on a GPU all in one pass."""
         n, (h, w) = len(images), images[0].shape[:2]
-        pixels = preprocess(images, self.settings).to(self.device)
-        cpu = torch.device(self.device).type == "cpu"
-        with network_precision("float32", self.device):
-            parts = [self.weights.forward(pixels[i:i + 1]) for i in range(n)] if cpu else \
-                [self.weights.forward(pixels)]
-        tokens = torch.cat(parts)[:, 1:, :] if len(parts) > 1 else parts[0][:, 1:, :]
+        if self._table is None:
+            self._table = pixel_table(self.settings)
+        pixels = preprocess(images, self.settings, self._table).to(self.device)
+        if torch.device(self.device).type != "cpu":
+            with network_precision("float32", self.device):
+                tokens = self.weights.forward(pixels)[:, 1:, :]
+        else:  # the float32 flags are process-wide: set once here; each worker thread pins its own pass
+            with network_precision("float32", "cpu"):
+                tokens = torch.cat(thread_map(self._one_pass, list(pixels.split(1)), threads=min(n, self.threads)))
         return tokens.float().cpu().numpy().reshape(n, h // 14, w // 14, -1)
+
+    def _one_pass(self, pixels: torch.Tensor) -> torch.Tensor:
+        """One image's CPU pass (in the calling thread: inference mode and the portable mode are per thread)."""
+        with torch.inference_mode(), network_threads("cpu"), torch.autocast("cpu", enabled=False):
+            return self.weights.forward(pixels)[:, 1:, :]
 
     @property
     def model(self) -> Any:
@@ -427,5 +453,5 @@ def save_random_dinov2(folder: str | Path, *, hidden_size: int = 32, layers: int
 
 
 __all__ = ["ARCHITECTURE_FIELDS", "DEFAULT_DINO_MODEL", "GIANT_SHAPE", "PROCESSOR_DEFAULTS", "Dinov2Features",
-           "Dinov2Weights", "check_model_folder", "default_processor", "load_dinov2", "preprocess",
+           "Dinov2Weights", "check_model_folder", "default_processor", "load_dinov2", "pixel_table", "preprocess",
            "processor_settings", "read_weights", "save_random_dinov2", "transformers_quiet"]
