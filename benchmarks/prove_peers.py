@@ -21,7 +21,6 @@ largest relative difference of the per-video RC-S / RC-T from PROVE's (or the st
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os

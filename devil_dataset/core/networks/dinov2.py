@@ -40,7 +40,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch  # noqa: TID253
@@ -71,7 +71,8 @@ GIANT_SHAPE: dict[str, Any] = {"hidden_size": 1536, "num_hidden_layers": 40, "nu
 ARCHITECTURE_FIELDS: tuple[str, ...] = ("model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
                                         "patch_size", "image_size", "mlp_ratio", "use_swiglu_ffn", "hidden_act",
                                         "layer_norm_eps", "qkv_bias")
-_ACTIVATIONS = {"gelu": F.gelu, "silu": F.silu, "swish": F.silu, "relu": F.relu}
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"gelu": F.gelu, "silu": F.silu, "swish": F.silu,
+                                                                  "relu": F.relu}
 # A layer's tensors under transformers 4's names (what save_pretrained writes) and 5's in-memory names.
 _NAMES = {"q": ("attention.attention.query", "attention.q_proj"),
           "k": ("attention.attention.key", "attention.k_proj"),
