@@ -127,12 +127,15 @@ def test_switch_and_provenance(monkeypatch):
 VETTED = {
     "__bool__", "__getitem__", "__rsub__", "adaptive_avg_pool2d", "add", "add_", "any", "arange", "avg_pool2d",
     "avg_pool3d", "batch_norm", "boolean_dispatch.<locals>.fn", "cat", "chunk", "clamp", "contiguous", "conv2d",
-    "conv3d", "cpu", "detach", "device", "dim", "div", "double", "dropout", "empty", "flatten", "float",
-    "getset_descriptor.__get__", "grid_sample", "instance_norm", "interpolate", "linspace", "lt", "matmul",
-    "max_pool3d", "mean", "meshgrid", "mul", "mul_", "narrow", "numpy", "pad", "permute", "pow", "relu", "repeat",
-    "reshape", "sigmoid", "size", "softmax", "split", "sqrt", "stack", "sub", "sum", "tanh", "tensor", "to",
-    "transpose", "unbind", "unfold", "view", "zeros",
+    "conv3d", "cpu", "detach", "device", "dim", "div", "double", "dropout", "empty", "expand", "flatten", "float",
+    "gelu", "getset_descriptor.__get__", "grid_sample", "instance_norm", "interpolate", "layer_norm", "linear",
+    "linspace", "lt", "matmul", "max_pool3d", "mean", "meshgrid", "mul", "mul_", "narrow", "numpy", "pad", "permute",
+    "pow", "relu", "repeat", "reshape", "sigmoid", "size", "softmax", "split", "sqrt", "stack", "sub", "sum", "tanh",
+    "tensor", "to", "transpose", "unbind", "unfold", "view", "zeros",
 }
+# DINOv2 (RC-S / RC-T) adds: ``linear`` (routed: sgemm), ``expand`` (a view), ``layer_norm`` (ATen's row kernel:
+# vectorised moments, the reciprocal square root a scalar ``std::sqrt``), ``gelu`` (ATen's vectorised erf polynomial,
+# not MKL's VML) and ``softmax`` (ATen's vectorised exp): ATen's own code at the pinned AVX2 level.
 
 
 def test_every_function_the_networks_call_is_vetted(monkeypatch):
