@@ -45,7 +45,6 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch  # noqa: TID253
 import torch.nn.functional as F  # noqa: TID253
-from safetensors.torch import load_file
 
 from ..atomic import file_sha256
 from ..errors import WeightsCorruptError, WeightsMissingError
@@ -53,6 +52,11 @@ from ..thread_map import default_threads, thread_map
 from ..weights import check_safetensors
 from . import DEFAULT_DINO_MODEL
 from .precision import network_precision, network_threads  # noqa: TID253
+
+try:  # the removal extra (transformers, which brings safetensors)
+    from safetensors.torch import load_file
+except ImportError:  # pragma: no cover - the error names the extra
+    load_file = None  # type: ignore[assignment]
 
 #: The weights file a model folder must hold (safetensors: tensors only, no code).
 WEIGHTS_FILE = "model.safetensors"
@@ -367,6 +371,8 @@ def read_weights(folder: Path, config: dict[str, Any], device: str = "cpu") -> D
     """The checked folder's ``model.safetensors`` as float32 tensors on ``device`` (a tensor the forward pass needs
     and does not find is a :class:`WeightsCorruptError` naming the file)."""
     path = folder / WEIGHTS_FILE
+    if load_file is None:
+        raise _missing(str(folder), "safetensors is not installed")
     try:
         raw = load_file(str(path))
     except Exception as exc:  # noqa: BLE001 - safetensors raises its own error type for a damaged file
