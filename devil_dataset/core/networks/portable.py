@@ -22,7 +22,8 @@ kernel covers a column), and the shapes here depend only on the input. It runs o
 :func:`portable_arithmetic` is a ``TorchFunctionMode``: inside it ``conv1d/2d/3d``, ``linear``, ``matmul``
 (``@``), ``mm``, ``bmm``, ``addmm`` and ``baddbmm`` on float32 CPU tensors become an exact copy of the input
 patches (``unfold``, "im2col") and one ``sgemm`` of scipy's OpenBLAS per sample and group, bias added after;
-``sqrt``, ``rsqrt`` and ``pow(x, ±0.5)`` become numpy's IEEE square root. Every other operation is torch's own, at
+``sqrt``, ``rsqrt`` and ``pow(x, ±0.5)`` become numpy's IEEE square root; the exact ``gelu`` (a
+oneDNN primitive in torch) is computed in float64 with scipy's ``erf``. Every other operation is torch's own, at
 the pinned AVX2 level (``tests/core/test_networks_portable.py`` keeps the list of the functions the networks call,
 each routed here or checked). ``core/networks/precision.network_threads`` enters the mode for every CPU network
 pass where :func:`portable_in_force` says so.
