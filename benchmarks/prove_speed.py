@@ -33,7 +33,12 @@ import prove_data  # noqa: E402
 import prove_reference  # noqa: E402
 from propainter_run import cpu_model  # noqa: E402
 
-from devil_dataset.core.networks.dinov2 import GIANT_SHAPE, Dinov2Features, default_processor  # noqa: E402
+from devil_dataset.core.networks.dinov2 import (  # noqa: E402
+    GIANT_SHAPE,
+    Dinov2Features,
+    load_dinov2,
+    save_random_dinov2,
+)
 from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
 from devil_dataset.eval.protocols.prove.run import evaluate_prove  # noqa: E402
 
@@ -43,12 +48,15 @@ MODELS = {"tiny": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_hea
 
 
 def random_dinov2(shape: dict, seed: int = 0) -> Dinov2Features:
-    from transformers import Dinov2Config, Dinov2Model
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = Dinov2Model(Dinov2Config(**shape)).eval()
-    return Dinov2Features(f"random {shape['hidden_size']}x{shape['num_hidden_layers']}", model, default_processor())
+    """A seeded random DINOv2 of ``shape`` written with save_pretrained and loaded as the package loads a model (the
+    reference runs transformers' own model of the same folder: ``net.model``, ``net.processor``)."""
+    folder = Path(tempfile.mkdtemp(prefix="dinov2-"))
+    extra = {k: v for k, v in shape.items() if k not in ("hidden_size", "num_hidden_layers", "num_attention_heads")}
+    save_random_dinov2(folder, hidden_size=shape["hidden_size"], layers=shape["num_hidden_layers"],
+                       heads=shape["num_attention_heads"], seed=seed, **extra)
+    net = load_dinov2(str(folder))
+    net.name = f"random {shape['hidden_size']}x{shape['num_hidden_layers']}"
+    return net
 
 
 def compare(name: str, net: Dinov2Features, dirs: tuple[Path, Path, Path]) -> dict:
@@ -68,7 +76,7 @@ def compare(name: str, net: Dinov2Features, dirs: tuple[Path, Path, Path]) -> di
 
 
 def giant_crop_seconds(repeat: int = 2) -> float:
-    net = random_dinov2({**GIANT_SHAPE, "num_attention_heads": GIANT_SHAPE["num_attention_heads"]})
+    net = random_dinov2({**GIANT_SHAPE, "intermediate_size": GIANT_SHAPE["hidden_size"] * 4})
     image = np.random.default_rng(0).integers(0, 255, (448, 448, 3), dtype=np.uint8)
     times = []
     for _ in range(repeat):

@@ -134,6 +134,62 @@ def _short(exc: BaseException, path: Path | None = None) -> str:
     return text[:160]
 
 
+#: OpenCV's own FFmpeg prints its errors ("moov atom not found", "Invalid NAL unit size") straight to stderr, with
+#: no file name; ``OPENCV_FFMPEG_LOGLEVEL`` (read when OpenCV first opens a video) sets their level, -8 = quiet.
+OPENCV_FFMPEG_LOGLEVEL_ENV = "OPENCV_FFMPEG_LOGLEVEL"
+AV_LOG_QUIET = -8
+
+
+def quiet_libav() -> None:
+    """Keep libav's unattributed lines off the terminal: OpenCV's bundled FFmpeg quiet (unless the user set
+    ``OPENCV_FFMPEG_LOGLEVEL``; effective when called before OpenCV opens its first video) and PyAV's logging off.
+    A reader that finds a file damaged says so itself, naming it (:func:`libav_messages` gives libav's reasons).
+
+    >>> quiet_libav(); os.environ[OPENCV_FFMPEG_LOGLEVEL_ENV] == str(AV_LOG_QUIET) or "user's"
+    True
+    """
+    os.environ.setdefault(OPENCV_FFMPEG_LOGLEVEL_ENV, str(AV_LOG_QUIET))
+    import av.logging
+
+    av.logging.set_level(None)
+
+
+def libav_messages(path: str | os.PathLike, limit: int = 5) -> list[str]:
+    """libav's own warnings and errors while opening and decoding ``path`` (PyAV, every frame), attributed:
+    ``"<path>: libav: <message>"`` (at most ``limit`` distinct ones; an empty list for a clean file). For the note or
+    error a reader gives about a file that decoded short or not at all.
+
+    >>> import numpy as np, tempfile, pathlib
+    >>> good = write_video(pathlib.Path(tempfile.mkdtemp()) / "ok.mp4", np.zeros((2, 16, 16, 3), np.uint8), fps=5)
+    >>> libav_messages(good)
+    []
+    >>> cut = good.with_name("cut.mp4"); _ = cut.write_bytes(good.read_bytes()[:300])
+    >>> libav_messages(cut)[-1]  # doctest: +ELLIPSIS
+    '.../cut.mp4: libav: ...'
+    """
+    import av
+    import av.logging
+
+    path = Path(path)
+    before = av.logging.get_level()
+    av.logging.set_level(av.logging.WARNING)
+    failure = None
+    try:
+        with av.logging.Capture() as logs:
+            try:
+                with av.open(str(path)) as container:
+                    for _ in container.decode(video=0):
+                        pass
+            except (av.error.FFmpegError, OSError, ValueError) as exc:
+                failure = _short(exc, path)
+    finally:
+        av.logging.set_level(before)
+    lines = list(dict.fromkeys(f"{path}: libav: {m.strip()}" for _, _, m in logs if m.strip()))
+    if failure is not None and not any(failure.endswith(line.split(": libav: ", 1)[1]) for line in lines):
+        lines.append(f"{path}: libav: {failure}")
+    return lines[-limit:]
+
+
 def iter_frames(
     path: str | os.PathLike,
     *,

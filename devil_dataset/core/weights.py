@@ -122,6 +122,70 @@ def entry(name: str) -> WeightsEntry:
 
 
 
+#: Bytes per element of the safetensors dtypes (the format's ``dtype`` names).
+SAFETENSORS_DTYPE_BYTES: dict[str, int] = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2,
+                                           "I8": 1, "U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8,
+                                           "F8_E4M3": 1, "F8_E5M2": 1}
+
+
+def check_safetensors(path: str | os.PathLike) -> dict[str, dict]:
+    """The tensor table of a ``.safetensors`` file, checked against the file's size before any tensor is read: an
+    8-byte little-endian header length, a JSON header of ``{name: {dtype, shape, data_offsets}}``, every tensor's
+    byte range as long as its shape and dtype say and inside the data, the data ending where the file ends. A
+    truncated or damaged file raises :class:`WeightsCorruptError` naming the file and what is wrong (nothing is
+    unpickled: the format holds no code).
+
+    >>> import tempfile, pathlib, struct, json
+    >>> head = json.dumps({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.safetensors"
+    >>> _ = p.write_bytes(struct.pack("<Q", len(head)) + head + bytes(8))
+    >>> check_safetensors(p)["w"]["shape"]
+    [2]
+    >>> _ = p.write_bytes(struct.pack("<Q", len(head)) + head + bytes(5))
+    >>> check_safetensors(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.WeightsCorruptError: ...m.safetensors: truncated or damaged safetensors file: ...
+    """
+    path = Path(path)
+    size = path.stat().st_size
+
+    def bad(why: str) -> WeightsCorruptError:
+        return WeightsCorruptError(f"{path}: truncated or damaged safetensors file: {why} ({size} bytes); "
+                                   "write it again (save_pretrained) or fetch it again")
+
+    with open(path, "rb") as f:
+        prefix = f.read(8)
+        if len(prefix) < 8:
+            raise bad("no 8-byte header length")
+        n = int.from_bytes(prefix, "little")
+        if n > size - 8:
+            raise bad(f"its header claims {n} bytes")
+        try:
+            header = json.loads(f.read(n).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise bad(f"the header is not JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise bad("the header is not a JSON object")
+    tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+    end = 0
+    for name, t in tensors.items():
+        try:
+            begin, stop = (int(v) for v in t["data_offsets"])
+            count = 1
+            for d in t["shape"]:
+                count *= int(d)
+            width = SAFETENSORS_DTYPE_BYTES[t["dtype"]]
+        except (KeyError, TypeError, ValueError):
+            raise bad(f"tensor {name!r} has no valid dtype, shape and data_offsets") from None
+        if not 0 <= begin <= stop or stop - begin != count * width:
+            raise bad(f"tensor {name!r} spans bytes {begin}..{stop}, not the {count * width} its shape needs")
+        end = max(end, stop)
+    if 8 + n + end != size:
+        raise bad(f"the tensors need {8 + n + end} bytes")
+    return tensors
+
+
 def file_digests(path: str | os.PathLike) -> tuple[str, str]:
     """(sha256, git blob id) of a file in one pass; the blob id is what ``git hash-object`` prints.
 

@@ -21,7 +21,7 @@ devil_dataset.pin_process()  # as the devil command: the CPU pins before torch a
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-NETWORKS = ("lpips", "inception", "i3d", "raft")
+NETWORKS = ("lpips", "inception", "i3d", "raft", "dinov2")
 
 
 def digest(t: torch.Tensor | np.ndarray) -> str:
@@ -55,6 +55,14 @@ def probe(names: tuple[str, ...] = NETWORKS) -> dict[str, str]:
         with torch.inference_mode(), network_threads("cpu"):
             for name, value in net.iter_endpoints(clip):
                 out[f"i3d_{name}"] = digest(_unit(value))  # PVCS's unit normalisation (a square root)
+    if "dinov2" in names:  # RC-S / RC-T's network: a seeded random DINOv2 (MLP) on a grid other than its own
+        import tempfile
+
+        from devil_dataset.core.networks.dinov2 import load_dinov2, save_random_dinov2
+
+        with tempfile.TemporaryDirectory() as tmp:
+            net = load_dinov2(str(save_random_dinov2(tmp, hidden_size=32, layers=2, heads=2)))
+            out["dinov2"] = digest(net.patch_features(list(frames(2, 42, 56, seed=8))))
     if "raft" in names:
         from devil_dataset.core.networks.raft import RAFTFlow, random_raft_state
 

@@ -65,7 +65,7 @@ VENDOR_PROBE = PROBE.with_name("network_vendor_probe.py")
 #: cpuid leaves of each; QEMU's TCG emulates no AVX-512), beside the native CPU.
 VENDOR_MODELS = ("Haswell-v4", "EPYC-Rome")
 #: The networks QEMU 7.2 can run (its TCG crashes in ATen's AVX2 grid_sample, which RAFT needs).
-EMULATED_NETWORKS = ("lpips", "inception", "i3d")
+EMULATED_NETWORKS = ("lpips", "inception", "i3d", "dinov2")
 
 
 def run_vendor_probe(cpu: str | None, kernels: str) -> dict[str, str]:

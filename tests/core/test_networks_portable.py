@@ -127,12 +127,15 @@ def test_switch_and_provenance(monkeypatch):
 VETTED = {
     "__bool__", "__getitem__", "__rsub__", "adaptive_avg_pool2d", "add", "add_", "any", "arange", "avg_pool2d",
     "avg_pool3d", "batch_norm", "boolean_dispatch.<locals>.fn", "cat", "chunk", "clamp", "contiguous", "conv2d",
-    "conv3d", "cpu", "detach", "device", "dim", "div", "double", "dropout", "empty", "flatten", "float",
-    "getset_descriptor.__get__", "grid_sample", "instance_norm", "interpolate", "linspace", "lt", "matmul",
-    "max_pool3d", "mean", "meshgrid", "mul", "mul_", "narrow", "numpy", "pad", "permute", "pow", "relu", "repeat",
-    "reshape", "sigmoid", "size", "softmax", "split", "sqrt", "stack", "sub", "sum", "tanh", "tensor", "to",
-    "transpose", "unbind", "unfold", "view", "zeros",
+    "conv3d", "cpu", "detach", "device", "dim", "div", "double", "dropout", "empty", "expand", "flatten", "float",
+    "gelu", "getset_descriptor.__get__", "grid_sample", "instance_norm", "interpolate", "layer_norm", "linear",
+    "linspace", "lt", "matmul", "max_pool3d", "mean", "meshgrid", "mul", "mul_", "narrow", "numpy", "pad", "permute",
+    "pow", "relu", "repeat", "reshape", "sigmoid", "size", "softmax", "split", "sqrt", "stack", "sub", "sum", "tanh",
+    "tensor", "to", "transpose", "unbind", "unfold", "view", "zeros",
 }
+# DINOv2 (RC-S / RC-T) adds: ``linear`` (routed: sgemm), ``gelu`` (routed: torch's is a oneDNN primitive; scipy's
+# erf in float64), ``expand`` (a view), ``layer_norm`` (ATen's row kernel: vectorised moments, the reciprocal square
+# root a scalar ``std::sqrt``) and ``softmax`` (ATen's vectorised exp): ATen's own code at the pinned AVX2 level.
 
 
 def test_every_function_the_networks_call_is_vetted(monkeypatch):
@@ -176,3 +179,18 @@ def test_no_onednn_or_mkl_call_in_any_network_pass():
     assert "primitive,exec" not in portable_log and "MKL_VERBOSE SGEMM" not in portable_log
     native_log = logs("native")
     assert "primitive,exec" in native_log
+
+
+def test_gelu_is_routed_to_a_float64_erf():
+    """torch's float32 exact GELU runs oneDNN's ``eltwise_gelu_erf`` on the CPU; the mode computes it in float64 with
+    scipy's erf and rounds once (within 1 float32 unit of torch's, and exactly the float64 formula rounded)."""
+    from scipy import special
+
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(7)) * 4
+    with portable_arithmetic():
+        got = F.gelu(x)
+        tanh_form = F.gelu(x, approximate="tanh")
+    xd = x.numpy().astype(np.float64)
+    assert np.array_equal(got.numpy(), (0.5 * xd * (1 + special.erf(xd * (1 / np.sqrt(2.0))))).astype(np.float32))
+    assert float((got - F.gelu(x)).abs().max()) <= 4.8e-7 * float(x.abs().max())
+    assert torch.equal(tanh_form, F.gelu(x, approximate="tanh"))  # falls through to torch

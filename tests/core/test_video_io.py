@@ -142,3 +142,34 @@ def test_encoding_does_not_depend_on_heap_state(tmp_path):
                    check=True)
     here = write_video(tmp_path / "here.mp4", frames, fps=25).read_bytes()
     assert (tmp_path / "sub.mp4").read_bytes() == here
+
+
+_OPENCV_OPEN = """
+import sys, cv2
+from devil_dataset.core.video_io import quiet_libav
+if sys.argv[2] == "quiet":
+    quiet_libav()
+print(cv2.VideoCapture(sys.argv[1]).isOpened())
+"""
+
+
+def test_libav_lines_are_kept_off_the_terminal_and_attributed(tmp_path):
+    """OpenCV's FFmpeg prints "moov atom not found" with no file name; after quiet_libav it prints nothing, and
+    libav_messages gives the same reason naming the file."""
+    import os
+    import subprocess
+    import sys
+
+    good = write_video(tmp_path / "ok.mp4", np.zeros((4, 32, 32, 3), np.uint8), fps=5)
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(good.read_bytes()[:200])
+    env = {k: v for k, v in os.environ.items() if k != video_io.OPENCV_FFMPEG_LOGLEVEL_ENV}
+
+    def run(mode: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([sys.executable, "-c", _OPENCV_OPEN, str(cut), mode], capture_output=True, text=True,
+                              env=env, check=True)
+    assert "moov atom not found" in run("loud").stderr  # the control: what reached the terminal before
+    quiet = run("quiet")
+    assert quiet.stdout.strip() == "False" and quiet.stderr == ""
+    assert video_io.libav_messages(cut) == [f"{cut}: libav: moov atom not found"]
+    assert video_io.libav_messages(good) == []

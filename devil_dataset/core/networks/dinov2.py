@@ -1,11 +1,29 @@
-"""DINOv2 patch features through Hugging Face ``transformers`` (the ``removal`` extra; issue 45): the network of
-PROVE's RC-S and RC-T (``docs/removal.md``).
+"""DINOv2 patch features (the ``removal`` extra): the network of PROVE's RC-S and RC-T (``docs/removal.md``).
 
 A model is a folder written by ``save_pretrained`` or a Hub id read from the Hugging Face cache (never downloaded
 here: an id not in the cache is a :class:`~devil_dataset.core.errors.WeightsMissingError` naming it and the command
-that fetches it). Images go through the model's own image processor with its resize and centre crop off, as PROVE's
-``utils/predictors.py`` calls it, several of one size per forward pass; the CLS token is dropped and the patch
-tokens form the grid.
+that fetches it). The folder is checked when it is loaded, before any video is read: ``config.json`` must describe
+a DINOv2 (``model_type`` ``dinov2``), the weights must be a ``model.safetensors`` whose header and size agree
+(:func:`~devil_dataset.core.weights.check_safetensors`); a pickle (``pytorch_model.bin``) is refused, since reading
+one can run code. Each is a :class:`~devil_dataset.core.errors.WeightsCorruptError` naming the file (exit 2).
+
+The forward pass is Hugging Face ``transformers``' ``Dinov2Model`` (``modeling_dinov2.py``) restated on the
+checkpoint's tensors, operation for operation in its order and with eager attention: patch embedding (a 14x14
+convolution, stride 14), the CLS token, the position embeddings (bicubic resize of the grid, ``align_corners``
+off, when the grid is not the checkpoint's), then per layer ``x + s1 * attn(ln1(x))`` and ``x + s2 * mlp(ln2(x))``
+(softmax attention, GELU MLP or SwiGLU), a final layer norm. transformers itself is not imported (its import and
+``from_pretrained`` were most of a run's start-up), and nothing of ours depends on its version.
+On the CPU every pass runs one image at a time inside :func:`~devil_dataset.core.networks.precision.network_threads`,
+so in :func:`~devil_dataset.core.networks.portable.portable_arithmetic` where it is in force: the convolution and
+the products on OpenBLAS ``sgemm``, layer norm, softmax and GELU ATen's own kernels at the pinned AVX2 level. The
+features are then the same bits on every x86-64 CPU with AVX2, Intel or AMD, and do not depend on how crops are
+batched (``tests/core/test_networks_dinov2.py``).
+
+Images go through the model's image processor (``preprocessor_config.json``: rescale by ``rescale_factor`` in
+float64 then float32, normalise by ``image_mean`` / ``image_std`` in float32, as ``BitImageProcessor`` does), with
+its resize and centre crop off, as PROVE's ``utils/predictors.py`` calls it. A folder without
+``preprocessor_config.json`` (which PROVE's ``AutoImageProcessor`` refuses) runs on DINOv2's settings, with a note
+on stderr and in the identity. The CLS token is dropped and the patch tokens form the grid.
 
     >>> import tempfile, numpy as np
     >>> folder = save_random_dinov2(tempfile.mkdtemp(), hidden_size=8, layers=1, heads=1)
@@ -13,29 +31,57 @@ tokens form the grid.
     >>> net.patch_features([np.zeros((28, 42, 3), np.uint8)]).shape  # a 2x3 patch grid of 8 channels
     (1, 2, 3, 8)
     >>> sorted(net.identity())
-    ['name', 'revision', 'sha256', 'weights_file']
+    ['architecture', 'name', 'path', 'processor', 'revision', 'sha256', 'weights_file']
 """
 from __future__ import annotations
 
+import contextlib
+import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch  # noqa: TID253
+import torch.nn.functional as F  # noqa: TID253
 
 from ..atomic import file_sha256
-from ..errors import WeightsMissingError
+from ..errors import WeightsCorruptError, WeightsMissingError
+from ..thread_map import default_threads, thread_map
+from ..weights import check_safetensors
 from . import DEFAULT_DINO_MODEL
+from .precision import network_precision, network_threads  # noqa: TID253
 
-#: The weights files a ``save_pretrained`` folder may hold, in the order looked for.
-WEIGHTS_FILES: tuple[str, ...] = ("model.safetensors", "pytorch_model.bin")
+try:  # the removal extra (transformers, which brings safetensors)
+    from safetensors.torch import load_file
+except ImportError:  # pragma: no cover - the error names the extra
+    load_file = None  # type: ignore[assignment]
+
+#: The weights file a model folder must hold (safetensors: tensors only, no code).
+WEIGHTS_FILE = "model.safetensors"
+#: Weights files in the pickle format, refused (reading a pickle can run code).
+PICKLE_FILES: tuple[str, ...] = ("pytorch_model.bin",)
 #: DINOv2's image processor settings (``facebook/dinov2-*`` ``preprocessor_config.json``): ImageNet mean and std.
 IMAGENET_MEAN: tuple[float, float, float] = (0.485, 0.456, 0.406)
 IMAGENET_STD: tuple[float, float, float] = (0.229, 0.224, 0.225)
+#: What a folder without ``preprocessor_config.json`` runs on (DINOv2's ``BitImageProcessor`` settings).
+PROCESSOR_DEFAULTS: dict[str, Any] = {"do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+                                      "image_mean": list(IMAGENET_MEAN), "image_std": list(IMAGENET_STD)}
 #: The giant model's shape (``facebook/dinov2-giant`` ``config.json``), for a random model of its cost.
 GIANT_SHAPE: dict[str, Any] = {"hidden_size": 1536, "num_hidden_layers": 40, "num_attention_heads": 24,
                                "mlp_ratio": 4, "use_swiglu_ffn": True}
+#: The ``config.json`` fields recorded as the model's architecture.
+ARCHITECTURE_FIELDS: tuple[str, ...] = ("model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                                        "patch_size", "image_size", "mlp_ratio", "use_swiglu_ffn", "hidden_act",
+                                        "layer_norm_eps", "qkv_bias")
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"gelu": F.gelu, "silu": F.silu, "swish": F.silu,
+                                                                  "relu": F.relu}
+# A layer's tensors under transformers 4's names (what save_pretrained writes) and 5's in-memory names.
+_NAMES = {"q": ("attention.attention.query", "attention.q_proj"),
+          "k": ("attention.attention.key", "attention.k_proj"),
+          "v": ("attention.attention.value", "attention.v_proj"),
+          "o": ("attention.output.dense", "attention.o_proj")}
 
 
 def _missing(model: str, why: str) -> WeightsMissingError:
@@ -46,40 +92,255 @@ def _missing(model: str, why: str) -> WeightsMissingError:
         "written by save_pretrained")
 
 
-def _weights_file(folder: Path) -> Path | None:
-    return next((folder / n for n in WEIGHTS_FILES if (folder / n).is_file()), None)
+def _refused_pickle(path: Path) -> WeightsCorruptError:
+    return WeightsCorruptError(
+        f"{path}: a pickle weights file (torch.save format), refused: reading a pickle can run code. Convert it "
+        "once where you trust it (model = AutoModel.from_pretrained(folder); model.save_pretrained(folder, "
+        f"safe_serialization=True)) so that {path.parent} holds {WEIGHTS_FILE}")
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise WeightsCorruptError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict):
+        raise WeightsCorruptError(f"{path}: not a JSON object")
+    return data
+
+
+def check_model_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, dict]]:
+    """(config, tensor table) of a DINOv2 folder, checked without reading a tensor: ``config.json`` of
+    ``model_type`` ``dinov2``, a ``model.safetensors`` whose header and size agree; a folder holding only a pickle
+    (``pytorch_model.bin``) is refused. Each problem is a :class:`WeightsCorruptError` naming the file.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp()); _ = (folder / "config.json").write_text('{"model_type": "dinov2"}')
+    >>> _ = (folder / "pytorch_model.bin").write_bytes(b"PK")
+    >>> check_model_folder(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    devil_dataset.core.errors.WeightsCorruptError: .../pytorch_model.bin: a pickle weights file ...
+    """
+    folder = Path(folder)
+    config = _json(folder / "config.json")
+    if config.get("model_type") != "dinov2":
+        raise WeightsCorruptError(f"{folder / 'config.json'}: model_type {config.get('model_type')!r}, not a DINOv2 "
+                                  "('dinov2'); PROVE's RC-S / RC-T use DINOv2")
+    weights = folder / WEIGHTS_FILE
+    if not weights.is_file():
+        pickles = [folder / n for n in PICKLE_FILES if (folder / n).is_file()]
+        if pickles:
+            raise _refused_pickle(pickles[0])
+        raise WeightsCorruptError(f"{folder}: no {WEIGHTS_FILE}")
+    return config, check_safetensors(weights)
+
+
+def _tensor(tensors: dict[str, torch.Tensor], prefix: str, names: Sequence[str], part: str) -> torch.Tensor | None:
+    for n in names:
+        key = f"{prefix}{n}.{part}"
+        if key in tensors:
+            return tensors[key]
+    return None
+
+
+@dataclass
+class Dinov2Weights:
+    """A DINOv2 checkpoint's tensors (float32, on one device) and its shape, with the forward pass of
+    transformers' ``Dinov2Model`` (module docstring) as :meth:`forward`."""
+
+    tensors: dict[str, torch.Tensor]
+    config: dict[str, Any]
+    _positions: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        c = self.config
+        self.hidden = int(c.get("hidden_size", 768))
+        self.heads = int(c.get("num_attention_heads", 12))
+        self.layers = int(c.get("num_hidden_layers", 12))
+        self.patch = int(c.get("patch_size", 14))
+        self.eps = float(c.get("layer_norm_eps", 1e-6))
+        self.act = _ACTIVATIONS[str(c.get("hidden_act", "gelu"))]
+        self.head_dim = self.hidden // self.heads
+        self.scaling = self.head_dim ** -0.5
+
+    def position_embeddings(self, grid_h: int, grid_w: int, tokens: int) -> torch.Tensor:
+        """The position embeddings of a ``grid_h`` x ``grid_w`` patch grid (transformers'
+        ``interpolate_pos_encoding``: the checkpoint's own when the grid is its square, else its patch part resized
+        bicubically, ``align_corners`` off, in float32); computed once per grid."""
+        key = (grid_h, grid_w)
+        if key not in self._positions:
+            pos = self.tensors["embeddings.position_embeddings"]
+            positions = pos.shape[1] - 1
+            if tokens - 1 == positions and grid_h == grid_w:
+                self._positions[key] = pos
+            else:
+                side = int(positions ** 0.5)
+                grid = pos[:, 1:].reshape(1, side, side, -1).permute(0, 3, 1, 2)
+                grid = F.interpolate(grid.to(torch.float32), size=(grid_h, grid_w), mode="bicubic",
+                                     align_corners=False).to(pos.dtype)
+                self._positions[key] = torch.cat((pos[:, :1], grid.permute(0, 2, 3, 1).view(1, -1, pos.shape[-1])),
+                                                 dim=1)
+        return self._positions[key]
+
+    def _attention(self, x: torch.Tensor, p: str) -> torch.Tensor:
+        t = self.tensors
+        n, length = x.shape[:2]
+        q, k, v = (F.linear(x, _tensor(t, p, _NAMES[s], "weight"), _tensor(t, p, _NAMES[s], "bias"))  # type: ignore
+                   .view(n, length, -1, self.head_dim).transpose(1, 2) for s in "qkv")
+        weights = F.softmax(torch.matmul(q, k.transpose(2, 3)) * self.scaling, dim=-1)
+        out = torch.matmul(weights, v).transpose(1, 2).contiguous().reshape(n, length, -1).contiguous()
+        return F.linear(out, _tensor(t, p, _NAMES["o"], "weight"), _tensor(t, p, _NAMES["o"], "bias"))  # type: ignore
+
+    def _mlp(self, x: torch.Tensor, p: str) -> torch.Tensor:
+        t = self.tensors
+        if f"{p}mlp.weights_in.weight" in t:  # SwiGLU, transformers 4's names (the original DINOv2's order)
+            x1, x2 = F.linear(x, t[f"{p}mlp.weights_in.weight"], t[f"{p}mlp.weights_in.bias"]).chunk(2, dim=-1)
+            return F.linear(F.silu(x1) * x2, t[f"{p}mlp.weights_out.weight"], t[f"{p}mlp.weights_out.bias"])
+        if f"{p}mlp.gate_proj.weight" in t:  # SwiGLU, transformers 5's names
+            gate = F.silu(F.linear(x, t[f"{p}mlp.gate_proj.weight"], t[f"{p}mlp.gate_proj.bias"]))
+            return F.linear(gate * F.linear(x, t[f"{p}mlp.up_proj.weight"], t[f"{p}mlp.up_proj.bias"]),
+                            t[f"{p}mlp.down_proj.weight"], t[f"{p}mlp.down_proj.bias"])
+        hidden = self.act(F.linear(x, t[f"{p}mlp.fc1.weight"], t[f"{p}mlp.fc1.bias"]))
+        return F.linear(hidden, t[f"{p}mlp.fc2.weight"], t[f"{p}mlp.fc2.bias"])
+
+    def forward(self, pixels: torch.Tensor) -> torch.Tensor:
+        """The last hidden state [N, 1 + H/14 * W/14, C] of normalised images ``pixels`` [N, 3, H, W]."""
+        t = self.tensors
+        x = F.conv2d(pixels, t["embeddings.patch_embeddings.projection.weight"],
+                     t["embeddings.patch_embeddings.projection.bias"], stride=self.patch)
+        grid_h, grid_w = x.shape[-2:]
+        x = x.flatten(2).transpose(1, 2)
+        x = torch.cat((t["embeddings.cls_token"].expand(x.shape[0], -1, -1), x), dim=1)
+        x = x + self.position_embeddings(int(grid_h), int(grid_w), x.shape[1])
+        shape = (self.hidden,)
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}."
+            h = F.layer_norm(x, shape, t[f"{p}norm1.weight"], t[f"{p}norm1.bias"], self.eps)
+            x = self._attention(h, p) * t[f"{p}layer_scale1.lambda1"] + x
+            h = F.layer_norm(x, shape, t[f"{p}norm2.weight"], t[f"{p}norm2.bias"], self.eps)
+            x = self._mlp(h, p) * t[f"{p}layer_scale2.lambda1"] + x
+        return F.layer_norm(x, shape, t["layernorm.weight"], t["layernorm.bias"], self.eps)
+
+
+def processor_settings(folder: Path | None) -> tuple[dict[str, Any], str]:
+    """(rescale / normalise settings, where they come from) of a model folder's ``preprocessor_config.json``, or
+    :data:`PROCESSOR_DEFAULTS` with ``"defaults, no preprocessor_config.json"``."""
+    path = folder / "preprocessor_config.json" if folder is not None else None
+    if path is None or not path.is_file():
+        return dict(PROCESSOR_DEFAULTS), "defaults, no preprocessor_config.json"
+    config = _json(path)
+    settings = {k: config.get(k, v) for k, v in PROCESSOR_DEFAULTS.items()}
+    return settings, str(path.resolve())
+
+
+def pixel_table(settings: dict[str, Any]) -> np.ndarray:
+    """float32 [256, 3]: what :func:`preprocess` makes of each uint8 value in each channel, computed with its
+    arithmetic (a uint8 image has 256 values per channel, so a table lookup gives the same bits, faster)."""
+    values = np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, axis=1)
+    x: np.ndarray = values
+    if settings["do_rescale"]:
+        x = (x.astype(np.float64) * float(settings["rescale_factor"])).astype(np.float32)
+    x = x.astype(np.float32, copy=False)
+    if settings["do_normalize"]:
+        x = (x - np.asarray(settings["image_mean"], np.float32)) / np.asarray(settings["image_std"], np.float32)
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def preprocess(images: Sequence[np.ndarray], settings: dict[str, Any], table: np.ndarray | None = None) -> torch.Tensor:
+    """uint8 RGB images [H, W, 3] (one size) -> float32 [N, 3, H, W] as ``BitImageProcessor`` with resize and crop
+    off computes them: ``(x as float64 * rescale_factor)`` to float32, then ``(x - mean) / std`` in float32, by
+    lookup in :func:`pixel_table` (``table``: one made before).
+
+    >>> preprocess([np.full((1, 1, 3), 255, np.uint8)], PROCESSOR_DEFAULTS)[0, :, 0, 0]
+    tensor([2.2489, 2.4286, 2.6400])
+    """
+    table = pixel_table(settings) if table is None else table
+    x = np.stack([np.asarray(i, dtype=np.uint8) for i in images])  # [N, H, W, 3]
+    out = np.empty((x.shape[0], 3, *x.shape[1:3]), np.float32)
+    for c in range(3):
+        np.take(table[:, c], x[..., c], out=out[:, c])
+    return torch.from_numpy(out)
 
 
 @dataclass
 class Dinov2Features:
-    """A loaded DINOv2 (``model``, ``processor``) on ``device``; :meth:`patch_features` runs it."""
+    """A loaded DINOv2 (``weights``, the processor ``settings``) on ``device``; :meth:`patch_features` runs it."""
 
     name: str
-    model: Any
-    processor: Any
+    weights: Dinov2Weights
+    settings: dict[str, Any] = field(default_factory=lambda: dict(PROCESSOR_DEFAULTS))
     device: str = "cpu"
     folder: Path | None = None
     revision: str | None = None
+    processor_source: str = "defaults, no preprocessor_config.json"
     _identity: dict[str, Any] | None = field(default=None, repr=False)
+    _reference: dict[str, Any] = field(default_factory=dict, repr=False)
+    _table: np.ndarray | None = field(default=None, repr=False)
+    #: CPU passes run at once (threads of this process; default: the CPUs it may use).
+    threads: int = field(default_factory=default_threads)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def patch_features(self, images: Sequence[np.ndarray]) -> np.ndarray:
-        """Patch tokens of equal-size uint8 RGB images (sides multiples of 14) in one forward pass: float32
-        [N, H / 14, W / 14, C] (CLS token dropped)."""
-        inputs = self.processor(images=list(images), return_tensors="pt", do_resize=False, do_center_crop=False)
-        pixels = inputs["pixel_values"].to(self.device)
-        tokens = self.model(pixel_values=pixels).last_hidden_state[:, 1:, :]
+        """Patch tokens of equal-size uint8 RGB images (sides multiples of 14): float32 [N, H / 14, W / 14, C] (CLS
+        token dropped). On the CPU one image per pass, the passes spread over :attr:`threads` threads (each pass
+        single-threaded in the portable arithmetic: the values depend on neither the batch nor the thread count);
+        on a GPU all in one pass."""
         n, (h, w) = len(images), images[0].shape[:2]
+        if self._table is None:
+            self._table = pixel_table(self.settings)
+        pixels = preprocess(images, self.settings, self._table).to(self.device)
+        if torch.device(self.device).type != "cpu":
+            with network_precision("float32", self.device):
+                tokens = self.weights.forward(pixels)[:, 1:, :]
+        else:  # the float32 flags are process-wide: set once here; each worker thread pins its own pass
+            with network_precision("float32", "cpu"):
+                tokens = torch.cat(thread_map(self._one_pass, list(pixels.split(1)), threads=min(n, self.threads)))
         return tokens.float().cpu().numpy().reshape(n, h // 14, w // 14, -1)
 
+    def _one_pass(self, pixels: torch.Tensor) -> torch.Tensor:
+        """One image's CPU pass (in the calling thread: inference mode and the portable mode are per thread)."""
+        with torch.inference_mode(), network_threads("cpu"), torch.autocast("cpu", enabled=False):
+            return self.weights.forward(pixels)[:, 1:, :]
+
+    @property
+    def model(self) -> Any:
+        """The same checkpoint as transformers' own ``Dinov2Model`` (loaded once, on first use; ``AutoModel`` as
+        PROVE's ``utils/predictors.py`` loads it): the reference this module's forward pass is checked against."""
+        if "model" not in self._reference:
+            from transformers import AutoModel
+
+            with transformers_quiet():
+                self._reference["model"] = AutoModel.from_pretrained(
+                    str(self.folder), local_files_only=True, use_safetensors=True).to(self.device).eval()
+        return self._reference["model"]
+
+    @property
+    def processor(self) -> Any:
+        """transformers' image processor of the folder (``AutoImageProcessor``, or :func:`default_processor` without
+        ``preprocessor_config.json``), loaded on first use: the reference of :func:`preprocess`."""
+        if "processor" not in self._reference:
+            from transformers import AutoImageProcessor
+
+            has_config = self.folder is not None and (self.folder / "preprocessor_config.json").is_file()
+            self._reference["processor"] = AutoImageProcessor.from_pretrained(
+                str(self.folder), local_files_only=True) if has_config else default_processor()
+        return self._reference["processor"]
+
     def identity(self) -> dict[str, Any]:
-        """The model's provenance: name, revision (the Hub commit when read from the cache), weights file and its
-        sha256 (:func:`~devil_dataset.core.atomic.file_sha256`, computed once)."""
+        """The model's provenance: name, revision (the Hub commit when read from the cache), the folder's absolute
+        resolved path, weights file and its sha256 (:func:`~devil_dataset.core.atomic.file_sha256`, computed
+        once), the architecture (``config.json``: :data:`ARCHITECTURE_FIELDS`) and the image processor used (its
+        settings and the file they come from, or the defaults)."""
         if self._identity is None:
-            weights = _weights_file(self.folder) if self.folder is not None else None
-            self._identity = {"name": self.name, "revision": self.revision,
-                              "weights_file": weights.name if weights else None,
-                              "sha256": file_sha256(weights) if weights else None}
+            weights = self.folder / WEIGHTS_FILE if self.folder is not None else None
+            self._identity = {
+                "name": self.name, "revision": self.revision,
+                "path": str(self.folder.resolve()) if self.folder is not None else None,
+                "weights_file": weights.name if weights else None,
+                "sha256": file_sha256(weights) if weights else None,
+                "architecture": {k: self.weights.config[k] for k in ARCHITECTURE_FIELDS if k in self.weights.config},
+                "processor": {"source": self.processor_source, **self.settings}}
         return self._identity
 
 
@@ -87,40 +348,90 @@ def _resolve(model: str) -> tuple[Path, str | None]:
     """(folder, revision) of a ``save_pretrained`` folder or of a Hub id's cached snapshot."""
     path = Path(model).expanduser()
     if path.is_dir():
-        if not (path / "config.json").is_file() or _weights_file(path) is None:
-            raise _missing(model, f"{path} lacks config.json or a weights file ({', '.join(WEIGHTS_FILES)})")
+        if not (path / "config.json").is_file():
+            raise _missing(model, f"{path} lacks config.json (not a folder written by save_pretrained)")
         return path, None
     if path.exists() or model.count("/") > 1:
         raise _missing(model, "not a folder written by save_pretrained")
-    from huggingface_hub import try_to_load_from_cache
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        raise _missing(model, "huggingface_hub is not installed") from None
 
     config = try_to_load_from_cache(model, "config.json")
     if not isinstance(config, str):
         raise _missing(model, "not in the Hugging Face cache (config.json), and models are never downloaded here")
     folder = Path(config).parent
-    if _weights_file(folder) is None:
-        raise _missing(model, f"the cached snapshot {folder} holds no weights file ({', '.join(WEIGHTS_FILES)})")
+    if not (folder / WEIGHTS_FILE).is_file() and not any((folder / n).is_file() for n in PICKLE_FILES):
+        raise _missing(model, f"the cached snapshot {folder} holds no {WEIGHTS_FILE}")
     return folder, folder.name
 
 
+def read_weights(folder: Path, config: dict[str, Any], device: str = "cpu") -> Dinov2Weights:
+    """The checked folder's ``model.safetensors`` as float32 tensors on ``device`` (a tensor the forward pass needs
+    and does not find is a :class:`WeightsCorruptError` naming the file)."""
+    path = folder / WEIGHTS_FILE
+    if load_file is None:
+        raise _missing(str(folder), "safetensors is not installed")
+    try:
+        raw = load_file(str(path))
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own error type for a damaged file
+        raise WeightsCorruptError(f"{path}: cannot be read as safetensors ({exc})") from None
+    if raw and all(k.startswith("dinov2.") for k in raw):  # saved from a model with a head (Dinov2For...)
+        raw = {k[len("dinov2."):]: v for k, v in raw.items()}
+    tensors = {k: v.to(device=device, dtype=torch.float32) for k, v in raw.items()}
+    weights = Dinov2Weights(tensors, config)
+    needed = ["embeddings.cls_token", "embeddings.position_embeddings", "layernorm.weight",
+              "embeddings.patch_embeddings.projection.weight"]
+    for i in range(weights.layers):
+        needed += [f"encoder.layer.{i}.{n}" for n in ("norm1.weight", "norm2.weight", "layer_scale1.lambda1",
+                                                         "layer_scale2.lambda1")]
+        needed += [f"encoder.layer.{i}.{names[0]}.weight" for s, names in _NAMES.items()
+                   if _tensor(tensors, f"encoder.layer.{i}.", names, "weight") is None]
+    absent = [n for n in needed if n not in tensors]
+    if absent:
+        raise WeightsCorruptError(f"{path}: lacks {len(absent)} tensor(s) of a {weights.layers}-layer DINOv2 "
+                                  f"({', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''})")
+    if str(config.get("hidden_act", "gelu")) not in _ACTIVATIONS:
+        raise WeightsCorruptError(f"{folder / 'config.json'}: hidden_act {config.get('hidden_act')!r} is not one "
+                                  f"of {', '.join(_ACTIVATIONS)}")
+    return weights
+
+
 def load_dinov2(model: str = DEFAULT_DINO_MODEL, device: str = "cpu") -> Dinov2Features:
-    """Load DINOv2 ``model`` (a ``save_pretrained`` folder or a cached Hub id) for inference on ``device``."""
-    try:
-        from transformers import AutoImageProcessor, AutoModel
-    except ImportError:
-        raise _missing(model, "transformers is not installed") from None
+    """Load DINOv2 ``model`` (a ``save_pretrained`` folder or a cached Hub id) for inference on ``device``; the
+    folder is checked first (:func:`check_model_folder`)."""
     folder, revision = _resolve(str(model))
+    config, _ = check_model_folder(folder)
+    weights = read_weights(folder, config, device)
+    settings, source = processor_settings(folder)
+    if source.startswith("defaults"):
+        print(f"note: DINOv2 {model}: {folder} has no preprocessor_config.json; images are normalised with "
+              f"DINOv2's settings (ImageNet mean {list(IMAGENET_MEAN)}, std {list(IMAGENET_STD)}, rescale 1/255)",
+              file=sys.stderr)
+    return Dinov2Features(str(model), weights, settings, device, folder, revision, source)
+
+
+@contextlib.contextmanager
+def transformers_quiet() -> Iterator[None]:
+    """transformers' progress bars ("Loading weights") and its logging below errors off for the block, restored
+    after: the reference loads print nothing of their own."""
+    from transformers.utils import logging as hf_logging
+
+    bars, level = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     try:
-        net = AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
-        processor = AutoImageProcessor.from_pretrained(str(folder), local_files_only=True) \
-            if (folder / "preprocessor_config.json").is_file() else default_processor()
-    except OSError as exc:
-        raise _missing(model, f"cannot be read ({exc})") from None
-    return Dinov2Features(str(model), net, processor, device, folder, revision)
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def default_processor() -> Any:
-    """DINOv2's image processor (``facebook/dinov2-*``: ``BitImageProcessor``, ImageNet mean/std, rescale 1/255)."""
+    """DINOv2's image processor as transformers builds it (``facebook/dinov2-*``: ``BitImageProcessor``, ImageNet
+    mean/std, rescale 1/255): what :func:`save_random_dinov2` writes and the reference code runs."""
     from transformers import BitImageProcessor
 
     return BitImageProcessor(do_resize=True, size={"shortest_edge": 256}, do_center_crop=True,
@@ -129,10 +440,10 @@ def default_processor() -> Any:
 
 
 def save_random_dinov2(folder: str | Path, *, hidden_size: int = 32, layers: int = 2, heads: int = 2,
-                       seed: int = 0, **config: Any) -> Path:
-    """Write a seeded random DINOv2 (``Dinov2Config`` of the given shape; :data:`GIANT_SHAPE` for the giant's cost)
-    and DINOv2's image processor to ``folder`` with ``save_pretrained``: tests and benchmarks score with it, nothing
-    is downloaded. Returns the folder."""
+                       seed: int = 0, processor: bool = True, **config: Any) -> Path:
+    """Write a seeded random DINOv2 (transformers' ``Dinov2Config`` of the given shape; :data:`GIANT_SHAPE` for the
+    giant's cost) and, with ``processor``, DINOv2's image processor to ``folder`` with ``save_pretrained``: tests
+    and benchmarks score with it, nothing is downloaded. Returns the folder."""
     from transformers import Dinov2Config, Dinov2Model
 
     config.setdefault("intermediate_size", hidden_size * 2)
@@ -141,10 +452,13 @@ def save_random_dinov2(folder: str | Path, *, hidden_size: int = 32, layers: int
         torch.manual_seed(seed)
         net = Dinov2Model(cfg).eval()
     folder = Path(folder)
-    net.save_pretrained(str(folder))
-    default_processor().save_pretrained(str(folder))
+    with transformers_quiet():
+        net.save_pretrained(str(folder))
+    if processor:
+        default_processor().save_pretrained(str(folder))
     return folder
 
 
-__all__ = ["DEFAULT_DINO_MODEL", "GIANT_SHAPE", "Dinov2Features", "default_processor", "load_dinov2",
-           "save_random_dinov2"]
+__all__ = ["ARCHITECTURE_FIELDS", "DEFAULT_DINO_MODEL", "GIANT_SHAPE", "PROCESSOR_DEFAULTS", "Dinov2Features",
+           "Dinov2Weights", "check_model_folder", "default_processor", "load_dinov2", "pixel_table", "preprocess",
+           "processor_settings", "read_weights", "save_random_dinov2", "transformers_quiet"]

@@ -22,7 +22,8 @@ kernel covers a column), and the shapes here depend only on the input. It runs o
 :func:`portable_arithmetic` is a ``TorchFunctionMode``: inside it ``conv1d/2d/3d``, ``linear``, ``matmul``
 (``@``), ``mm``, ``bmm``, ``addmm`` and ``baddbmm`` on float32 CPU tensors become an exact copy of the input
 patches (``unfold``, "im2col") and one ``sgemm`` of scipy's OpenBLAS per sample and group, bias added after;
-``sqrt``, ``rsqrt`` and ``pow(x, ±0.5)`` become numpy's IEEE square root. Every other operation is torch's own, at
+``sqrt``, ``rsqrt`` and ``pow(x, ±0.5)`` become numpy's IEEE square root; the exact ``gelu`` (a
+oneDNN primitive in torch) is computed in float64 with scipy's ``erf``. Every other operation is torch's own, at
 the pinned AVX2 level (``tests/core/test_networks_portable.py`` keeps the list of the functions the networks call,
 each routed here or checked). ``core/networks/precision.network_threads`` enters the mode for every CPU network
 pass where :func:`portable_in_force` says so.
@@ -47,6 +48,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch  # noqa: TID253
 import torch.nn.functional as F  # noqa: TID253
+from scipy import special  # noqa: TID253
 from scipy.linalg import blas  # noqa: TID253
 from torch.overrides import TorchFunctionMode  # noqa: TID253
 
@@ -58,6 +60,7 @@ from ..errors import unknown_name
 #: sums depend on a product's shape (which kernel covers a column), so the slicing is a function of the tensor shapes
 #: alone, the same on every machine: a constant, not a setting.
 PATCH_BUFFER_ELEMENTS = 1 << 24  # 64 MiB
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
 
 def sgemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -224,6 +227,18 @@ def _pow(x: Any, exponent: Any) -> Any:
     return torch.pow(x, exponent)
 
 
+def _gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
+    """GELU, ``x * (1 + erf(x / sqrt 2)) / 2``, in float64 with scipy's erf (compiled C, no CPU dispatch), rounded
+    to float32 into a tensor from torch's allocator: torch's float32 ``gelu`` is a oneDNN ``eltwise_gelu_erf``
+    primitive on the CPU (DINOv2's MLP). The tanh form falls through to torch."""
+    if approximate != "none":
+        return F.gelu(x, approximate=approximate)
+    xd = x.detach().numpy().astype(np.float64)
+    out = torch.empty(x.shape, dtype=x.dtype)
+    out.numpy()[...] = 0.5 * xd * (1.0 + special.erf(xd * _INV_SQRT2))
+    return out
+
+
 def _conv(n: int) -> Callable[..., torch.Tensor]:
     def run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, stride: Any = 1,
             padding: Any = 0, dilation: Any = 1, groups: int = 1) -> torch.Tensor:
@@ -240,7 +255,7 @@ _ROUTED: dict[Any, Callable[..., torch.Tensor]] = {
     torch.Tensor.__matmul__: matmul, torch.mm: matmul, torch.Tensor.mm: matmul, torch.bmm: matmul,
     torch.Tensor.bmm: matmul, torch.addmm: _addmm, torch.Tensor.addmm: _addmm, torch.baddbmm: _addmm,
     torch.Tensor.baddbmm: _addmm, torch.sqrt: _sqrt, torch.Tensor.sqrt: _sqrt, torch.rsqrt: _rsqrt,
-    torch.Tensor.rsqrt: _rsqrt, torch.pow: _pow, torch.Tensor.pow: _pow, torch.Tensor.__pow__: _pow,
+    torch.Tensor.rsqrt: _rsqrt, torch.pow: _pow, torch.Tensor.pow: _pow, torch.Tensor.__pow__: _pow, F.gelu: _gelu,
 }
 
 
