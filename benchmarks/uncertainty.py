@@ -1,4 +1,4 @@
-"""Cost of the uncertainty stage (issue 28) relative to the pixel-metric evaluation it annotates.
+"""Cost of the uncertainty stage relative to the pixel-metric evaluation it annotates.
 
     python benchmarks/uncertainty.py [--quick] [--videos 150] [--frames 90] [--set-level]
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from devil_dataset.eval.stats.intervals import results_uncertainty
 from devil_dataset.eval.stats.significance import compare_methods  # noqa: E402
 
-W, H = 832, 480  # SPEC section 6: evaluation size
+W, H = 832, 480  # the release's evaluation size
 METHODS = ("telea", "aligned-copy", "flow-propagation")
 KEYS = ("psnr", "ssim", "pcons_psnr_mask", "warp_error_mask")
 

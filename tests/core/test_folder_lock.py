@@ -150,7 +150,7 @@ def test_a_second_devil_build_exits_2_and_leaves_the_first_runs_files(tmp_path):
 
 
 def test_an_unwritable_output_folder_is_exit_2_cannot_write(unwritable_folder, tmp_path, capsys):
-    """Issue 40 item 12: the lock file of a folder that cannot be written (chmod 555, chattr +i) is a clear error
+    """The lock file of a folder that cannot be written (chmod 555, chattr +i) is a clear error
     naming the folder, not a PermissionError traceback."""
     from devil_dataset.cli import main
     from devil_dataset.core.errors import DevilError

@@ -1,4 +1,4 @@
-"""Issue 40: clipped infinite values marked everywhere and never winning, results scored differently refused or
+"""Clipped infinite values marked everywhere and never winning, results scored differently refused or
 marked, the significance floor said in every table, the relative change bounded, five methods readable."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 46: every result key any protocol writes has one better direction, in the registry, and every writer reads
+"""Every result key any protocol writes has one better direction, in the registry, and every writer reads
 it there (``devil report`` of ``--protocol propainter`` results headed E_warp "▲" and bolded the worse value)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 40: a comparison's interval, test and verdict agree; a finding's parts do not depend on the other methods."""
+"""A comparison's interval, test and verdict agree; a finding's parts do not depend on the other methods."""
 from __future__ import annotations
 
 import numpy as np
