@@ -1,7 +1,7 @@
 """One slice, one method, every metric that can run: cold vs warm ground-truth cache, new path vs today's (one run).
 
     python benchmarks/slice_eval.py --quick                   # 4 videos x 20 frames at 416x240, CPU
-    python benchmarks/slice_eval.py --device cuda             # the issue's slice: 150 videos x 90 frames, 832x480
+    python benchmarks/slice_eval.py --device cuda             # a full slice: 150 videos x 90 frames, 832x480
     python benchmarks/slice_eval.py --videos 20 --frames 45   # anything in between
 
 Generates a slice (textured panning scenes with a drifting elliptic hole, made on the fly, never all in memory) and
@@ -63,7 +63,7 @@ from eval_engine import make_clip, timed  # noqa: E402  (the engine benchmark's 
 DEFAULT_VIDEOS, DEFAULT_FRAMES, DEFAULT_SIZE = 150, 90, (832, 480)
 QUICK_VIDEOS, QUICK_FRAMES, QUICK_SIZE = 4, 20, (416, 240)
 #: Videos today's path scores in a full-size run (it is extrapolated per video): today's numpy path takes about
-#: 0.3 s per 832x480 frame on a CPU core, 40 min for the issue's slice.
+#: 0.3 s per 832x480 frame on a CPU core, 40 min for a full slice.
 DEFAULT_TODAY_VIDEOS = 10
 #: Clips of DEVIL (the release's count) for the disk extrapolation; every clip has 45-90 frames.
 DEVIL_CLIPS = 1250

@@ -14,7 +14,7 @@
    jackknife's extra peak (tracemalloc), the CPU seconds of ``uncertainty()`` (the jackknife) against ``compute()``
    (the plain distance, ``sqrtm``) and against the network passes of the evaluation it annotates (Inception / I3D
    with random weights on a few 832x480 frames here, scaled to the slice), and the extra CPU of keeping the groups
-   in ``update``. The issue's limit: 60 CPU s per (slice, method).
+   in ``update``. The goal: at most 60 CPU s per (slice, method).
 """
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from ..core.alignment import resolve_detector
 from ..core.errors import DevilError
 from ..core.mask_stats import mask_stats
 
-# The order of the five attributes (the columns of attributes.tsv).
+# The order of the five attributes (the columns of attributes.tsv).
 ATTRIBUTES: tuple[str, ...] = ("camera_motion", "bg_scene_motion", "fg_size", "fg_displacement", "fg_motion")
 VIDEO_ATTRIBUTES: tuple[str, ...] = ("camera_motion", "bg_scene_motion")  # functions of the frames
 MASK_ATTRIBUTES: tuple[str, ...] = ("fg_size", "fg_displacement", "fg_motion")  # functions of the hole

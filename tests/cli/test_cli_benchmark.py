@@ -1,6 +1,6 @@
 """`devil benchmark`: several methods in one command (a command template and a baseline, or a TOML
 methods file), method names checked; and `devil evaluate` naming the methods of `preds/<method>/<slice>/` folders
-from their manifests or from NAME=PATH (the folder names are the slice, the issue's bug)."""
+from their manifests or from NAME=PATH (not the folder names taken for the slice)."""
 from __future__ import annotations
 
 import json

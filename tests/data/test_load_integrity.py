@@ -14,7 +14,7 @@ import pytest
 
 from devil_dataset.core.errors import DevilError
 
-FLIPPED_BYTES = 64  # as the black-box harness did
+FLIPPED_BYTES = 64  # as a black-box harness flips them
 
 
 @pytest.fixture
