@@ -1,4 +1,4 @@
-"""An unchanged re-run of ``devil benchmark`` (issue 46): the README's "score your own method" command run cold, then
+"""An unchanged re-run of ``devil benchmark``: the README's "score your own method" command run cold, then
 again with nothing changed (the report is kept: its inputs' content stamp matches), then again with the stamp
 removed (the report written again: what every re-run cost before), each as a user runs it (``devil`` in a
 subprocess), wall seconds per run and the report stage's seconds from ``OUT/timings.json``.

@@ -57,7 +57,7 @@ def release_loop_score(frames: np.ndarray, detector: str) -> float:
                     src = source.points[[mt.trainIdx for mt in matches]]
                     dst = target.points[[mt.queryIdx for mt in matches]]
                     m, inl = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=5.0,
-                                                         refineIters=0)  # refined CPU-independently (issue 27)
+                                                         refineIters=0)  # refined CPU-independently
                     m = None if m is None else refine_similarity(src, dst, inl.ravel() != 0, m)
             matrix[a, b] = np.inf if m is None else 1.0 - warp_valid_mask(m, size).mean()
     return float(np.percentile(matrix, 96, method="higher"))

@@ -10,7 +10,7 @@ The set (:func:`validation_clips`) holds
   measuring the frame-to-frame similarity (table :data:`REAL_FOOTAGE`; shots whose camera moves only a few percent
   of the frame are kept out of the PR-AUC as ambiguous).
 
-PR-AUC (SPEC section 3): +inf scores replaced by (max finite score + 1), scores normalised to [0, 1], the
+PR-AUC (the release's scorer): +inf scores replaced by (max finite score + 1), scores normalised to [0, 1], the
 precision-recall curve as scikit-learn's ``precision_recall_curve`` builds it, area by the trapezoid rule.
 Positive class: high camera motion.
 
@@ -128,7 +128,7 @@ def precision_recall_curve(labels: Sequence[bool], scores: Sequence[float]) -> t
 
 
 def release_normalise(scores: Sequence[float]) -> np.ndarray:
-    """SPEC section 3: +inf -> (max finite + 1), then min-max normalisation to [0, 1].
+    """The release's PR-AUC input: +inf -> (max finite + 1), then min-max normalisation to [0, 1].
 
     >>> release_normalise([0.0, 0.5, float("inf")]).tolist()
     [0.0, 0.3333333333333333, 1.0]
@@ -144,7 +144,7 @@ def release_normalise(scores: Sequence[float]) -> np.ndarray:
 
 
 def pr_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
-    """PR-AUC the release's way (SPEC section 3); positive = ``True`` (high camera motion).
+    """PR-AUC the release's way; positive = ``True`` (high camera motion).
 
     >>> pr_auc([0.9, 0.5, 0.1], [True, False, True])
     0.7916666666666666

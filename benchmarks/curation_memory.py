@@ -1,4 +1,4 @@
-"""Curation peak memory against source length, per decoder (issue 16 item 10).
+"""Curation peak memory against source length, per decoder.
 
 Writes two pan videos of the same small resolution and different lengths (default 700 and 2,800 frames at 320x180),
 curates each in a fresh child process per decoder and prints the child's peak RSS (``VmHWM``; ``ru_maxrss`` would

@@ -3,7 +3,7 @@
 1. **Stages**: the wall and CPU seconds of each stage of a finished ``devil demo`` (its ``OUT/timings.json``:
    build, plan, inpaint+evaluate with the workers' CPU per method and for scoring, results, report), or of a demo
    run here with ``--run OUT``.
-2. **Old vs new**: the functions optimised for issue 40 run on the demo's own clips, each (clip, hole) unit once
+2. **Old vs new**: the optimised functions run on the demo's own clips, each (clip, hole) unit once
    with the version of a git revision (``--rev``, default ``HEAD``: extracted with ``git archive`` into a temporary
    package) and once with the working tree's, interleaved so that both see the same machine load. For each
    function: CPU seconds (``time.process_time``: the machine may be shared, so wall time is noisy), the ratio
@@ -15,7 +15,7 @@ one 4-channel ``warpAffine``, missing pixels gathered by index), ``flow-propagat
 in the box of the invalid pixels, bilinear sampling through flat indices and a zero border, chains followed
 through the holes only) and ``telea`` (``cv2.inpaint`` on the hole's grown bounding box, also the temporal
 baselines' fallback); and the build's **labelling** of a clip (camera-motion then scene-motion score of a curated
-clip, as the build's ``_score_clip`` runs them: since issue 47 in one pass, ``builder.motion_scores``, the camera
+clip, as the build's ``_score_clip`` runs them: in one pass, ``builder.motion_scores``, the camera
 scorer's features handed to the scene scorer), on the curated clips the demo's build left in
 ``OUT/dataset/.devil-build/curated/clips``.
 
@@ -119,7 +119,7 @@ def compare_labelling(clips: list[Path], old: str) -> bool:
         frames, scores = load_clip(path), {}
         for version, pkg in (("old", old), ("new", "devil_dataset")):
             start = time.process_time()
-            try:  # one pass (issue 47): the camera scorer's features handed to the scene scorer
+            try:  # one pass: the camera scorer's features handed to the scene scorer
                 joint = importlib.import_module(f"{pkg}.builder.motion_scores").motion_scores
             except ImportError:
                 camera = importlib.import_module(f"{pkg}.builder.camera_motion").camera_motion_score

@@ -1,4 +1,4 @@
-"""Cost of the CPU-independent code paths (issues 27, 36): each pinned path vs the library's dispatched one.
+"""Cost of the CPU-independent code paths: each pinned path vs the library's dispatched one.
 
 OpenCV: ``cv2.setUseOptimized(False)`` (:func:`devil_dataset.core.cv_determinism.pin_opencv`) vs ``True`` on the calls
 whose results depend on the CPU's SIMD (DIS flow, SIFT, warpAffine, resize, remap, Telea inpainting) at the
@@ -126,7 +126,7 @@ def main() -> None:
     report("write_video (RGB -> YUV + x264, 16)", fast, exact)
     from devil_dataset.core import video_io
 
-    def encode_x264(params: str) -> float:  # x264 alone: its own CPU detection vs cpu-independent=1 (issue 36)
+    def encode_x264(params: str) -> float:  # x264 alone: its own CPU detection vs cpu-independent=1
         saved, video_io.X264_CPU_INDEPENDENT = video_io.X264_CPU_INDEPENDENT, params
         try:
             return _timed(lambda: write_video(path, frames, fps=25))

@@ -16,8 +16,8 @@ over the tasks (wall time inside the workers; ``read_and_hash`` = decoding the J
 Measured (2026-11, ``Intel(R) Xeon(R) Processor``, 2 cores shared with other jobs at load average 9-24, so CPU seconds
 are the numbers to read; 4 videos, ``--jobs 1``): SIFT at 854x480 46 CPU s per video cold (scene motion 80%, camera
 motion 18%, masks 0.1%), ORB 22; at 427x240 about 9-11; warm 0.15-0.2 CPU s per video. Scaled to 50 videos on 2
-cores: ~19 min cold with SIFT at 854x480, ~4 min at 427x240, ~5 s warm. After issue 47 (``AMD EPYC``, load 7-9,
-4 videos x 70 frames, ``--jobs 1``, both versions one after the other): 22.4 -> 18.8 CPU s per video, 166 -> 139 s
+cores: ~19 min cold with SIFT at 854x480, ~4 min at 427x240, ~5 s warm. With the faster labellers (``AMD EPYC``, load
+7-9, 4 videos x 70 frames, ``--jobs 1``, both versions one after the other): 22.4 -> 18.8 CPU s per video, 166 -> 139 s
 wall; ~8 min for 50 videos on 2 idle cores (estimated). Details: ``docs/diagnose.md`` ("Cost").
 """
 from __future__ import annotations

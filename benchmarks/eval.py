@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from devil_dataset.eval.kernels.pixel import pcons_psnr_mask_pairs, pcons_release_loop, psnr_frames, ssim_frames  # noqa: E402
 from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample  # noqa: E402
 
-W, H = 832, 480  # SPEC section 6: evaluation size
+W, H = 832, 480  # the release's evaluation size
 
 
 def make_video(t: int, seed: int = 0) -> VideoSample:

@@ -2,7 +2,7 @@
 
 Scenes: a generated textured video seen by a static and by a panning camera, and optionally a real clip in the
 release's input layout (``--inputs``, e.g. the devkit sample, resized to 832x480). Masks: release presets rendered
-at 1920x1080 and cover-cropped to 832x480 (SPEC section 6), small/large and low/high displacement.
+at 1920x1080 and cover-cropped to 832x480 (the release's slices), small/large and low/high displacement.
 
     python benchmarks/inpaint_baselines.py --quick
     python benchmarks/inpaint_baselines.py --frames 45 \

@@ -1,4 +1,4 @@
-"""Where the motion labellers spend their CPU time: the profile of issue 47's closing notes, in one command.
+"""Where the motion labellers spend their CPU time: the profile behind docs/labelling.md, in one command.
 
 Scores the generated videos of ``benchmarks/diagnose.py`` (a textured scene filmed by a camera panning at its own
 speed, still for every fifth video, flowing "water" in every other one) with
@@ -19,12 +19,12 @@ cost at any ``--threads``. The wrappers only time calls; the scores printed are 
     python benchmarks/labellers_profile.py --threads 1
     python benchmarks/labellers_profile.py --videos 2 --frames 12 --size 320x180    # a quick look
 
-Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores; docs/labelling.md, "Where the floor is"): after
-issue 47's fifth round 12.7 s wall, 24.2 CPU s at ``--threads 2``: SIFT 14.2 s (91 x 156 ms), matcher 3.5 s
-(281 x 12.3 ms, int8 products), DIS 3.9 s, warps 1.5 s (after the third round: 15.6 s wall, 29.2 CPU s, the matcher
-8.0 s at 28 ms a pair); after the sixth, the machine in a slow phase: 15.3 s wall, 29.1 CPU s, SIFT 17.7 s (91 x 194
-ms), RANSAC + refinement 0.5 s (416 x 1.2 ms); after the seventh, quiet: 12.6 s wall, 24.3 CPU s, SIFT 15.0 s (91 x 165
-ms), matcher 2.6 s (281 x 9.1 ms: int8 products and the compiled pass, core/cross_check_scan.py).
+Measured (``lscpu``: ``AMD EPYC`` (Zen 4, AVX-512 VNNI), 2 cores; docs/labelling.md, "Where the floor is"): 12.7 s
+wall, 24.2 CPU s at ``--threads 2``: SIFT 14.2 s (91 x 156 ms), matcher 3.5 s (281 x 12.3 ms, int8 products), DIS
+3.9 s, warps 1.5 s (an earlier matcher: 15.6 s wall, 29.2 CPU s, the matcher 8.0 s at 28 ms a pair); the machine in a
+slow phase: 15.3 s wall, 29.1 CPU s, SIFT 17.7 s (91 x 194 ms), RANSAC + refinement 0.5 s (416 x 1.2 ms). With the
+compiled pass (core/cross_check_scan.py), quiet: 12.6 s wall, 24.3 CPU s, SIFT 15.0 s (91 x 165 ms), matcher 2.6 s
+(281 x 9.1 ms: int8 products and the compiled pass).
 """
 from __future__ import annotations
 

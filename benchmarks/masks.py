@@ -4,7 +4,7 @@ Two paths produce the same stored 832x480 masks and run side by side on the same
 
 - release (a faithful stand-in of the original pipeline): the generator's 90 mode '1' frames at 1920x1080 are
   written as PNGs (as the release's mask script did); later each PNG is read back, resized to 854x480 with
-  Pillow NEAREST, cropped 11 px from the left and written as an 832x480 PNG (SPEC sections 5-6).
+  Pillow NEAREST, cropped 11 px from the left and written as an 832x480 PNG (the release's masks and slices).
 - ours: each frame is resized and cropped in memory as soon as it is drawn, the statistics are measured, and the
   mask is stored (npz with packed bits, or the release PNG folder), atomically.
 

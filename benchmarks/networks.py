@@ -13,17 +13,17 @@ Figures are frames per second of one video's composite-vs-GT work:
 - VFID whole-video pass: frames per second of one T-frame clip through I3D (``--video-frames``).
 Weights are random (no real weights offline); speed does not depend on their values.
 
-    python benchmarks/networks.py --arithmetic           # the cost of the fixed arithmetic (issue 36)
-    python benchmarks/networks.py --precision            # the precision section instead (issue 31)
+    python benchmarks/networks.py --arithmetic           # the cost of the fixed arithmetic
+    python benchmarks/networks.py --precision            # the precision section instead
     python benchmarks/networks.py --precision --device cuda
 
-Arithmetic section (issues 36 and 44): each network's CPU pass at 832x480 four ways, each in a fresh process (the ISA
+Arithmetic section: each network's CPU pass at 832x480 four ways, each in a fresh process (the ISA
 pins are environment variables read at start): ``before`` (the whole batch in one pass on torch's default
-threads, no ISA pins: this package before issue 36), ``fixed`` (one sample per pass on one thread: the values no
-longer depend on the batch size or thread count), ``pinned`` (``fixed`` plus the AVX2 pins of ``core/cpu_pins``
-with oneDNN's and MKL's kernels, ``DEVIL_NETWORK_KERNELS=native``: issue 36's path, the same on AVX2 and AVX-512
-machines of one vendor) and ``portable`` (the pins plus ``core/networks/portable``: the same on Intel and AMD, the
-default since issue 44). Wall seconds, best of ``--reps``; the ratios are ``fixed`` / ``before``, ``pinned`` /
+threads, no ISA pins: this package before the fixed arithmetic), ``fixed`` (one sample per pass on one thread: the
+values no longer depend on the batch size or thread count), ``pinned`` (``fixed`` plus the AVX2 pins of
+``core/cpu_pins`` with oneDNN's and MKL's kernels, ``DEVIL_NETWORK_KERNELS=native``: the pinned path, the same on AVX2
+and AVX-512 machines of one vendor) and ``portable`` (the pins plus ``core/networks/portable``: the same on Intel and
+AMD, the default). Wall seconds, best of ``--reps``; the ratios are ``fixed`` / ``before``, ``pinned`` /
 ``before`` and ``portable`` / ``pinned``, measured in the same invocation. One process: the engines
 run two (``--jobs``), each on one thread, so a two-core machine stays busy either way.
 
@@ -60,7 +60,7 @@ from devil_dataset.core.networks.raft import RAFTFlow, random_raft_state  # noqa
 from devil_dataset.eval import metrics as M  # noqa: E402
 from devil_dataset.eval.metrics.metric import VideoSample  # noqa: E402
 
-W, H = 832, 480  # SPEC section 7: evaluation size
+W, H = 832, 480  # the release's evaluation size
 # Precision section: the modes compared with float32 (devil_dataset.core.networks.precision.PRECISIONS), and the
 # frame size on a CPU, where bf16 without native support is one to two orders of magnitude slower than float32
 # (measured on this project's AVX2 AMD EPYC: RAFT 70x, I3D 32x), so the section stays within minutes there.
@@ -323,7 +323,7 @@ def print_arithmetic_section(reps: int, size: tuple[int, int]) -> None:
             env["DEVIL_FAST_SIMD"] = "1"
         else:
             env.pop("DEVIL_FAST_SIMD", None)
-        if mode == "pinned":  # issue 36's path: the pins with oneDNN's and MKL's own kernels
+        if mode == "pinned":  # the pinned path: the pins with oneDNN's and MKL's own kernels
             env[NETWORK_KERNELS_ENV] = "native"
         if mode in ("pinned", "portable"):  # the child imports torch first: its pins come with its start
             env.update(pinned_environment(env))

@@ -1,4 +1,4 @@
-"""The pixel metrics' torch path against the numpy path (issue 31): frames/s, ratio and largest difference, one run.
+"""The pixel metrics' torch path against the numpy path: frames/s, ratio and largest difference, one run.
 
     python benchmarks/pixel_torch.py --quick      # 6 frames at 320x192, CPU (and CUDA when present)
     python benchmarks/pixel_torch.py              # 16 frames at 832x480 (DEVIL's scoring size)
@@ -40,10 +40,10 @@ from devil_dataset.eval.kernels.warp import GroundTruthFlow  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_engine import make_clip  # noqa: E402  (the engine benchmark's clips)
 
-#: DEVIL's scoring size (SPEC section 6) and the default length; --quick: small and short.
+#: DEVIL's scoring size (the release's slices) and the default length; --quick: small and short.
 DEFAULT_SIZE, DEFAULT_FRAMES = (832, 480), 16
 QUICK_SIZE, QUICK_FRAMES = (320, 192), 6
-#: issue 31: the torch path equals the numpy path within this (absolute, dB / SSIM units / squared error)
+#: the torch path equals the numpy path within this (absolute, dB / SSIM units / squared error)
 TOLERANCE = 1e-9
 
 

@@ -1,4 +1,4 @@
-"""What "E_warp" comes to under the definitions in use (issue 38; ``docs/propainter-protocol.md``): the same generated
+"""What "E_warp" comes to under the definitions in use (``docs/propainter-protocol.md``): the same generated
 videos scored several ways, side by side.
 
     python benchmarks/propainter_ewarp.py            # 4 videos of 12 frames at 432x240, OpenCV DIS flow

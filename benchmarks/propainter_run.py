@@ -1,4 +1,4 @@
-"""A DAVIS-sized run of ``devil evaluate --protocol propainter`` without networks (issue 38): wall time on this
+"""A DAVIS-sized run of ``devil evaluate --protocol propainter`` without networks: wall time on this
 machine, and the paper-style table of the generated run.
 
     python benchmarks/propainter_run.py                      # 50 videos, 3,455 frames at 432x240, 2 workers

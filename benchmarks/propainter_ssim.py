@@ -1,4 +1,4 @@
-"""The ProPainter protocol's SSIM (issue 38): scikit-image per frame, as their code calls it, against
+"""The ProPainter protocol's SSIM: scikit-image per frame, as their code calls it, against
 :func:`devil_dataset.eval.protocols.propainter.kernels.ssim_frames`, side by side in one run, on the same frames.
 
     python benchmarks/propainter_ssim.py            # 40 frames at 432x240, 3 hole sizes

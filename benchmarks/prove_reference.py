@@ -1,5 +1,5 @@
 """PROVE's RC-S and RC-T restated the plain way, as xiaomi-research/prove's ``run_prove_metrics.py`` and
-``utils/{metrics,predictors,bbox,media_utils}.py`` run them (issue 45): the reference the package's implementation
+``utils/{metrics,predictors,bbox,media_utils}.py`` run them: the reference the package's implementation
 (:mod:`devil_dataset.eval.protocols.prove.removal`) is checked and timed against.
 
 Restated, not copied: every step written from the description of their code (``docs/removal.md``), with the

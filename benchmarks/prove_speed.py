@@ -1,4 +1,4 @@
-"""RC-S / RC-T speed and equality (issue 45): the package
+"""RC-S / RC-T speed and equality: the package
 (:func:`~devil_dataset.eval.protocols.prove.run.evaluate_prove`:
 each distinct (frame, crop) through DINOv2 once, equal-size crops batched, the windows' MMDs without per-call thread
 overhead) against a plain restatement of PROVE's code (``benchmarks/prove_reference.py``: one crop per forward pass,

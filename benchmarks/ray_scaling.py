@@ -39,7 +39,7 @@ from devil_dataset.core.release_format import write_frame_pngs  # noqa: E402
 from devil_dataset.eval.metrics.metric import EvalOptions  # noqa: E402
 from devil_dataset.eval.scoring.evaluate import evaluate_slice  # noqa: E402
 
-# Full DEVIL sizes (paper section 4 / SPEC section 6): ~1,250 clips, 10 slices x 150 videos, 90 frames at 832x480.
+# Full DEVIL sizes (paper section 4): ~1,250 clips, 10 slices x 150 videos, 90 frames at 832x480.
 FULL_CLIPS = 1250
 SLICES, VIDEOS, FRAMES, EVAL_PIXELS = 10, 150, 90, 832 * 480
 # benchmarks/release_rebuild_cost.py on this project's 2-core machine: CPU seconds per 1080p clip of the rebuild.

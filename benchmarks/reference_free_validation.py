@@ -322,7 +322,7 @@ def _submetric_default() -> str:
 
 
 def scaled_patch_size(height: int) -> int:
-    """The default patch size (defined at 480 rows, SPEC section 6) scaled to clips of ``height`` rows.
+    """The default patch size (defined at 480 rows, the release's slices) scaled to clips of ``height`` rows.
 
     >>> scaled_patch_size(480), scaled_patch_size(240)
     (32, 16)

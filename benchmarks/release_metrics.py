@@ -1,4 +1,4 @@
-"""Side by side with the release's own metric code: PSNR, SSIM, PCons, warp error on the same videos (issue 31).
+"""Side by side with the release's own metric code: PSNR, SSIM, PCons, warp error on the same videos.
 
     python benchmarks/release_metrics.py --release-repo PATH [--quick] [--videos N] [--frames T] [--size W H]
 
@@ -23,8 +23,8 @@ and two methods' predictions (noise of two strengths inside the hole), then time
 
 It prints each side's per-video values with the largest difference per metric (exit status 1 when one exceeds
 :data:`EQUAL_REL_TOL`, or when devil's values with and without the cache differ), and the ratios release / devil
-(cold and warm; the goal of issue 31: 2.7x cold, at least 10x warm), with the CPU model. Default size: the
-issue's 2 videos x 45 frames at 832x480 (a few minutes on a small CPU); ``--quick``: 2 videos x 10 frames at
+(cold and warm; the goal: 2.7x cold, at least 10x warm), with the CPU model. Default size:
+2 videos x 45 frames at 832x480 (a few minutes on a small CPU); ``--quick``: 2 videos x 10 frames at
 416x240.
 """
 from __future__ import annotations
@@ -70,10 +70,10 @@ GET_RELEASE = (f"  git clone {RELEASE_URL} devil && cd devil && git checkout {RE
                f"    && git submodule update --init {EVAL_SUBMODULE}   # {EVAL_URL} at {EVAL_COMMIT}\n"
                "then run with --release-repo devil (or with the path of the video-inpainting-evaluation checkout)")
 
-#: Issue 31's side-by-side: 2 videos x 45 frames at 832x480 (DEVIL's scoring size, SPEC section 1).
+#: The side-by-side: 2 videos x 45 frames at 832x480 (DEVIL's scoring size).
 DEFAULT_VIDEOS, DEFAULT_FRAMES, DEFAULT_SIZE = 2, 45, (832, 480)
 QUICK_VIDEOS, QUICK_FRAMES, QUICK_SIZE = 2, 10, (416, 240)
-#: Issue 31's goals: release time / devil time, cold and with the ground-truth cache warm.
+#: The goals: release time / devil time, cold and with the ground-truth cache warm.
 GOAL_COLD, GOAL_WARM = 2.7, 10.0
 #: Noise amplitude (+-, grey levels) of the two methods' predictions inside the hole.
 METHOD_NOISE = {"A": 24, "B": 64}

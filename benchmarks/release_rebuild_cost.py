@@ -19,12 +19,12 @@ CPU time (all threads of this process) is the number to trust on a shared machin
 Measured (2-core shared machine, load average ~1.7, SIFT, DIS flow): CPU s per clip cut 3.1, load 2.5 (x2),
 camera 2.9, scene 21.6, frames 2.8; mask 0.14 per mask, row 0.37 per row -> about 35 CPU s per clip and
 12.6 CPU hours for the full rebuild; clip JPEGs 25.6 MB per clip (32 GB work dir), parquet 7.1 MB per row.
-Re-measured for issue 47 (``AMD EPYC``, load 3-8): label 15.7 CPU s per clip (the previous camera + scene 2.4 +
-13.1), 24.8 CPU s per clip, 8.8 CPU hours (8.5 with the previous code in the same session).
-After issue 47's third round (``AMD EPYC``, quiet): label 12.2-12.6 CPU s (6.4-6.6 s wall) per clip against the
-previous 1.7 + 12.6 (1.2 + 9.5 s wall), 6.8-7.2 CPU hours against 7.6 (docs/release-rebuild.md). After the fifth
-round: label 12.2-13.5 CPU s (6.3-7.1 s wall), 7.6-7.8 CPU hours, the fourth round's 12.7-12.9 in the same session.
-After the seventh: label 13.3-15.1 CPU s (7.1-8.1 s wall), 7.9-8.2 CPU hours (the noise of the machine).
+Re-measured with the faster labellers (``AMD EPYC``, load 3-8): label 15.7 CPU s per clip (the previous camera + scene
+2.4 + 13.1), 24.8 CPU s per clip, 8.8 CPU hours (8.5 with the previous code in the same session).
+Quiet (``AMD EPYC``): label 12.2-12.6 CPU s (6.4-6.6 s wall) per clip against the previous 1.7 + 12.6 (1.2 + 9.5 s
+wall), 6.8-7.2 CPU hours against 7.6 (docs/release-rebuild.md). Other sessions: label 12.2-13.5 CPU s (6.3-7.1 s
+wall), 7.6-7.8 CPU hours (an earlier version 12.7-12.9 in the same session); label 13.3-15.1 CPU s (7.1-8.1 s wall),
+7.9-8.2 CPU hours (the noise of the machine).
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from devil_dataset.core.video_io import load_clip, write_video  # noqa: E402
 from devil_dataset.sources.catalog import load_catalog  # noqa: E402
 
 FULL_CLIPS = 1250  # the paper's clip count (devil-sources.json)
-FULL_ROWS = 11 * 150  # `all` + ten slices, 150 rows each (SPEC section 6)
+FULL_ROWS = 11 * 150  # `all` + ten slices, 150 rows each (the release's slices)
 FULL_MASKS = 11 * 150  # upper bound: every row its own mask (the shuffled lists overlap, so fewer in practice)
 
 

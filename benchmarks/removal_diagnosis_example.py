@@ -1,4 +1,4 @@
-"""An example diagnosis of object removals by attribute (issue 45): the demo's 14 rendered scenes (known camera and
+"""An example diagnosis of object removals by attribute: the demo's 14 rendered scenes (known camera and
 scene motion) at 320x192, 16 frames, each with a DEVIL preset mask (rendered at 1920x1080, resized NEAREST) painted
 in as the "object"; two removal methods, the package's ``telea`` and ``aligned-copy`` baselines, run on the input;
 then ``diagnose_removals`` with a seeded random tiny DINOv2 (nothing downloaded: RC-S / RC-T values exercise the

@@ -1,14 +1,15 @@
 """One slice, one method, every metric that can run: cold vs warm ground-truth cache, new path vs today's (one run).
 
     python benchmarks/slice_eval.py --quick                   # 4 videos x 20 frames at 416x240, CPU
-    python benchmarks/slice_eval.py --device cuda             # the issue's slice: 150 videos x 90 frames, 832x480
+    python benchmarks/slice_eval.py --device cuda             # a full slice: 150 videos x 90 frames, 832x480
     python benchmarks/slice_eval.py --videos 20 --frames 45   # anything in between
 
 Generates a slice (textured panning scenes with a drifting elliptic hole, made on the fly, never all in memory) and
 one method's predictions (PNG folders, written by a thread pool), then times, in this invocation:
 
-* **today's path** (``pixel_backend="numpy"``, no cache: what ``devil evaluate`` did before issue 31) on the first
-  ``--today-videos`` videos (all of them for ``--quick``; a default run extrapolates per video, and says so);
+* **today's path** (``pixel_backend="numpy"``, no cache: ``devil evaluate`` without the ground-truth cache and the
+  torch path) on the first ``--today-videos`` videos (all of them for ``--quick``; a default run extrapolates per
+  video, and says so);
 * **the new path, cold**: the method with an empty ground-truth cache (``--gt-cache``; the pixel metrics on torch
   when ``--device`` is a GPU: ``pixel_backend="auto"``);
 * **the new path, warm**: a second method on the same slice, reading the ground truth's work from that cache;
@@ -17,7 +18,7 @@ one method's predictions (PNG folders, written by a thread pool), then times, in
 Prints, per run, wall and CPU seconds and frames/s; per stage (each metric's ``prepare`` and ``update``, the
 prediction reads) the busy seconds and frames/s (an ``update`` includes the metric's own ``prepare`` when nothing
 was prepared for it, as in today's path); the GPU busy fraction (``torch.cuda.utilization``, sampled every
-0.1 s) on a GPU; the ratios warm/cold (goal <= 0.5x, issue 31), warm/today's and new/today's; the largest
+0.1 s) on a GPU; the ratios warm/cold (goal <= 0.5x), warm/today's and new/today's; the largest
 per-video difference between the new path and today's (0 on CPU; <= 1e-9 for the torch path); and the disk a cache
 entry takes for one 45- and one 90-frame 832x480 clip, extrapolated to DEVIL's 1,250 clips.
 
@@ -58,15 +59,15 @@ from devil_dataset.eval.scoring.gt_cache import GroundTruthCache, cached_prepare
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_engine import make_clip, timed  # noqa: E402  (the engine benchmark's clips and timer)
 
-#: The issue's slice: 150 videos x 90 frames at 832x480 (DEVIL's scoring size, SPEC section 1).
+#: A full slice: 150 videos x 90 frames at 832x480 (DEVIL's scoring size).
 DEFAULT_VIDEOS, DEFAULT_FRAMES, DEFAULT_SIZE = 150, 90, (832, 480)
 QUICK_VIDEOS, QUICK_FRAMES, QUICK_SIZE = 4, 20, (416, 240)
 #: Videos today's path scores in a full-size run (it is extrapolated per video): today's numpy path takes about
-#: 0.3 s per 832x480 frame on a CPU core, 40 min for the issue's slice.
+#: 0.3 s per 832x480 frame on a CPU core, 40 min for a full slice.
 DEFAULT_TODAY_VIDEOS = 10
-#: Clips of DEVIL (issue 31's count) for the disk extrapolation; every clip has 45-90 frames (SPEC section 1).
+#: Clips of DEVIL (the release's count) for the disk extrapolation; every clip has 45-90 frames.
 DEVIL_CLIPS = 1250
-GOAL_WARM_OVER_COLD = 0.5  # issue 31: a second method with a warm cache in at most 0.5x the first one's wall time
+GOAL_WARM_OVER_COLD = 0.5  # a second method with a warm cache in at most 0.5x the first one's wall time
 GPU_SAMPLE_S = 0.1
 
 

@@ -1,4 +1,4 @@
-"""Cost of the uncertainty stage (issue 28) relative to the pixel-metric evaluation it annotates.
+"""Cost of the uncertainty stage relative to the pixel-metric evaluation it annotates.
 
     python benchmarks/uncertainty.py [--quick] [--videos 150] [--frames 90] [--set-level]
 
@@ -14,7 +14,7 @@
    jackknife's extra peak (tracemalloc), the CPU seconds of ``uncertainty()`` (the jackknife) against ``compute()``
    (the plain distance, ``sqrtm``) and against the network passes of the evaluation it annotates (Inception / I3D
    with random weights on a few 832x480 frames here, scaled to the slice), and the extra CPU of keeping the groups
-   in ``update``. The issue's limit: 60 CPU s per (slice, method).
+   in ``update``. The goal: at most 60 CPU s per (slice, method).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from devil_dataset.eval.stats.intervals import results_uncertainty
 from devil_dataset.eval.stats.significance import compare_methods  # noqa: E402
 
-W, H = 832, 480  # SPEC section 6: evaluation size
+W, H = 832, 480  # the release's evaluation size
 METHODS = ("telea", "aligned-copy", "flow-propagation")
 KEYS = ("psnr", "ssim", "pcons_psnr_mask", "warp_error_mask")
 

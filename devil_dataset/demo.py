@@ -43,14 +43,14 @@ from .core.slices import SLICES
 from .inpaint import INPAINTERS
 from .pipeline.benchmark import BENCHMARK_FLOW, PREDICTIONS_DIR, RESULTS_DIR, TABLE1_SLICES, BenchmarkResult, benchmark
 
-# Issue 6: the three baselines of the demo: per-frame spatial, aligned-neighbour copy, flow propagation.
+# The three baselines of the demo: per-frame spatial, aligned-neighbour copy, flow propagation.
 DEFAULT_METHODS: tuple[str, ...] = ("telea", "aligned-copy", "flow-propagation")
-# The paper's ten slices (SPEC section 6); `all` is not part of Table 1.
+# The paper's ten slices; `all` is not part of Table 1.
 DEMO_SLICES: tuple[str, ...] = TABLE1_SLICES
 # --quick: the slices of finding (1) only, and the two cheapest metrics.
 QUICK_SLICES: tuple[str, ...] = ("fg_size_low", "fg_size_high")
 QUICK_METRICS: tuple[str, ...] = ("psnr", "ssim")
-# The demo uses OpenCV DIS for the warp error's flow (no weights; CPU-pinned, issue 27: the same flow on every machine).
+# The demo uses OpenCV DIS for the warp error's flow (no weights; CPU-pinned: the same flow on every machine).
 DEMO_FLOW = BENCHMARK_FLOW
 
 DATASET_DIR = "dataset"

@@ -1,4 +1,4 @@
-"""Tests of devil_dataset/demo.py and `devil demo` (issue 6): the whole run on a tiny built dataset, resuming,
+"""Tests of devil_dataset/demo.py and `devil demo`: the whole run on a tiny built dataset, resuming,
 refusing another run's predictions, parity of the per-clip scoring with `devil evaluate`, and `devil report
 --findings` on the demo's results. The pieces have their own tests: tests/eval/test_inpaint_and_score.py,
 test_clip_scoring.py, test_findings.py, test_results.py, test_registry.py; tests/inpaint/test_inpaint_run.py."""
@@ -104,7 +104,7 @@ def test_demo_writes_predictions_results_report(demo_tiny_run, demo_tiny_dataset
     table = (out / "table1.md").read_text()
     assert "| fg_size_high | aligned-copy |" in table and "LPIPS" not in table  # empty columns dropped
     assert (out / "table1.tsv").is_file() and (out / "relative_improvement.md").is_file()
-    assert "\u2020: not significantly different from the best" in table  # issue 28: marks + legend
+    assert "\u2020: not significantly different from the best" in table  # marks + legend
     rows = json.loads((out / "comparisons.json").read_text())
     assert rows and all(r["n"] >= 1 and "p_holm" in r for r in rows)
     doc = json.loads((out / "results" / "telea" / "fg_size_high.json").read_text())
@@ -233,7 +233,7 @@ def test_devil_demo_full(tmp_path):
     for m in ("telea", "aligned-copy", "flow-propagation"):
         for s in DEMO_SLICES:
             assert (tmp_path / "results" / m / f"{s}.json").is_file()
-    assert (tmp_path / "table1.md").read_text().count("\n") == 2 + 30 + 2  # + blank line and legend (issue 28)
+    assert (tmp_path / "table1.md").read_text().count("\n") == 2 + 30 + 2  # + blank line and legend
     assert len(json.loads((tmp_path / "comparisons.json").read_text())) == 10 * 4 * 3  # slices x metrics x pairs
     assert len(json.loads((tmp_path / "findings.json").read_text())) == 3
 

@@ -66,7 +66,7 @@ HEAVY_DEPENDENCIES = frozenset({"torch", "torchvision", "lpips", "pytorch_fid", 
 # Units whose functions may import any module of the package: the ``devil`` commands declare their parsers with light
 # imports and import the library when the command runs (``devil --help`` answers at once: tests/cli/test_startup.py).
 DEFERRING_UNITS = frozenset({"cli"})
-# Issue 37: no function of the package is longer than this (lines, signature and docstring included).
+# no function of the package is longer than this (lines, signature and docstring included).
 MAX_FUNCTION_LINES = 100
 
 
@@ -254,7 +254,7 @@ def test_the_table_itself_has_no_cycle():
 
 
 def test_no_import_circle_between_files():
-    """Issue 37: no two files of the package import each other, directly or around a circle, counting imports made
+    """No two files of the package import each other, directly or around a circle, counting imports made
     inside functions (which only hide a circle)."""
     edges, sites = file_graph()
     found = cycles(edges)
@@ -332,7 +332,7 @@ def test_no_function_is_longer_than_100_lines():
 
 
 def test_no_import_hook_and_no_old_module_paths():
-    """Issue 46: the 0.1 package never shipped the pre-reorganisation module paths, so no import hook keeps them:
+    """The 0.1 package never shipped the pre-reorganisation module paths, so no import hook keeps them:
     importing the package adds no finder to ``sys.meta_path`` and an old path does not import."""
     import importlib
     import sys

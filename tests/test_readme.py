@@ -69,7 +69,7 @@ def test_readme_benchmark_command_runs_on_the_demo(tmp_path):
 
 
 def test_readme_paper_table_command_parses():
-    """Issue 46: the README reports the DAVIS / YouTube-VOS table with a command, not a Python snippet."""
+    """The README reports the DAVIS / YouTube-VOS table with a command, not a Python snippet."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     match = re.search(r"^devil (report --paper-table [^\n]*)$", text, re.M)
     assert match, "README: the paper-table command is missing"

@@ -1,4 +1,4 @@
-"""Slice construction (SPEC section 6): which videos and which masks form each of the ten slices plus ``all``.
+"""Slice construction (the release's slices): which videos and which masks form each of the ten slices plus ``all``.
 
 Pure planning over clip records and scores (no pixels), then :func:`materialize_pair`, which cuts one
 video-mask pair to the evaluation size.
@@ -12,11 +12,11 @@ Release rules reproduced here:
   ``RandomState(seed)`` (0 in the release) and cut to ``per_slice``;
 - the mask list of a subset is every preset containing the subset (sorted ``devil_<preset>`` order) x indices
   0..999; ``RandomState(seed)`` shuffles it, then draws ``randint(2, size=len, dtype=bool)`` reversal flags;
-- pairing (SPEC section 6, "Pairing"): row i of a slice is the release's folder ``{i:05d}``: the i-th video of the
+- pairing (the release's pairing): row i of a slice is the release's folder ``{i:05d}``: the i-th video of the
   slice's video list (the shuffled ``all`` list; the cm/bsm lists in name order) with the i-th entry of the
   shuffled mask list and the i-th reversal flag; the row keeps that index as ``release_index``; a clip with T
   frames uses mask frames 0..T-1 of the (possibly reversed) 90-frame mask;
-- ranking (SPEC section 6, NaN bullets): ``rank_mode="release"`` ranks NaN scores last like the release's pandas
+- ranking (the release's NaN ranking): ``rank_mode="release"`` ranks NaN scores last like the release's pandas
   sort (they land in the high tail, as its last candidates); ``rank_mode="corrected"`` leaves them out.
 
 Scaled-down rule for small collections (:func:`slice_sizes`): the release's 150 videos per slice from 16% tails
@@ -50,9 +50,9 @@ from ..core.slices import (
 )
 from .labels import high_tail, ranked_clip_ids, select_unique_source_first
 
-# SPEC section 3/4: each label is a 16% rank tail.
+# The release's labels: each label is a 16% rank tail.
 TAIL_FRACTION = 0.16
-# SPEC section 6: the shuffles use RandomState(0).
+# The release's slices: the shuffles use RandomState(0).
 RELEASE_SEED = 0
 LOW, HIGH = "low", "high"
 # Scaled-down rule (module docstring): below the release's size, a tail is at most a third of the clips.
@@ -146,7 +146,7 @@ def rank_tails(scores: Mapping[str, float], tail: int, *, mode: str = "release")
     >>> rank_tails({"a": 0.1, "b": float("inf"), "n": float("nan")}, 1), rank_tails(
     ...     {"a": 0.1, "n": float("nan")}, 1, mode="corrected")
     ((['a'], ['n']), ([], []))
-    >>> rank_tails({"a": 0.1, "b": float("inf"), "c": 0.5, "n": float("nan")}, 2)  # SPEC 6: NaN after +inf
+    >>> rank_tails({"a": 0.1, "b": float("inf"), "c": 0.5, "n": float("nan")}, 2)  # the release ranks NaN after +inf
     (['a', 'c'], ['b', 'n'])
     """
     order = ranked_clip_ids(scores, mode)
@@ -160,7 +160,7 @@ def video_lists(
     """Video subsets (``all``, ``cm-l``, ``cm-h``, ``bsm-l``, ``bsm-h``) in the release's folder order, and labels.
 
     ``all``: the name-sorted clip list shuffled in place by ``RandomState(seed)``, its first ``per_slice`` names in
-    shuffled order; the cm/bsm subsets: their ``per_slice`` chosen clips sorted by name (SPEC section 6).
+    shuffled order; the cm/bsm subsets: their ``per_slice`` chosen clips sorted by name (the release's slices).
     """
     by_id = {c.clip_id: c for c in clips}
     if len(by_id) != len(clips):
@@ -170,7 +170,7 @@ def video_lists(
     out: dict[str, list[str]] = {}
 
     names = sorted(by_id)
-    np.random.RandomState(seed).shuffle(names)  # the release shuffles the list itself (SPEC section 6)
+    np.random.RandomState(seed).shuffle(names)  # the release shuffles the list itself
     out["all"] = names[: sizes.per_slice]
 
     cm_low, cm_high = rank_tails({c.clip_id: c.camera_motion_score for c in clips}, sizes.tail, mode=rank_mode)
@@ -204,7 +204,7 @@ def mask_list(
     """The first ``count`` masks of a subset's shuffled release list with their reversal flags, in shuffled order.
 
     Entry i is the release's mask folder ``{i:05d}``: ``RandomState(seed)`` shuffles the list, then draws one flag
-    per entry; entry i gets flag i (SPEC section 6).
+    per entry; entry i gets flag i (the release's slices).
 
     >>> [(m.mask_id, m.reversed) for m in mask_list("fgd-h", 2)]
     [('devil_fgs-l_fgm-h_fgd-h_00230', True), ('devil_fgs-h_fgm-h_fgd-h_00668', True)]
@@ -219,7 +219,7 @@ def mask_list(
 def plan_slices(
     clips: Sequence[ClipInfo], *, seed: int = RELEASE_SEED, sizes: SliceSizes | None = None, rank_mode: str = "release"
 ) -> SlicePlan:
-    """Plan every config (``all`` + the ten slices); row i is the release's folder ``{i:05d}`` (SPEC section 6).
+    """Plan every config (``all`` + the ten slices); row i is the release's folder ``{i:05d}``.
 
     Video i of the slice's video list (:func:`video_lists`) with mask i of its shuffled mask list
     (:func:`mask_list`); ``rank_mode`` is passed to :func:`rank_tails` ("release": NaN scores rank highest).

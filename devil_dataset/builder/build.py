@@ -51,12 +51,12 @@ from .scene_motion import scene_motion_score
 
 SCORES_NAME = "scores.json"
 # Rows of different slices share masks (the sample's 55 rows hold 25 distinct ones): the encoded hole and its
-# statistics are kept for this many (mask, reversal, length) keys (a few MB; issue 17 profile).
+# statistics are kept for this many (mask, reversal, length) keys (a few MB, measured on the demo).
 HOLE_CACHE_SIZE = 512
 PLAN_NAME = "plan.json"
-# Sample build (issue 4): small enough for the end-to-end demo (16 clips of 45 frames -> 5 videos per slice).
+# Sample build: small enough for the end-to-end demo (16 clips of 45 frames -> 5 videos per slice).
 SAMPLE_NUM_FRAMES = 45
-SAMPLE_SCORING_SIZE: tuple[int, int] = (427, 240)  # half of SPEC section 1's 854x480: 4x fewer pixels to score
+SAMPLE_SCORING_SIZE: tuple[int, int] = (427, 240)  # half of the release's 854x480: 4x fewer pixels to score
 SAMPLE_BIKES_STARTS: tuple[int, ...] = (76, 187)  # inside single shots (bikes.mp4 has cuts at 30, 76, 137, 187, 242)
 
 
@@ -450,7 +450,7 @@ def _label_stage(curated: _Curated, inputs: _Inputs, work: Path, options: BuildO
 
 
 def _plan_stage(clips: Sequence[ClipInfo], out: Path, work: Path, options: BuildOptions) -> SlicePlan:
-    """Stage 3: the slices' (video, mask) rows (SPEC section 6); a different plan than the one on disk invalidates
+    """Stage 3: the slices' (video, mask) rows (the release's slices); a different plan than the one on disk invalidates
     the shards written for it."""
     plan = plan_slices(clips, seed=options.seed, rank_mode=options.modes()["rank_mode"])
     plan_doc = {

@@ -34,8 +34,9 @@ MaskLoader = Callable[[str, int], np.ndarray]  # (preset, index) -> bool [90, H,
 OUTPUT_DESCRIPTION = "DEVIL video inpainting slices"
 
 #: The builder modes each parity sets (:mod:`devil_dataset.core.parity`): ``release`` labels as the release does
-#: (SPEC section 4: the uint8 wrap-around AffineScore of the scene-motion segments; SPEC section 6: NaN scores rank
-#: last, into the high tail), ``corrected`` with the fixes (true differences; NaN-score clips left unlabelled).
+#: (the release's scorer: the uint8 wrap-around AffineScore of the scene-motion segments; the release's slices: NaN
+#: scores rank last, into the high tail), ``corrected`` with the fixes (true differences; NaN-score clips left
+#: unlabelled).
 BUILD_PARITY_MODES: dict[str, dict[str, str]] = {
     "release": {"scene_mode": "release", "rank_mode": "release"},
     "corrected": {"scene_mode": "corrected", "rank_mode": "corrected"},
@@ -44,7 +45,7 @@ BUILD_PARITY_MODES: dict[str, dict[str, str]] = {
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """Every setting of a build; the defaults give the release's dataset (SPEC section 6) from the given sources.
+    """Every setting of a build; the defaults give the release's dataset from the given sources.
 
     A mode (``scene_mode``, ``rank_mode``) left at ``None`` takes the value ``parity`` sets
     (:data:`BUILD_PARITY_MODES`); one given explicitly wins (an expert's override). After construction both fields
@@ -59,30 +60,31 @@ class BuildOptions:
     #: build from the built-in sample (:func:`devil_dataset.builder.build.write_sample_build_sources`; nothing
     #: downloaded) instead of the given sources, which must then be empty
     sample: bool = False
-    #: seed of the ``all`` shuffle and the mask-list shuffle; 0 = the release's ``RandomState(0)`` (SPEC section 6)
+    #: seed of the ``all`` shuffle and the mask-list shuffle; 0 = the release's ``RandomState(0)``
     seed: int = 0
-    #: output (W, H); the release's 832x480 cover-crop (SPEC section 6, "Resolution")
+    #: output (W, H); the release's 832x480 cover-crop (the release's resolution)
     size: tuple[int, int] = EVAL_SIZE
     #: smallest source (W, H) curation accepts (``devil curate --min-resolution``); None = curation's default, the
     #: release's 832x480 (:data:`devil_dataset.builder.curate.DEFAULT_MIN_SIZE`), or the sample's own minimum.
     #: Lower it with ``size`` to build from smaller videos (e.g. 640x272 for 640x272 sources)
     min_resolution: tuple[int, int] | None = None
-    #: per-frame storage: ``jpeg`` (quality 95, the release's clip format, SPEC section 1) or ``png`` (lossless)
+    #: per-frame storage: ``jpeg`` (quality 95, the release's clip format) or ``png`` (lossless)
     frame_format: str = "jpeg"
     #: the card's ``license`` field (a Hub licence id; ``other`` for mixed per-clip licences)
     license: str = "other"
     #: the card's title
     pretty_name: str = OUTPUT_DESCRIPTION
-    #: feature detector of the camera- and scene-motion scorers (SPEC section 2: SURF); None = the best available
+    #: feature detector of the camera- and scene-motion scorers (the release's alignment: SURF); None = the best
+    #: available
     detector: str | None = None
     #: the release-versus-corrected protocol: ``release`` or ``corrected``; sets ``scene_mode`` and ``rank_mode``
     parity: Parity = "release"
-    #: automatic background-scene-motion score: ``release`` or ``corrected`` (SPEC section 4); None = from parity
+    #: automatic background-scene-motion score: ``release`` or ``corrected``; None = from parity
     scene_mode: str | None = None
     #: NaN scores in the rank tails: ``release`` ranks them last (high tail) or ``corrected`` leaves them out
-    #: (SPEC section 6); None = from parity
+    #: (the release's slices); None = from parity
     rank_mode: str | None = None
-    #: frame size (W, H) the motion scorers work at; None = the release's 854x480 (SPEC section 4), or the
+    #: frame size (W, H) the motion scorers work at; None = the release's 854x480, or the
     #: sample's 427x240 (:data:`devil_dataset.builder.build.SAMPLE_SCORING_SIZE`) with ``sample``
     scoring_size: tuple[int, int] | None = None
     #: hand-made background-scene-motion labels ``{clip_id: "low" | "high"}``; they win over the score

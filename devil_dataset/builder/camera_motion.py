@@ -1,4 +1,4 @@
-"""Camera-motion score of a clip (SPEC sections 1-3): how much of each sampled frame other frames fail to cover.
+"""Camera-motion score of a clip (the release's scorer): how much of each sampled frame other frames fail to cover.
 
 Ten frames are sampled; for every ordered pair (i, j) frame i is aligned to frame j with a similarity
 (:mod:`devil_dataset.core.alignment`) and the pair score is the fraction of frame j that the warped frame i
@@ -29,11 +29,11 @@ from ..core.cv_determinism import serial_opencv
 from ..core.thread_map import default_threads
 from .clip_features import ClipFeatures
 
-# SPEC section 1: videos are scored at 854x480 (W, H), resized with area interpolation.
+# The release's clips: videos are scored at 854x480 (W, H), resized with area interpolation.
 SCORING_SIZE: tuple[int, int] = (854, 480)
-# SPEC section 3: number of sampled frames (spacing floor((n - 1) / 9)).
+# The release's scorer: number of sampled frames (spacing floor((n - 1) / 9)).
 NUM_SAMPLED_FRAMES = 10
-# SPEC section 3: clip score = this percentile of the 10x10 pair matrix, numpy method "higher".
+# The release's scorer: clip score = this percentile of the 10x10 pair matrix, numpy method "higher".
 SCORE_PERCENTILE = 96
 @dataclass(frozen=True)
 class CameraMotionResult:
@@ -54,7 +54,7 @@ class CameraMotionResult:
 
 
 def sample_indices(num_frames: int) -> list[int]:
-    """The 10 sampled frame indices of SPEC section 3: spacing floor((n - 1) / 9), starting at 0.
+    """The 10 sampled frame indices of the release's scorer: spacing floor((n - 1) / 9), starting at 0.
 
     >>> sample_indices(45)
     [0, 4, 8, 12, 16, 20, 24, 28, 32, 36]
@@ -68,7 +68,7 @@ def sample_indices(num_frames: int) -> list[int]:
 
 
 def resize_for_scoring(frames: np.ndarray, size: tuple[int, int] | None = SCORING_SIZE) -> np.ndarray:
-    """Resize uint8 frames [T, H, W, 3] to ``size`` (W, H) with area interpolation (SPEC section 1).
+    """Resize uint8 frames [T, H, W, 3] to ``size`` (W, H) with area interpolation (the release's clips).
 
     Frames already at that size (or ``size=None``) are returned unchanged.
 

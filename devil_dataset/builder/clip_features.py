@@ -1,8 +1,8 @@
 """One clip's frame features and the similarities between its frames, each computed once and spread over threads.
 
 Both motion labellers align frames of one clip at the scoring size: the camera-motion scorer its ten sampled frames
-pairwise (SPEC section 3), the scene-motion scorer frame i onto frame k along its segment walk and every
-consecutive pair (SPEC section 4). :class:`ClipFeatures` holds that work for one clip:
+pairwise (the release's scorer), the scene-motion scorer frame i onto frame k along its segment walk and every
+consecutive pair (the release's scorer). :class:`ClipFeatures` holds that work for one clip:
 
 - features of each distinct frame are detected once (frames with identical bytes share them: a still synthetic
   shot is one detection), many frames at once on ``threads`` threads, in a fixed order;

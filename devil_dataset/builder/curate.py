@@ -1,4 +1,4 @@
-"""Curation (SPEC section 1): source videos -> shot-cut-free clips of 45-90 native frames + a manifest.
+"""Curation (the release's clips): source videos -> shot-cut-free clips of 45-90 native frames + a manifest.
 
 For each source: hash it, probe it, apply the resolution/orientation filter, decode it to detect shot cuts
 (:mod:`.shot_cuts`), then (from memory when the frames fit :data:`DECODE_CACHE_BYTES`, else by decoding again) cut
@@ -40,12 +40,12 @@ from ..core.errors import DevilError
 from ..core.progress import progress_bar
 from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector, ShotCuts
 
-# SPEC section 1: consecutive non-overlapping chunks of 90 frames; a final chunk shorter than 45 frames is dropped.
+# The release's clips: consecutive non-overlapping chunks of 90 frames; a final chunk shorter than 45 frames is dropped.
 CLIP_FRAMES = 90
 MIN_CLIP_FRAMES = 45
 # Decoders FFmpeg uses for single images: a source decoded by one of them is an image renamed as a video.
 STILL_IMAGE_CODECS = frozenset({"png", "apng", "bmp", "tiff", "webp", "gif", "mjpeg", "jpeg2000", "ppm", "pgm"})
-# SPEC section 1 / issue 3: default filter keeps landscape sources of at least 832x480 (the evaluation size).
+# The release's clips: default filter keeps landscape sources of at least 832x480 (the evaluation size).
 DEFAULT_MIN_SIZE: tuple[int, int] = (832, 480)
 # Sources whose decoded frames fit in this many bytes are decoded once (kept in memory between the cut pass and the
 # cutting pass); larger ones are decoded twice, streaming, so memory stays bounded (about one 90-frame chunk).
@@ -180,7 +180,7 @@ def curation_backend(backend: str) -> str:
     Curation streams every source twice at the pace of the shot-cut detector and the encoder. decord 0.6 keeps
     memory it decoded ahead whenever its consumer is slower than it (peak RSS grows with the source length even
     with a fresh reader per window; ``benchmarks/curation_memory.py``), while PyAV's streaming stays flat, so
-    ``auto`` picks PyAV and an explicit ``decord`` is honoured (issue 16 item 10).
+    ``auto`` picks PyAV and an explicit ``decord`` is honoured.
 
     >>> curation_backend("auto"), curation_backend("decord")
     ('pyav', 'decord')
@@ -618,12 +618,12 @@ def _plan_source_clips(ctx: _SourceContext, cut_pass: _CutPass) -> list[tuple[in
     plan = plan_clips(cut_pass.cuts.shots())
     if plan:
         return plan
-    # issue 16 item 12: a source without clips is recorded with its reason, never dropped silently
+    # a source without clips is recorded with its reason, never dropped silently
     n = cut_pass.num_frames
     if n == 1 and ctx.info.codec in STILL_IMAGE_CODECS:
         raise _Skip(f"no clip: 1 frame: a still image ({ctx.info.codec}), not a video", ctx.sha)
     raise _Skip(f"no clip: {n} frame{'s' if n != 1 else ''}, no shot of at least {MIN_CLIP_FRAMES} frames "
-                f"without a cut (SPEC section 1)", ctx.sha)
+                "without a cut", ctx.sha)
 
 
 def _start_state(ctx: _SourceContext, cut_pass: _CutPass) -> dict:

@@ -315,7 +315,7 @@ def finish_repository(
     manifest = dict(info)
     manifest["configs"] = {name: {"rows": int(c["rows"]), "bytes": int(c["bytes"])} for name, c in full.items()}
     for name, c in full.items():
-        if "clip_ids" in c:  # row order; loaders check a slice against it (issue 16)
+        if "clip_ids" in c:  # row order; loaders check a slice against it
             manifest["configs"][name]["clip_ids"] = [str(x) for x in c["clip_ids"]]
         if int(c["rows"]) == 0:
             manifest["configs"][name]["omitted"] = EMPTY_CONFIG_REASON

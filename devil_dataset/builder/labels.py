@@ -1,8 +1,8 @@
-"""Low/high labels from clip scores (SPEC sections 3, 4, 6) and hand-made background-scene-motion labels.
+"""Low/high labels from clip scores (the release's labels and slices) and hand-made background-scene-motion labels.
 
 - :func:`label_by_rank`: the release's rule, the lowest and highest floor(0.16 N) clips (+inf ranks highest).
   ``mode="release"`` (parity, default) ranks like the release's pandas sort: a stable ascending sort of the
-  clips in name order with NaN/None last, so NaN-score clips fall into the *high* tail (SPEC section 6, last
+  clips in name order with NaN/None last, so NaN-score clips fall into the *high* tail (the release's slices, last
   bullet); ``mode="corrected"`` leaves NaN/None clips unlabelled (N counts scored clips only).
 - :func:`label_by_threshold`: fixed thresholds, for collections too small for rank tails.
 - :func:`select_unique_source_first`: the release's "unique source video first" pick from ordered candidates.
@@ -26,14 +26,14 @@ from typing import Mapping, Sequence
 from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
 
-# SPEC sections 3 and 4: each label is a 16% rank tail of the sorted scores.
+# The release's scorers: each label is a 16% rank tail of the sorted scores.
 TAIL_FRACTION = 0.16
 LOW, HIGH = "low", "high"
 LABEL_VALUES: tuple[str, ...] = (LOW, HIGH)
 # Format tag of the JSON labels file written by `devil label import-bg-labels`.
 LABELS_FILE_FORMAT = "devil-bg-scene-motion-labels/1"
 # Ranking modes (ARCHITECTURE: parity modes are named arguments). "release": pandas' order, NaN last and ranked
-# (SPEC section 6, last bullet); "corrected": clips without a score are left out of the ranking.
+# (the release's NaN ranking); "corrected": clips without a score are left out of the ranking.
 RANK_MODES: tuple[str, ...] = ("release", "corrected")
 
 
@@ -64,7 +64,7 @@ def is_missing_score(score: float | None) -> bool:
 def high_tail(order: Sequence[str], scores: Mapping[str, float | None], k: int) -> list[str]:
     """The last ``k`` clips of an ascending ``order`` (:func:`ranked_clip_ids`) as the release orders its high tail.
 
-    SPEC section 6, "Order inside the high tail": the release sorts its last ``k`` rows again, descending
+    the release's order inside the high tail: the release sorts its last ``k`` rows again, descending
     (``df_sorted[-N:].sort_values(score, ascending=False)``), and pandas keeps NaN last there too, so the scored
     clips come first, highest first (ties by descending clip id), then the NaN/None clips in name order: they are
     the high tail's lowest-priority candidates, not its highest.
@@ -98,7 +98,7 @@ def ranked_clip_ids(scores: Mapping[str, float | None], mode: str = "release") -
 
 
 def label_by_rank(scores: Mapping[str, float | None], tail: float = TAIL_FRACTION, mode: str = "release") -> RankLabels:
-    """Rank tails of SPEC section 3: the floor(tail * N) lowest clips are low, the floor(tail * N) highest high.
+    """The release's rank tails: the floor(tail * N) lowest clips are low, the floor(tail * N) highest high.
 
     One total order (:func:`ranked_clip_ids`: score, then clip id) decides ties, so the two tails never overlap;
     ``high`` is the end of that order in the release's high-tail order (:func:`high_tail`). ``mode="release"``
@@ -135,7 +135,7 @@ def label_by_threshold(scores: Mapping[str, float | None], low_max: float, high_
 
 
 def select_unique_source_first(ordered_clip_ids: Sequence[str], source_of: Mapping[str, str], k: int) -> list[str]:
-    """Pick ``k`` clips "unique source video first" (SPEC section 6).
+    """Pick ``k`` clips "unique source video first" (the release's slices).
 
     In candidate order, take the first clip of every distinct source, then every source's second clip, and so
     on; the result keeps that round-by-round order.

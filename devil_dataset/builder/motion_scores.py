@@ -1,7 +1,7 @@
 """Both motion labels of a clip in one pass: camera motion first, its frames and features handed to scene motion.
 
-The camera-motion scorer (SPEC section 3) and the scene-motion scorer (SPEC section 4) align frames of the same clip
-at the same scoring size. :func:`motion_scores` resizes the frames once, marks all of them as wanted
+The release's camera-motion scorer and scene-motion scorer align frames of the
+same clip at the same scoring size. :func:`motion_scores` resizes the frames once, marks all of them as wanted
 (:meth:`~devil_dataset.builder.clip_features.ClipFeatures.want`) so that the camera scorer's parallel step describes
 every frame (its ten sampled frames first, its pairs starting as threads come free), and passes the camera scorer's
 :class:`~devil_dataset.builder.clip_features.ClipFeatures` to the scene scorer as an argument, so no frame is resized or

@@ -26,7 +26,7 @@ from ..core.video_io import write_video
 from .dataset_card import DATA_DIR, PREVIEW_CONFIG, SPLIT
 
 PREVIEW_ROWS = 8  # clips in the preview config: enough to browse, ~1 MB in all
-PREVIEW_HEIGHT = 240  # half the DEVIL clip height (SPEC section 2: 832x480), keeps every clip ~100 kB
+PREVIEW_HEIGHT = 240  # half the DEVIL clip height (832x480), keeps every clip ~100 kB
 HOLE_TINT = np.array([0, 255, 0], np.float32)  # the hole is shown blended with green
 HOLE_ALPHA = 0.5
 DEFAULT_FPS = 25.0  # for rows whose fps is unknown (imported release archives store none)

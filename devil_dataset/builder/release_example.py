@@ -28,7 +28,7 @@ from .samples import render_scene, scene
 DEVKIT_NUM_FRAMES = 21
 DEVKIT_SIZE = (432, 240)
 EXAMPLE_SCENE = "pan_static"  # builder/samples.py: a textured landscape under a known camera pan
-EXAMPLE_PRESET = "fgs-h_fgm-l_fgd-l"  # a large, slowly moving hole (SPEC section 5)
+EXAMPLE_PRESET = "fgs-h_fgm-l_fgd-l"  # a large, slowly moving hole (the release's masks)
 INPUTS_DIR, OUTPUTS_DIR = "sample-inpainting-inputs", "sample-inpainting-outputs"
 
 

@@ -1,10 +1,10 @@
-"""Convert the original DEVIL release's split archives into this package's dataset layout (SPEC section 6).
+"""Convert the original DEVIL release's split archives into this package's dataset layout.
 
 The release ships each split as a plain tar: video splits ``flickr-<subset>.tar`` (``all``, ``cm-l``, ``cm-h``,
 ``bsm-l``, ``bsm-h``) holding ``<video>/frame_%04d_gt.png``, and mask splits ``fvi-<subset>.tar`` (``all``,
 ``fgd-l``, ``fgd-h``, ``fgm-l``, ``fgm-h``, ``fgs-l``, ``fgs-h``) holding ``<video>/frame_%04d_mask.png`` (mode '1',
 1 = known). A config is written when both of its archives are given. The release writes entry i of each list to a
-folder ``{i:05d}`` and evaluates frames folder i with masks folder i (SPEC section 6, "Pairing"), so row i of an
+folder ``{i:05d}`` and evaluates frames folder i with masks folder i (the release's pairing), so row i of an
 imported config is folder i of both archives and keeps i as ``release_index`` — the same row order as a slice
 rebuilt by :func:`devil_dataset.builder.assemble.plan_slices`. Archives with other folder names are paired by
 sorted name (``release_index`` = position). A clip with T frames uses mask frames 0..T-1 (cycled back and forth if
@@ -47,7 +47,7 @@ _FRAME_RE = {"gt": re.compile(r"^frame_(\d{4,})_gt\.png$"), "mask": re.compile(r
 _PRESET_RE = re.compile(r"(fgs-[lh]_fgm-[lh]_fgd-[lh])(?:_(\d+))?")
 _CLIP_INDEX_RE = re.compile(r"^(.*)-\d{5}$")
 KIND_OF = {"flickr": "gt", "fvi": "mask"}
-_FOLDER_INDEX_RE = re.compile(r"^\d{5}$")  # SPEC section 6: the release names its folders {i:05d}
+_FOLDER_INDEX_RE = re.compile(r"^\d{5}$")  # the release names its folders {i:05d}
 IMPORT_PLAN = "import-plan.json"
 
 

@@ -1,6 +1,6 @@
 """Rebuild the DEVIL benchmark the release's way from its downloaded source videos (``devil build --release-sources``).
 
-SPEC sections 1-6, as the release did it:
+Each stage as the release did it:
 
 - every source is checked for 1920x1080; sources are named ``<flickr user>-<flickr video id>.<ext>`` (as
   ``devil sources download`` names them; its ``sources-manifest.json`` is read when present);
@@ -66,14 +66,14 @@ from .shot_cuts import CUT_THRESHOLD, CutDetector, ShotCuts
 if TYPE_CHECKING:  # pragma: no cover
     from .build import BuildResult
 
-# SPEC section 1: the release stored clip frames as JPEG quality 95.
+# The release stored clip frames as JPEG quality 95.
 RELEASE_JPEG_QUALITY = 95
-RELEASE_SOURCE_SIZE: tuple[int, int] = (1920, 1080)  # SPEC section 1 / the release's download filter
+RELEASE_SOURCE_SIZE: tuple[int, int] = (1920, 1080)  # the release's download filter
 REPORT_NAME = "rebuild-report.json"
 RELEASE_FORMAT = "devil-release-rebuild/1"
 UNKNOWN_USER = "unknown"  # clip-name prefix when a source's owner is not known (yt-dlp without uploader id)
 _SOURCE_NAME = re.compile(r"^(?:(?P<user>\d+@N\d+)-)?(?P<vid>\d+)$")
-# Whole-benchmark figures of the paper (devil-sources.json `paper_clip_count`; SPEC section 6: 150 per slice).
+# Whole-benchmark figures of the paper (devil-sources.json `paper_clip_count`; the release's slices: 150 per slice).
 PAPER_VIDEOS_PER_SLICE = 150
 
 
@@ -96,7 +96,7 @@ class ReleaseCurationReport(CurationReport):
 def iter_release_frames(path: str | os.PathLike) -> Iterator[tuple[int, int, np.ndarray]]:
     """``(clip index, frame index in the clip, RGB frame)`` for every decoded frame, in order, native size.
 
-    Frame ``n`` of the video belongs to clip ``n // 90`` (SPEC section 1); every decoded frame is yielded once, as
+    Frame ``n`` of the video belongs to clip ``n // 90`` (the release's clips); every decoded frame is yielded once, as
     ``ffmpeg -vf select=gte(n\\,START) -vsync 0`` passes them (no duplication or dropping).
     """
     for n, frame in enumerate(video_io.iter_frames(path, backend="pyav")):

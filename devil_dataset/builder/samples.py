@@ -6,7 +6,7 @@ lower half of the view) is filmed by a virtual camera whose similarity transform
 (:func:`camera_path`). Scene motion is real motion of scene content: animated water (a ripple texture flowing and
 oscillating) and swaying foliage. Everything is vectorised (``cv2.remap``) and deterministic for a seed.
 
-Ground truth: :func:`true_camera_motion_score` evaluates the release's camera-motion score (SPEC section 3: 10
+Ground truth: :func:`true_camera_motion_score` evaluates the release's camera-motion score (the release's scorer: 10
 sampled frames, 90 ordered pairs, fraction of frame j not covered by frame i warped onto it, 96th percentile
 "higher") on the KNOWN transforms instead of estimated ones, so a scorer can be validated against it.
 
@@ -39,10 +39,10 @@ from ..core.video_io import write_video
 from .camera_motion import NUM_SAMPLED_FRAMES, SCORE_PERCENTILE, sample_indices
 from .curate import read_manifest
 
-# Reference frame size the magnitudes below are tuned at (the release's scoring size, SPEC section 1).
+# Reference frame size the magnitudes below are tuned at (the release's scoring size).
 REFERENCE_SIZE: tuple[int, int] = (854, 480)
 SAMPLE_FPS = 25
-DEFAULT_NUM_FRAMES = 90  # one full-length clip (SPEC section 1) per rendered source
+DEFAULT_NUM_FRAMES = 90  # one full-length clip (the release's clips) per rendered source
 # Minimum resolution for sample builds: the packaged real footage (bikes.mp4) is 640x272, below the default 832x480
 # filter; sample builds curate with this lower limit so it is included (carphone 176x144 is still rejected).
 SAMPLE_MIN_SIZE: tuple[int, int] = (640, 272)
@@ -300,7 +300,7 @@ def _world_size(spec: SceneSpec, size: tuple[int, int]) -> tuple[int, int]:
 
 def _inverse(m: np.ndarray) -> np.ndarray:
     full = np.vstack([m, [0.0, 0.0, 1.0]])
-    return invert_affine(full)[:2]  # closed form: LAPACK's inverse depends on the CPU's BLAS kernel (issue 27)
+    return invert_affine(full)[:2]  # closed form: LAPACK's inverse depends on the CPU's BLAS kernel
 
 
 # ---------------------------------------------------------------------------------------------------- rendering
@@ -368,7 +368,7 @@ def render_scene(
 
 
 def true_camera_motion_score(mats: np.ndarray, size: tuple[int, int], *, grid_step: int | None = None) -> float:
-    """The SPEC section 3 camera-motion score computed from KNOWN world->frame transforms ``[T, 2, 3]``.
+    """The release's camera-motion score computed from KNOWN world->frame transforms ``[T, 2, 3]``.
 
     Pair (i, j): fraction of frame j not covered by frame i mapped onto it (evaluated on a pixel grid every
     ``grid_step`` pixels, default about 120 samples across the short side; a pixel is covered when its centre
@@ -394,7 +394,7 @@ def true_camera_motion_score(mats: np.ndarray, size: tuple[int, int], *, grid_st
             if a == b:
                 continue
             # pixel p of frame j comes from frame i at A_i A_j^-1 p; covered if that lies inside frame i
-            m = compose_affine(full[a], invert_affine(full[b]))  # fixed-order arithmetic, not BLAS (issue 27)
+            m = compose_affine(full[a], invert_affine(full[b]))  # fixed-order arithmetic, not BLAS
             q = (m[0, 0] * pts[0] + m[0, 1] * pts[1] + m[0, 2], m[1, 0] * pts[0] + m[1, 1] * pts[1] + m[1, 2])
             inside = (q[0] >= -0.5) & (q[0] <= w - 0.5) & (q[1] >= -0.5) & (q[1] <= h - 0.5)
             matrix[a, b] = 1.0 - inside.mean()

@@ -1,4 +1,4 @@
-"""Automatic background-scene-motion score (SPEC section 4): residual optical flow after camera alignment.
+"""Automatic background-scene-motion score (the release's scorer): residual optical flow after camera alignment.
 
 1. Split the clip (all frames at 854x480) into low-camera-motion segments: walk k = 1..n-1 with a segment start
    i; while AffineScore(frame_i -> frame_k) is below the threshold the segment grows, otherwise it is closed (kept
@@ -11,7 +11,7 @@
 Two AffineScore modes, named explicitly:
 
 - ``mode="release"`` (parity): the release subtracted uint8 arrays, so ``target - warped`` wraps modulo 256
-  (a 1-level darker pixel counts as 255); the threshold 375 (SPEC section 4) was tuned on that value.
+  (a 1-level darker pixel counts as 255); the threshold 375 (the release's scorer) was tuned on that value.
 - ``mode="corrected"``: the true absolute difference (int16), L1 over RGB, mean over valid pixels, compared with
   :data:`CORRECTED_AFFINE_THRESHOLD` (chosen on the validation scenes; see ``docs/labelling.md``).
 
@@ -47,16 +47,16 @@ from ..core.thread_map import default_threads, thread_map
 from .camera_motion import SCORING_SIZE, resize_for_scoring
 from .clip_features import ClipFeatures
 
-# SPEC section 4: AffineScore threshold of the release, tuned on its uint8 wrap-around value.
+# The release's scorer: AffineScore threshold of the release, tuned on its uint8 wrap-around value.
 RELEASE_AFFINE_THRESHOLD = 375.0
 # Corrected mode: threshold on the true mean L1-over-RGB difference (0..765), chosen on the validation data
 # (docs/labelling.md, "Corrected-mode threshold"): rendered scenes with strong water and foliage motion stay below
 # 25 over whole 90-frame clips (scene motion must not split segments), real footage whose view a similarity no
 # longer explains (bikes.mp4 pan with rack focus) passes 50 within 4-8 frames. 50 = about 2x the former.
 CORRECTED_AFFINE_THRESHOLD = 50.0
-# SPEC section 4: a segment is kept only with at least this many frames.
+# The release's scorer: a segment is kept only with at least this many frames.
 MIN_SEGMENT_FRAMES = 12
-# SPEC section 4: a flow vector is dropped when the target mask at its end is below this value.
+# The release's scorer: a flow vector is dropped when the target mask at its end is below this value.
 TARGET_MASK_MIN = 0.999
 MODES: tuple[str, ...] = ("release", "corrected")
 # The segment walk computes AffineScore(i -> k) for the next frames at once, as many as hold this many pairs per thread
@@ -164,7 +164,7 @@ def valid_flow_vectors(flow: np.ndarray, start_valid: np.ndarray, target_mask: n
     h, w = flow.shape[:2]
     xs, ys = _pixel_grid(h, w)
     if target_mask is None:
-        target_mask = all_ones_mask(h, w)  # float64 like the release's mask (SPEC section 2)
+        target_mask = all_ones_mask(h, w)  # float64 like the release's mask
     map_x = xs + flow[..., 0].astype(np.float32)
     map_y = ys + flow[..., 1].astype(np.float32)
     at_end = cv2.remap(np.asarray(target_mask, MASK_WARP_DTYPE), map_x, map_y, cv2.INTER_LINEAR,
@@ -197,7 +197,7 @@ def resolve_flow(flow: str, device: str | None = None) -> FlowFn:
 def pair_flow_stats(source: np.ndarray, target: np.ndarray, matrix: np.ndarray | None,
                     flow_fn: FlowFn) -> tuple[float, int]:
     """Sum of the valid flow magnitudes and their count for ``source`` aligned onto ``target`` with ``matrix``;
-    ``(0.0, 0)`` when the alignment failed (SPEC section 4: such a pair is skipped)."""
+    ``(0.0, 0)`` when the alignment failed (the release's scorer: such a pair is skipped)."""
     if matrix is None:
         return 0.0, 0
     size = (target.shape[1], target.shape[0])

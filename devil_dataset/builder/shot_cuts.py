@@ -1,4 +1,4 @@
-"""Shot-cut detection for curation (SPEC section 1): PySceneDetect's ``ContentDetector`` fed in-memory frames.
+"""Shot-cut detection for curation (the release's clips): PySceneDetect's ``ContentDetector`` fed in-memory frames.
 
 The release recorded an ffmpeg scene-change score (0-1) per clip but never filtered on it; we detect cuts and split
 shots at them, and record PySceneDetect's own per-frame score ``content_val`` (mean HSV change between consecutive

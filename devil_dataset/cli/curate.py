@@ -1,4 +1,4 @@
-"""``devil curate``: cut source videos into shot-cut-free 45-90 frame clips with a manifest (SPEC section 1).
+"""``devil curate``: cut source videos into shot-cut-free 45-90 frame clips with a manifest (the release's clips).
 
 Also ``devil samples``: write the built-in rendered sample sources (known camera and scene motion) and their labels.
 """

@@ -236,8 +236,8 @@ def interval_text(summary: dict | None, key: str) -> str:
 def clipped_lines(doc: dict) -> list[str]:
     """One line per PSNR-type key with infinite per-video values: how many, and what the summary made of them.
 
-    >>> clipped_lines({"num_videos": 3, "summary": {"psnr": 31.5}, "clipped": {"psnr": ["a"]}})
-    ['psnr: 1 of 3 videos infinite (an identical frame or patch), clipped to the best finite value (SPEC s.7)']
+    >>> print(*clipped_lines({"num_videos": 3, "summary": {"psnr": 31.5}, "clipped": {"psnr": ["a"]}}))
+    psnr: 1 of 3 videos infinite (an identical frame or patch), clipped to the best finite value (the release's rule)
     >>> clipped_lines({"num_videos": 1, "summary": {"psnr": float("inf")}, "clipped": {"psnr": ["a"]}})
     ['psnr: 1 of 1 video infinite (an identical frame or patch), no finite value to clip to: reported as inf']
     """
@@ -247,7 +247,7 @@ def clipped_lines(doc: dict) -> list[str]:
     for key, ids in (doc.get("clipped") or {}).items():
         value = doc["summary"].get(key, float("nan"))
         how = ("no finite value to clip to: reported as inf" if value == float("inf")
-               else "clipped to the best finite value (SPEC s.7)")
+               else "clipped to the best finite value (the release's rule)")
         lines.append(f"{key}: {len(ids)} of {counted(doc['num_videos'], 'video')} infinite (an identical frame or "
                      f"patch), {how}")
     return lines

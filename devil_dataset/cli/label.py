@@ -65,27 +65,27 @@ Input: the JSON printed by camera-motion / scene-motion --json, or their --out f
 def register(subparsers: argparse._SubParsersAction) -> None:
     label = subparsers.add_parser(
         "label", help="camera-motion / scene-motion scores and labels",
-        description="Score clips for camera motion and background scene motion (SPEC sections 2-4), turn scores "
+        description="Score clips for camera motion and background scene motion (the release's scorers), turn scores "
         "into low/high labels and import hand labels.",
         epilog=CAMERA_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     sub = label.add_subparsers(dest="label_command", metavar="SUBCOMMAND")
     sub.required = True
 
     c = sub.add_parser("camera-motion", help="camera-motion score of video files or clips",
-                       description="Camera-motion score (SPEC section 3) of each video file, curated clip (.mp4) or "
-                       "folder of frames.", epilog=CAMERA_EPILOG, formatter_class=EXAMPLE_FORMATTER)
+                       description="Camera-motion score (the release's scorer) of each video file, curated clip "
+                       "(.mp4) or folder of frames.", epilog=CAMERA_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     c.add_argument("paths", nargs="+", metavar="FILE_OR_CLIP", help="video files, clips or frame folders")
     c.add_argument("--json", action="store_true", help="print one JSON object {path: score}")
     c.add_argument("--detector", choices=("surf", "sift", "orb"), default=None,
                    help="feature detector (default: surf where OpenCV has it, else sift)")
     c.add_argument("--scoring-size", type=resolution, default=(854, 480), metavar="WxH",
-                   help="resize frames to this size first (default 854x480, SPEC section 1)")
+                   help="resize frames to this size first (default: the release's 854x480)")
     c.add_argument("--out", metavar="FILE", help="also write {detector, scoring_size, scores} JSON here")
     c.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     c.set_defaults(func=run_camera_motion)
 
     s = sub.add_parser("scene-motion", help="background-scene-motion score of video files or clips",
-                       description="Automatic background-scene-motion score (SPEC section 4).",
+                       description="Automatic background-scene-motion score (the release's scorer).",
                        epilog=SCENE_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     s.add_argument("paths", nargs="+", metavar="FILE_OR_CLIP", help="video files, clips or frame folders")
     s.add_argument("--json", action="store_true", help="print one JSON object {path: score}")
@@ -96,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--flow", choices=("dis", "raft"), default="dis", help="optical flow (default dis)")
     s.add_argument("--detector", choices=("surf", "sift", "orb"), default=None, help="feature detector")
     s.add_argument("--scoring-size", type=resolution, default=(854, 480), metavar="WxH",
-                   help="resize frames to this size first (default 854x480, SPEC section 4)")
+                   help="resize frames to this size first (default: the release's 854x480)")
     s.add_argument("--out", metavar="FILE", help="also write {mode, flow, detector, scores} JSON here")
     s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     s.set_defaults(func=run_scene_motion)

@@ -1,4 +1,4 @@
-"""``devil masks``: render the DEVIL occlusion masks (SPEC section 5) and print their statistics."""
+"""``devil masks``: render the DEVIL occlusion masks (the release's masks) and print their statistics."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +25,7 @@ examples:
   devil masks render --preset fgs-l_fgm-h_fgd-h --index 0 --resolution 1920x1080 --format npz --out raw/
 
 --resolution WxH: render at 1920x1080 (the release's canvas), then cover-crop to WxH with nearest resampling
-(SPEC section 6). The default 832x480 is the benchmark's mask; 1920x1080 is the raw render.
+(the release's slices). The default 832x480 is the benchmark's mask; 1920x1080 is the raw render.
 Outputs are written atomically; a mask already stored with the same settings is skipped, so re-running resumes.
 """
 
@@ -88,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.set_defaults(func=run_stats)
 
     p = sub.add_parser("presets", help="print the preset table (JSON with --json)",
-                       description="Print the eight presets' parameters (SPEC section 5) as a table, or as JSON.",
+                       description="Print the eight presets' parameters (the release's masks) as a table, or as JSON.",
                        epilog=PRESETS_EPILOG, formatter_class=EXAMPLE_FORMATTER)
     p.add_argument("--json", action="store_true", help="print JSON (for scripts) instead of the table")
     p.set_defaults(func=run_presets)

@@ -1,4 +1,5 @@
-"""Feature matching and similarity-RANSAC alignment shared by the video scorers and the baselines (SPEC section 2).
+"""Feature matching and similarity-RANSAC alignment shared by the video scorers and the baselines (the release's
+alignment).
 
 Features are computed once per frame (:func:`detect_features`) and matched per pair
 (:func:`estimate_similarity`), which is what makes our camera-motion scorer fast: the release recomputed
@@ -28,16 +29,16 @@ from .cross_check_scan import CrossCheckScan
 from .cv_determinism import fast_simd, serial_opencv
 from .int8_products import Int8Operands, block_products, int8_operands, one_omp_thread
 
-# SPEC section 2: the release's SURF hessianThreshold (other SURF parameters are OpenCV defaults).
+# The release's SURF hessianThreshold (other SURF parameters are OpenCV defaults).
 SURF_HESSIAN_THRESHOLD = 750
-# SPEC section 2: RANSAC reprojection threshold in pixels for estimateAffinePartial2D.
+# The release's alignment: RANSAC reprojection threshold in pixels for estimateAffinePartial2D.
 RANSAC_REPROJ_THRESHOLD = 5.0
-# SPEC section 2: fewer matches than this and the alignment fails.
+# The release's alignment: fewer matches than this and the alignment fails.
 MIN_MATCHES = 2
 DETECTORS: tuple[str, ...] = ("surf", "sift", "orb")
 
 
-# SPEC section 2: the release warps an all-ones float64 (``np.float``) mask; the dtype changes border pixels.
+# The release warps an all-ones float64 (``np.float``) mask; the dtype changes border pixels.
 MASK_WARP_DTYPE = np.float64
 
 
@@ -115,7 +116,7 @@ def detect_features(frame: np.ndarray, detector: str | None = None, mask: np.nda
 def match_features(source: Features, target: Features) -> np.ndarray:
     """Cross-checked brute-force matches as an int array [K, 2] of (source index, target index).
 
-    Query = target, train = source (SPEC section 2): rows come in OpenCV's order, ascending target index.
+    Query = target, train = source (the release's alignment): rows come in OpenCV's order, ascending target index.
     L2 norm, Hamming for ORB's binary descriptors; no ratio test. Cross-checked matches are mutual nearest
     neighbours, so the matches of the reversed pair are the same rows swapped and re-sorted
     (:func:`reverse_matches`), which is how the camera-motion scorer matches each unordered pair once.
@@ -140,7 +141,7 @@ def match_features(source: Features, target: Features) -> np.ndarray:
 # sqrt is injective on the integer squared distances (< 2^22), so comparing squared distances is comparing
 # OpenCV's float32 L2 distances.
 _EXACT_NORM_BOUND = 2.0**21
-#: Query rows per block of the distance matrix (a 256 x 3,000 int32 block stays in cache; issue 47: 256 measured
+#: Query rows per block of the distance matrix (a 256 x 3,000 int32 block stays in cache; 256 measured
 #: best with the compiled scan too, docs/labelling.md).
 MATCH_BLOCK = 256
 
@@ -344,7 +345,7 @@ def estimate_similarity(source: Features, target: Features) -> np.ndarray | None
     """4-DOF similarity [2, 3] mapping ``source`` (input frame) onto ``target``, or ``None`` when alignment fails.
 
     Brute-force matching with cross-check (query = target, train = source), then
-    ``cv2.estimateAffinePartial2D`` with RANSAC at 5 px and OpenCV's other defaults (SPEC section 2).
+    ``cv2.estimateAffinePartial2D`` with RANSAC at 5 px and OpenCV's other defaults (the release's alignment).
     Zero keypoints in either frame or fewer than 2 matches: alignment fails.
     """
     return similarity_from_matches(source, target, match_features(source, target))
@@ -352,7 +353,7 @@ def estimate_similarity(source: Features, target: Features) -> np.ndarray | None
 
 @lru_cache(maxsize=8)
 def all_ones_mask(h: int, w: int) -> np.ndarray:
-    """A read-only all-ones [H, W] mask of the mask warp's dtype (float64 like the release's, SPEC section 2), made
+    """A read-only all-ones [H, W] mask of the mask warp's dtype (float64 like the release's), made
     once per size instead of once per warp (at 854x480 in a loop of warps: 3.8 ms a call with a new array, 1.3 ms
     with this one; ~0.1 ms a call in the labellers, where the allocator hands the same memory back).
 
@@ -368,8 +369,8 @@ def all_ones_mask(h: int, w: int) -> np.ndarray:
 def warp_valid_mask(matrix: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Pixels of the target (W, H) covered by the warped input frame: warp all-ones bilinearly, border 0, keep >= 1.
 
-    The mask is float64 like the release's ``np.float`` (SPEC section 2): OpenCV rounds border pixels of sub-pixel
-    shifts differently for float32, which would make a still camera score 0.006 instead of 0.0.
+    The mask is float64 like the release's ``np.float``: OpenCV rounds border pixels of
+    sub-pixel shifts differently for float32, which would make a still camera score 0.006 instead of 0.0.
 
     >>> m = np.array([[1.0, 0.0, 0.25], [0.0, 1.0, 0.0]])
     >>> warp_valid_mask(m, (8, 4)).sum(axis=1).tolist()  # a quarter-pixel shift right: column 0 is not covered

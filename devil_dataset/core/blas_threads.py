@@ -13,7 +13,7 @@ Each pthreads OpenBLAS (numpy's, scipy's, OpenCV's) is set through its own ``ope
 through threadpoolctl: threadpoolctl 3.8 lets only one thread of the process (the first that set a limit, while it
 lives) change a pthreads OpenBLAS's count and silently ignores the others. The labellers set it first from the main
 thread, so the evaluation's read-ahead thread then ran its network passes' products on two OpenBLAS threads and the
-network metrics changed in the last digits with what ran before them (issue 44's residual, measured: every product
+network metrics changed in the last digits with what ran before them (measured: every product
 of the read-ahead thread on two threads after the label section). Other BLAS libraries (MKL, BLIS, an OpenBLAS on
 OpenMP, whose limit is per thread) keep threadpoolctl's limit.
 

@@ -1,4 +1,4 @@
-"""Cover-crop to the evaluation size (SPEC section 6): resize so the target is covered, then centre-crop.
+"""Cover-crop to the evaluation size (the release's slices): resize so the target is covered, then centre-crop.
 
 1920x1080 -> scale max(832/1920, 480/1080) -> 854x480 -> crop 11 px from the left -> 832x480.
 Frames use antialiased bicubic resampling (Pillow), masks nearest neighbour.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-# SPEC section 6: evaluation resolution (width, height) after cover-cropping.
+# The release's slices: evaluation resolution (width, height) after cover-cropping.
 EVAL_SIZE: tuple[int, int] = (832, 480)
 
 
@@ -23,7 +23,7 @@ def cover_crop_geometry(src_size: tuple[int, int],
     """Return ``((resized_w, resized_h), (left, top))`` for cover-cropping ``src_size`` (W, H) to ``dst_size``.
 
     The axis that limits the scale gets the target length exactly; the other is rounded up (exact integer
-    arithmetic), which gives the release's 854x480 for 1920x1080 (SPEC section 6; rounding would give 853).
+    arithmetic), which gives the release's 854x480 for 1920x1080 (the release's slices; rounding would give 853).
     """
     (sw, sh), (dw, dh) = src_size, dst_size
     if dh * sw >= dw * sh:  # scale = dh / sh >= dw / sw: the height fits exactly

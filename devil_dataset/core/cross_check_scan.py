@@ -16,8 +16,8 @@ minimum of ``distance << 32 | column``, one integer reduction; a column's first 
 strictly smaller distance, rows in order.
 
 Integers only, so every CPU and every vector width LLVM picks give the same matches. Compiled once per process with
-numba (``nogil``, cached on disk by numba), so the matcher's other thread is not held up by the GIL; before this
-(issue 47, seventh round) numpy took ~6 passes over each block in ~20 calls, holding the GIL between them: 9.7 ->
+numba (``nogil``, cached on disk by numba), so the matcher's other thread is not held up by the GIL; without it
+numpy takes ~6 passes over each block in ~20 calls, holding the GIL between them: 9.7 ->
 7.3 ms a pair of ~3,000 SIFT features on one Zen 4 core, the int8 product ~5.7 ms of it (docs/labelling.md).
 
     >>> import numpy as np

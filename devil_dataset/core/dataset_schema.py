@@ -1,7 +1,7 @@
 """The row schema of a DEVIL dataset repository and the per-frame codecs it uses.
 
 One row = one video-mask pair of a slice. Frames are stored as a list of per-frame JPEG (quality 95, the
-release's clip format, SPEC section 1) or PNG images; the hole mask as a list of 1-bit PNGs (mode '1', white =
+release's clip format) or PNG images; the hole mask as a list of 1-bit PNGs (mode '1', white =
 hole), so the mask is lossless and every path (``datasets`` map-style, streaming, torch format, our own
 iterators) decodes it with Pillow alone: no torchcodec, no system FFmpeg.
 
@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 from PIL import Image
 
-# SPEC section 1: the release stored clip frames as JPEG quality 95.
+# The release stored clip frames as JPEG quality 95.
 JPEG_QUALITY = 95
 FRAME_FORMATS: tuple[str, ...] = ("jpeg", "png")
 
@@ -87,7 +87,7 @@ FEATURES = _LazyFeatures()
 
 # Column documentation, rendered into the dataset card (one line each).
 COLUMN_DOCS: dict[str, str] = {
-    "clip_id": "source clip name, `<source>-<clip index, 5 digits>` (SPEC section 1)",
+    "clip_id": "source clip name, `<source>-<clip index, 5 digits>` (the release's clip names)",
     "mask_id": "mask name `devil_<preset>_<mask index, 5 digits>` (release naming); empty when unknown",
     "frames": "ground-truth video: list of T frames, each an RGB image (JPEG q95 by default) -> uint8 [T, H, W, 3]",
     "hole": "occlusion mask: list of T 1-bit PNGs, white/True = hole (missing pixel) -> bool [T, H, W]",
@@ -95,17 +95,17 @@ COLUMN_DOCS: dict[str, str] = {
     "height": "frame height in pixels (480 after cover-cropping)",
     "width": "frame width in pixels (832 after cover-cropping)",
     "fps": "frame rate of the source video",
-    "preset": "mask preset, e.g. `fgs-h_fgm-l_fgd-h` (SPEC section 5)",
+    "preset": "mask preset, e.g. `fgs-h_fgm-l_fgd-h` (the release's preset names)",
     "mask_index": "mask index 0..999 within its preset; -1 when unknown (imported release data)",
     "mask_seed": "RandomState seed that rendered the mask (`mask_seed(mask_index)`); -1 when unknown",
-    "reversed": "True when the mask is played backwards in time (frame k -> 89 - k, SPEC section 6)",
+    "reversed": "True when the mask is played backwards in time (frame k -> 89 - k, as the release reverses masks)",
     "source": "source video the clip was cut from",
     "source_first_frame": "index of the clip's first frame in its source video; -1 when unknown",
     "attribution": "credit line for the source video (author, title, URL) as its licence requires",
     "license": "licence of the source video (SPDX id or URL)",
-    "camera_motion_score": "camera-motion score (SPEC section 3; +inf = alignment failed); NaN when not computed",
+    "camera_motion_score": "camera-motion score (+inf = alignment failed); NaN when not computed",
     "camera_motion_label": "`low`, `high` or empty: the clip's camera-motion rank-tail label",
-    "bg_scene_motion_score": "background-scene-motion score (SPEC section 4); NaN when no segment / not computed",
+    "bg_scene_motion_score": "background-scene-motion score; NaN when no segment / not computed",
     "bg_scene_motion_label": "`low`, `high` or empty: background-scene-motion label (manual labels win)",
     "fg_displacement_label": "`low`/`high` from the mask preset (fgd); empty when unknown",
     "fg_motion_label": "`low`/`high` from the mask preset (fgm, pose motion); empty when unknown",
@@ -115,7 +115,7 @@ COLUMN_DOCS: dict[str, str] = {
                            "(checks fg_displacement)",
     "mask_pose_motion": "measured: mean 1 - IoU of consecutive frames after aligning centroids (checks fg_motion)",
     "mask_union_coverage": "measured: fraction of pixels that are a hole in at least one frame",
-    "release_index": "row i of the slice is the release's folder `{i:05d}` (SPEC section 6, Pairing); -1 when unknown",
+    "release_index": "row i of the slice is the release's folder `{i:05d}`; -1 when unknown",
 }
 
 

@@ -47,7 +47,8 @@ def dis_flow(frame0: np.ndarray, frame1: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(flow[:h, :w])
 
 
-# Flow backends for estimate_flow: "auto" = RAFT when its weights are cached, else DIS (issue 5, SPEC section 7).
+# Flow backends for estimate_flow: "auto" = RAFT when its weights are cached, else DIS (the release's warp error uses a
+# learned flow).
 FLOW_BACKENDS = ("auto", "dis", "raft")
 
 

@@ -1,7 +1,7 @@
 """The bounding box of a hole, and copies restricted to it.
 
 Scoring and inpainting touch only the hole of each frame; working inside the hole's bounding box instead of the
-whole frame gives the same arrays for a fraction of the memory traffic (issue 17).
+whole frame gives the same arrays for a fraction of the memory traffic.
 
     >>> import numpy as np
     >>> hole = np.zeros((4, 5), bool); hole[1:3, 2] = True

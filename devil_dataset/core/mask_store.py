@@ -1,8 +1,8 @@
 """Stored occlusion masks: the benchmark's 832x480 masks in one call, time reversal, and the two file formats.
 
-The benchmark's path for a mask (SPEC sections 5-6): render at 1920x1080 with the release's generator, cover-crop
-to 832x480 (resize to 854x480 nearest, crop 11 px from the left), optionally reverse in time (frame k -> T-1-k).
-:func:`stored_mask` does all of it in memory, frame by frame (the 1080p frames are never held together).
+The benchmark's path for a mask (the release's masks and slices): render at 1920x1080 with the release's generator,
+cover-crop to 832x480 (resize to 854x480 nearest, crop 11 px from the left), optionally reverse in time (frame k ->
+T-1-k). :func:`stored_mask` does all of it in memory, frame by frame (the 1080p frames are never held together).
 
 Formats (both carry the same metadata: preset, index, seed, reversed, size, statistics):
 
@@ -42,15 +42,15 @@ from .slices import EVAL_SIZE
 FORMATS: tuple[str, ...] = ("release-png", "npz")
 META_FILE = "mask.json"  # metadata beside the PNGs of a release-png mask folder
 FORMAT_VERSION = 1
-# Refuse renders whose arrays would not fit in memory (issue 16 item 13: an absurd size or frame count gave a
-# MemoryError). The release's masks are 90 frames at 1920x1080 (SPEC section 5), ~0.2 GB per size here.
+# Refuse renders whose arrays would not fit in memory (an absurd size or frame count gave a
+# MemoryError). The release's masks are 90 frames at 1920x1080, ~0.2 GB per size here.
 MAX_RENDER_BYTES = 4 << 30  # bool arrays held for one mask: frames x pixels of every requested size, x2 while stacked
 MAX_RENDER_SIDE = 8192  # pixels per side of a requested mask size (8K)
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamp: identical inputs give byte-identical npz files
 
 
 def time_reverse(hole: np.ndarray) -> np.ndarray:
-    """Frame k -> T-1-k (SPEC section 6), as a new contiguous array.
+    """Frame k -> T-1-k (the release's slices), as a new contiguous array.
 
         >>> time_reverse(np.arange(3)[:, None, None]).ravel().tolist()
         [2, 1, 0]

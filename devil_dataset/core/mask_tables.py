@@ -44,7 +44,7 @@ def stats_text(doc: dict) -> str:
 
 
 def presets_text(presets: dict) -> str:
-    """The preset table as text, one row per preset (ranges as ``lo-hi``; SPEC section 5).
+    """The preset table as text, one row per preset (ranges as ``lo-hi``; the release's masks).
 
     >>> from devil_dataset.core.masks import PRESETS
     >>> print(presets_text(PRESETS).splitlines()[1])  # doctest: +NORMALIZE_WHITESPACE

@@ -1,4 +1,4 @@
-"""DEVIL occlusion masks: the physics-extended Chang et al. blob generator (SPEC section 5).
+"""DEVIL occlusion masks: the physics-extended Chang et al. blob generator (the release's masks).
 
 The preset table below is the single source of the eight presets' parameters. :func:`render_mask` reproduces the
 release's generator bit for bit: the same legacy ``numpy.random.RandomState`` draws in the same order, the same
@@ -26,20 +26,21 @@ from PIL import Image, ImageDraw
 from .cover_crop import cover_crop_geometry
 from .errors import unknown_name
 
-# SPEC section 5: masks are rendered at 1920x1080 (W, H), 90 frames.
+# The release's masks: masks are rendered at 1920x1080 (W, H), 90 frames.
 RELEASE_SIZE: tuple[int, int] = (1920, 1080)
 RELEASE_NUM_FRAMES = 90
-# SPEC section 5: per-mask seeds are the first 1000 draws of RandomState(0).randint(2**32, size=1000).
+# The release's masks: per-mask seeds are the first 1000 draws of RandomState(0).randint(2**32, size=1000).
 SEED_TABLE_SIZE = 1000
-# SPEC section 5: probability per later frame that a shared (global) acceleration is applied.
+# The release's masks: probability per later frame that a shared (global) acceleration is applied.
 GLOBAL_ACCEL_RATIO = 0.01
-# SPEC section 5 (head walk, step 4): the head acceleration angle is uniform(0, 3.0), relative to the heading.
+# The release's mask generator (head walk, step 4): the head acceleration angle is uniform(0, 3.0), relative to the
+# heading.
 HEAD_ACCEL_MAX_ANGLE = 3.0
 
 
 @dataclass(frozen=True)
 class MaskPreset:
-    """Parameters of one preset (SPEC section 5 table). Ranges are (low, high); all lengths in pixels.
+    """Parameters of one preset (the release's preset table). Ranges are (low, high); all lengths in pixels.
 
     ``init_border_gap`` is the same on both axes: the head walk stays inside
     ``[gap, W - gap] x [gap, H - gap]`` (400 px on a 1920x1080 canvas gives x in [400, 1520], y in [400, 680];
@@ -66,7 +67,7 @@ class MaskPreset:
 
 
 def _presets() -> dict[str, MaskPreset]:
-    # SPEC section 5 preset table: one row per (size, pose motion); fgd-l / fgd-h differ in the two FGD columns.
+    # The release's preset table: one row per (size, pose motion); fgd-l / fgd-h differ in the two FGD columns.
     rows: dict[str, dict[str, Any]] = {
         "fgs-l_fgm-l": dict(vertices=(10, 22), head_speed=(10, 35), head_accel=(0, 50), brush_width=(75, 150),
                             point_accel_ratio=0.05, max_point_accel=0.05, init_border_gap=400,
@@ -115,7 +116,7 @@ def get_preset(name: str) -> MaskPreset:
         raise unknown_name("preset", name, PRESETS) from None
 
 
-# --- physics (SPEC section 5). Every float operation below mirrors the release's expression and operand types,
+# --- physics (the release's masks). Every float operation below mirrors the release's expression and operand types,
 # --- because bit parity of the rendered masks depends on the exact float values of the vertices.
 
 def _physics(cos, sin, sqrt, atan2, mean):
@@ -137,7 +138,8 @@ def _physics(cos, sin, sqrt, atan2, mean):
         return sqrt(x**2 + y**2), (atan2(y, x) + two_pi) % two_pi
 
     def move(p: MaskPreset, rng, xs, ys, vel, width: int, height: int) -> None:
-        """One later frame (SPEC section 5): move, reflect, random accelerations, centroid pull. Updates in place."""
+        """One later frame (the release's masks): move, reflect, random accelerations, centroid pull. Updates in
+        place."""
         for i in range(len(xs)):
             speed, angle = vel[i]
             xs[i], flip_x = _reflect(xs[i] + int(speed * cos(angle)), 0, width)
@@ -191,7 +193,8 @@ def _reflect(value, lower, upper):
 
 
 def _initial_stroke(p: MaskPreset, rng: np.random.RandomState, width: int, height: int):
-    """Head walk (SPEC section 5, steps 2-5): vertex arrays xs, ys and per-vertex velocities [(speed, angle)]."""
+    """Head walk (the release's mask generator, steps 2-5): vertex arrays xs, ys and per-vertex velocities [(speed,
+    angle)]."""
     gap_x, gap_y = border_gaps(p, (width, height))
     x = np.clip(rng.randint(width), gap_x, width - gap_x)  # integers; float from the first step on
     y = np.clip(rng.randint(height), gap_y, height - gap_y)

@@ -1,9 +1,9 @@
 """One switch for the release-versus-corrected choice: ``parity`` sets every mode of a stage together.
 
 Where the release has a quirk that its published labels and scores depend on, the package names two behaviours:
-``release`` reproduces the release ("parity" in SPEC's preamble: same labels, masks and scores as the original
-release on the same inputs) and ``corrected`` fixes it, clearly named (SPEC sections 4, 6 and 7). Each stage's
-options (:class:`devil_dataset.builder.build_options.BuildOptions`,
+``release`` reproduces the release ("parity": same labels, masks and scores as the original
+release on the same inputs) and ``corrected`` fixes it, clearly named (the release's scorers, slices and metrics). Each
+stage's options (:class:`devil_dataset.builder.build_options.BuildOptions`,
 :class:`devil_dataset.eval.metrics.metric.EvalOptions`) hold one ``parity`` and the individual modes, with a table of
 the modes each parity sets. A mode left at ``None`` takes the value ``parity`` sets; a mode given explicitly wins (an
 expert's override). :func:`resolve_modes` does that for every options object, so that a whole protocol is one choice, as
@@ -22,7 +22,7 @@ from typing import Literal, Mapping
 from .errors import UnknownNameError
 
 Parity = Literal["release", "corrected"]
-#: the protocols ``parity`` names (SPEC preamble: "parity" = the release's behaviour; "corrected" = fixed)
+#: the protocols ``parity`` names ("parity" = the release's behaviour; "corrected" = fixed)
 PARITIES: tuple[str, ...] = ("release", "corrected")
 
 

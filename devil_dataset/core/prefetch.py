@@ -2,7 +2,7 @@
 
 Scoring a clip is decode (PNG, video: the decoders release the GIL) followed by compute (numpy, OpenCV, torch: also
 mostly outside the GIL); :func:`prefetched` overlaps the two, so the decode of clip k+1 runs while clip k is
-scored, on the CPU's second core or while the GPU computes (issue 31: "decode and prepare on CPU workers while the
+scored, on the CPU's second core or while the GPU computes ("decode and prepare on CPU workers while the
 GPU computes"). The items and their order are those of the iterator; only when each is made changes.
 
 * **bounded**: at most ``depth`` items wait in the queue (plus the one being made), so memory stays at
@@ -33,8 +33,8 @@ from typing import Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 
-#: Clips read ahead while one is scored (issue 31): one keeps a core busy decoding while the other computes; more
-#: only costs memory (each 90-frame 832x480 clip is 108 MB per array, SPEC section 1).
+#: Clips read ahead while one is scored: one keeps a core busy decoding while the other computes; more
+#: only costs memory (each 90-frame 832x480 clip is 108 MB per array, the release's clips).
 PREFETCH_DEPTH = 1
 _POLL_SECONDS = 0.1  # how often a blocked producer checks whether the consumer has gone
 #: How long a consumer that stops early waits for the producer to finish the item it is making (an interrupted run

@@ -1,4 +1,4 @@
-"""The original release's on-disk conventions (SPEC section 6): per-video folders of PNG frames.
+"""The original release's on-disk conventions: per-video folders of PNG frames.
 
 - ground truth ``frame_%04d_gt.png`` (RGB), masks ``frame_%04d_mask.png`` (mode '1', 1 = known, 0 = hole),
   predictions ``frame_%04d_pred.png`` (RGB).

@@ -1,4 +1,4 @@
-"""The DEVIL evaluation slices as data (SPEC section 6), shared by the builder, the loader and the evaluator.
+"""The DEVIL evaluation slices as data (the release's slices), shared by the builder, the loader and the evaluator.
 
 A slice pairs a *video subset* (clips chosen by a content attribute of the video) with a *mask subset*
 (occlusion masks chosen by their preset). Example:
@@ -16,14 +16,14 @@ from .cover_crop import EVAL_SIZE as EVAL_SIZE  # re-exported: the evaluation si
 from .errors import unknown_name
 from .masks import PRESETS
 
-# SPEC section 6: video subsets, from the camera-motion (cm) and background-scene-motion (bsm) labels.
+# The release's slices: video subsets, from the camera-motion (cm) and background-scene-motion (bsm) labels.
 VIDEO_SUBSETS: tuple[str, ...] = ("all", "cm-l", "cm-h", "bsm-l", "bsm-h")
-# SPEC section 6: mask subsets; each names a setting that appears in the preset name.
+# The release's slices: mask subsets; each names a setting that appears in the preset name.
 MASK_SUBSETS: tuple[str, ...] = ("all", "fgd-l", "fgd-h", "fgm-l", "fgm-h", "fgs-l", "fgs-h")
 
-# SPEC section 6: 150 videos per slice in the release.
+# The release's slices: 150 videos per slice in the release.
 RELEASE_VIDEOS_PER_SLICE = 150
-# SPEC section 5: 1000 masks per preset.
+# The release's masks: 1000 masks per preset.
 RELEASE_MASKS_PER_PRESET = 1000
 
 
@@ -46,7 +46,7 @@ def _spec(attribute: str, level: str, videos: str, masks: str, what: str) -> Sli
     return SliceSpec(f"{attribute}_{level}", videos, masks, attribute, level, f"{level} {what}")
 
 
-# SPEC section 6, table of the ten slices, plus `all` (all videos x all masks).
+# The release's table of the ten slices, plus `all` (all videos x all masks).
 SLICES: dict[str, SliceSpec] = {
     s.name: s
     for s in (
@@ -69,7 +69,7 @@ ATTRIBUTES: tuple[str, ...] = ("bg_scene_motion", "camera_motion", "fg_displacem
 
 
 def mask_presets_for(mask_subset: str) -> tuple[str, ...]:
-    """Presets of a mask subset, in the release's sorted order of ``devil_<preset>`` names (SPEC section 6)."""
+    """Presets of a mask subset, in the release's sorted order of ``devil_<preset>`` names (the release's slices)."""
     if mask_subset not in MASK_SUBSETS:
         raise unknown_name("mask subset", mask_subset, MASK_SUBSETS)
     names = sorted(f"devil_{p}" for p in PRESETS if mask_subset == "all" or mask_subset in p.split("_"))

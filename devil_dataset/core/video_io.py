@@ -46,7 +46,7 @@ ENCODER_CRF = 18
 ENCODER_PRESET = "medium"
 ENCODER_THREADS = 2
 # x264 detects the CPU itself (FFmpeg's av_force_cpu_flags does not reach it) and its AVX-512 / AVX2 / SSE paths
-# round differently: the same frames gave other bytes on an AVX-512 machine (issue 36). ``cpu-independent=1`` is
+# round differently: the same frames gave other bytes on an AVX-512 machine. ``cpu-independent=1`` is
 # x264's own switch for "exact reproducibility across different CPUs": measured, it gives the bytes of
 # ``no-asm=1`` under every ``asm=`` setting tried, at the speed of the default (benchmarks/determinism.py).
 # ``DEVIL_FAST_SIMD=1`` drops it (x264's CPU-dependent output).

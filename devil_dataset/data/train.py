@@ -27,7 +27,7 @@ from .load import local_dataset_dir, local_shards, resolve_config
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
-# SPEC section 5: 1000 masks (seed indices) per preset.
+# The release's masks: 1000 masks (seed indices) per preset.
 MASK_INDICES = 1000
 
 # How training masks are made (see InpaintingTrainDataset's ``masks`` argument).

@@ -28,11 +28,11 @@ from .groups import rank_groups, separation_problem
 TABLE_FORMAT = "devil-attributes"
 TABLE_FORMAT_VERSION = 1
 GROUPS = ("low", "high")
-#: Why an attribute can lack a score for every pair: what its labeller needs (SPEC sections 3-5).
+#: Why an attribute can lack a score for every pair: what its labeller needs (the release's labellers).
 UNSCORED_REASON: dict[str, str] = {
-    "camera_motion": f"no video has a score (camera motion needs at least {MIN_VIDEO_FRAMES} frames, SPEC section 3)",
+    "camera_motion": f"no video has a score (camera motion needs at least {MIN_VIDEO_FRAMES} frames)",
     "bg_scene_motion": "no video has a score (scene motion needs a low-camera-motion segment of at least "
-                       f"{MIN_SEGMENT_FRAMES} frames, SPEC section 4)",
+                       f"{MIN_SEGMENT_FRAMES} frames)",
     **{a: "no pair has a score (an empty or unreadable hole)" for a in ("fg_size", "fg_displacement", "fg_motion")},
 }
 
@@ -71,7 +71,7 @@ class AttributeTable:
         """Attributes without a score for any pair (attribute -> why: what the labeller needs), so no groups.
 
             >>> AttributeTable([AttributeRow("v", "m", {"camera_motion": math.nan, "fg_size": 0.1})]).unscored
-            {'camera_motion': 'no video has a score (camera motion needs at least 10 frames, SPEC section 3)'}
+            {'camera_motion': 'no video has a score (camera motion needs at least 10 frames)'}
         """
         out = {}
         for attr in ATTRIBUTES:

@@ -1,9 +1,9 @@
 """The five DEVIL attributes of one (video, mask) pair, computed with the package's own code.
 
 - ``camera_motion``: the release's camera-motion score of the video
-  (:func:`devil_dataset.builder.camera_motion.camera_motion_score`, SPEC section 3);
+  (:func:`devil_dataset.builder.camera_motion.camera_motion_score`, the release's scorer);
 - ``bg_scene_motion``: the release's automatic background-scene-motion score of the video
-  (:func:`devil_dataset.builder.scene_motion.scene_motion_score`, SPEC section 4);
+  (:func:`devil_dataset.builder.scene_motion.scene_motion_score`, the release's scorer);
 - ``fg_size``, ``fg_displacement``, ``fg_motion``: the mask statistics that define the foreground slices
   (:func:`devil_dataset.core.mask_stats.mask_stats`: mean hole area, mean centroid speed, pose motion), measured on the
   mask at its own size (areas relative to the frame, lengths to the frame diagonal, so sizes compare).
@@ -33,20 +33,21 @@ from ..core.alignment import resolve_detector
 from ..core.errors import DevilError
 from ..core.mask_stats import mask_stats
 
-# The issue's order of the five attributes (the columns of attributes.tsv).
+# The order of the five attributes (the columns of attributes.tsv).
 ATTRIBUTES: tuple[str, ...] = ("camera_motion", "bg_scene_motion", "fg_size", "fg_displacement", "fg_motion")
 VIDEO_ATTRIBUTES: tuple[str, ...] = ("camera_motion", "bg_scene_motion")  # functions of the frames
 MASK_ATTRIBUTES: tuple[str, ...] = ("fg_size", "fg_displacement", "fg_motion")  # functions of the hole
-# The mask statistic behind each foreground attribute (core/mask_stats.py; the FG slices' settings, SPEC section 5).
+# The mask statistic behind each foreground attribute (core/mask_stats.py; the FG slices' settings, the release's
+# masks).
 MASK_STATISTIC: dict[str, str] = {"fg_size": "mean_area", "fg_displacement": "centroid_speed",
                                   "fg_motion": "pose_motion"}
-# The camera-motion labeller needs this many frames (SPEC section 3: 10 sampled frames).
+# The camera-motion labeller needs this many frames (the release's scorer: 10 sampled frames).
 MIN_VIDEO_FRAMES = 10
 
 
 @dataclass(frozen=True)
 class AttributeOptions:
-    """How the video attributes are scored: ``scoring_size`` (W, H; default the release's 854x480, SPEC section 1;
+    """How the video attributes are scored: ``scoring_size`` (W, H; default the release's 854x480;
     frames are resized there with area interpolation), the feature ``detector`` (None: SURF when OpenCV has it, else
     SIFT), the scene-motion AffineScore ``scene_mode`` (``release`` or ``corrected``) and its optical ``flow``
     (``dis`` or ``raft``).
@@ -103,7 +104,7 @@ class VideoScorer:
 
     def score(self, name: str) -> float:
         """``camera_motion`` in [0, 1] or +inf (alignment failed; NaN under 10 frames), or ``bg_scene_motion`` (NaN
-        when the video has no low-camera-motion segment, SPEC section 4)."""
+        when the video has no low-camera-motion segment, the release's scorer)."""
         r = self.options
         if name == "camera_motion":
             if len(self.frames) < MIN_VIDEO_FRAMES:
@@ -122,7 +123,7 @@ def video_attribute(name: str, frames: np.ndarray, options: AttributeOptions) ->
     (:meth:`VideoScorer.score`; score both of a video with one :class:`VideoScorer`).
 
     ``camera_motion`` is in [0, 1] or +inf (alignment failed); ``bg_scene_motion`` is NaN when the video has no
-    low-camera-motion segment (SPEC section 4). A video shorter than 10 frames has no camera-motion score (NaN).
+    low-camera-motion segment (the release's scorer). A video shorter than 10 frames has no camera-motion score (NaN).
 
         >>> f = np.zeros((12, 64, 64, 3), np.uint8)
         >>> video_attribute("camera_motion", f, AttributeOptions(scoring_size=(64, 64), detector="orb"))

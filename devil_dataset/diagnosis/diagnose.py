@@ -39,7 +39,7 @@ def input_mode(*, dataset: str | Path | None, gt_dir: str | Path | None, mask_di
 def default_scoring_size(mode: str) -> tuple[int, int]:
     """The size the video attributes are scored at unless one is named: the protocol's resolution of the input, the
     ProPainter / E2FGVI protocol's 432x240 for the DAVIS / YouTube-VOS layout (the frames that protocol scores), the
-    release's 854x480 (SPEC section 1) for DEVIL's own layouts.
+    release's 854x480 for DEVIL's own layouts.
 
     >>> default_scoring_size("davis"), default_scoring_size("dataset")
     ((432, 240), (854, 480))

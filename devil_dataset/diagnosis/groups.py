@@ -1,6 +1,6 @@
 """Low and high groups of each attribute: the release's rank rule on a large set, tertiles on a small one.
 
-- **Release rule** (SPEC section 3, used for the DEVIL slices): sort by score; the lowest ``floor(0.16 N)`` are
+- **Release rule** (the release's scorer, used for the DEVIL slices): sort by score; the lowest ``floor(0.16 N)`` are
   *low*, the highest ``floor(0.16 N)`` *high*. Used when ``N >= RANK_RULE_MIN_ITEMS``.
 - **Small-set rule**: with fewer items the 16% tails are too small to compare (DAVIS's 50 videos would give 8 per
   group), so the lowest ``floor(N / 3)`` are *low*, the highest ``floor(N / 3)`` *high*, the middle third is left
@@ -8,7 +8,7 @@
 
 Ties are broken by the item key (clip id, then mask id), so groups are a function of the scores. An item without a
 score (NaN: e.g. a video with no low-camera-motion segment has no scene-motion score) is in no group (the release
-ranked NaN highest; a diagnosis leaves it out, as the corrected mode of SPEC section 6 may). +inf (alignment
+ranked NaN highest; a diagnosis leaves it out, as the corrected mode of the release's slices may). +inf (alignment
 failed) ranks highest. The video attributes are ranked over distinct videos (every pair of a video shares its
 group), the foreground attributes over pairs.
 
@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, TypeVar
 
-# SPEC section 3: the release labels the lowest and highest 16% of the ranked clips.
+# The release labels the lowest and highest 16% of the ranked clips.
 RELEASE_TAIL = 0.16
 # The release's tails hold 150+ videos per DEVIL slice; below this many items (16% tails of 24) the small-set
 # rule is used: 150 * 0.16 = 24 items per group is the smallest tail we compare with a permutation test.
@@ -51,7 +51,7 @@ def group_rule(n: int) -> GroupRule:
     """
     if n >= RANK_RULE_MIN_ITEMS:
         k = int(math.floor(RELEASE_TAIL * n))
-        return GroupRule("release", n, k, f"release rank rule (SPEC section 3): lowest 16% ({k}) low, highest "
+        return GroupRule("release", n, k, f"release rank rule: lowest 16% ({k}) low, highest "
                                           f"16% ({k}) high of {n} scored items")
     k = n // 3
     return GroupRule("tertiles", n, k, f"tertiles ({n} scored items < {RANK_RULE_MIN_ITEMS}): lowest {k} low, "
@@ -74,12 +74,12 @@ def rank_groups(scores: Mapping[K, float]) -> tuple[dict[K, str], GroupRule]:
 
 
 #: Groups whose medians differ by less than this fraction of the larger median do not separate a set: the release's
-#: low and high slices differ by a factor (SPEC section 3: 16% tails of a ranked set of hundreds of clips; the mask
-#: presets' low and high settings differ by 2x or more, SPEC section 5), so a gap of a few percent is below any
-#: difference DEVIL's slices measure.
+#: low and high slices differ by a factor (the release's scorer: 16% tails of a ranked set of hundreds of clips; the
+#: mask presets' low and high settings differ by 2x or more, the release's masks), so a gap of a few percent is below
+#: any difference DEVIL's slices measure.
 MIN_RELATIVE_GAP = 0.05
 #: An absolute floor per attribute, below which a gap is measurement noise: a still camera scores up to 0.006 from
-#: border resampling alone (SPEC section 3), so camera-motion scores closer than 0.01 are the same camera motion.
+#: border resampling alone (the release's scorer), so camera-motion scores closer than 0.01 are the same camera motion.
 MIN_ABSOLUTE_GAP: dict[str, float] = {"camera_motion": 0.01}
 
 

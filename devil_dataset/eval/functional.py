@@ -5,8 +5,8 @@ Every function takes ``(pred, gt, hole)`` for one video: numpy arrays or torch t
 explicit argument, never guessed from the shape); ``hole`` is True (or 1) where the frame was missing, shaped
 [T, H, W] (or [T, 1, H, W] / [T, H, W, 1]). One validator (:func:`as_frames`, :func:`as_hole`) checks all of them
 and raises :class:`~devil_dataset.core.errors.InvalidInputError` naming the argument; nothing is rescaled silently.
-Float frames are quantised to 8 bits (``round(255 x)``): the DEVIL metrics are defined on 8-bit frames (SPEC
-section 7). The values are those of the metric classes and of ``devil evaluate`` on the same frames.
+Float frames are quantised to 8 bits (``round(255 x)``): the DEVIL metrics are defined on 8-bit frames (the
+release's metrics). The values are those of the metric classes and of ``devil evaluate`` on the same frames.
 
     >>> import numpy as np
     >>> from devil_dataset.eval import psnr, ssim
@@ -29,7 +29,7 @@ from .metrics.registry import build_metrics
 from .scoring.one_pass import collect, update_metrics
 from .scoring.results import build_results
 
-# Layouts a caller may name (explicit argument; SPEC section 7 frames are [T, H, W, 3] uint8).
+# Layouts a caller may name (explicit argument; the release's frames are [T, H, W, 3] uint8).
 LAYOUTS: tuple[str, ...] = ("THWC", "TCHW")
 
 

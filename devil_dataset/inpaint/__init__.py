@@ -1,4 +1,4 @@
-"""Video inpainters: the baselines and their registry (issue 6), external methods, and the method spec.
+"""Video inpainters: the baselines and their registry, external methods, and the method spec.
 
 An *inpainter* is a callable ``(frames uint8 [T, H, W, 3], hole bool [T, H, W], True = hole) -> uint8
 [T, H, W, 3]`` (:data:`Inpainter`). The baselines never read hole pixels and return known pixels unchanged.

@@ -2,8 +2,8 @@
 
 For every frame, the neighbours are visited nearest first in both directions (t-1, t+1, t-2, t+2, ...) up to
 :data:`MAX_OFFSET` frames away. Each neighbour is warped onto the frame with a 4-DOF similarity (the builder's
-alignment: features on background pixels only, RANSAC at 5 px, SPEC section 2) and gives the hole pixels that it
-knows (its own known pixels, inside its warped frame) and that no nearer neighbour gave. What no neighbour
+alignment: features on background pixels only, RANSAC at 5 px, the release's alignment) and gives the hole pixels that
+it knows (its own known pixels, inside its warped frame) and that no nearer neighbour gave. What no neighbour
 covers is filled per frame with Telea (:mod:`.spatial`).
 
 Speed: features are detected once per frame, on a copy at most 416 pixels wide, and matched only between consecutive

@@ -11,8 +11,8 @@ line (``shlex``) and run without a shell; wrap it in ``bash -c '...'`` for pipes
 included; by default we write those pixels as black (``hole_pixels="zero"``), which changes nothing for an
 honest method and makes accidental leaks impossible. ``hole_pixels="gt"`` writes the release's exact inputs.
 
-**Size divisor.** With ``size_divisor`` the inputs are mirror-padded as the release did (SPEC section 7,
-:mod:`.padding`) and the method must return frames of the padded size; they are cropped back.
+**Size divisor.** With ``size_divisor`` the inputs are mirror-padded as the release did
+(:mod:`.padding`) and the method must return frames of the padded size; they are cropped back.
 
 **Callable.** ``module:function`` (a dotted module or a ``path/to/file.py``) naming an inpainter
 ``fn(frames uint8 [T, H, W, 3], hole bool [T, H, W]) -> uint8 [T, H, W, 3]``; the same hole-pixel and padding

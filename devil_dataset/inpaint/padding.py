@@ -1,4 +1,4 @@
-"""The release's mirror padding for methods that need frame sizes divisible by a number (SPEC section 7).
+"""The release's mirror padding for methods that need frame sizes divisible by a number.
 
 Frames and masks are padded symmetrically (``numpy.pad`` mode ``symmetric``: the edge row is repeated) up to the
 next multiple of the divisor; the left pad is ``total // 2`` and the rest goes right, the same vertically (top,
@@ -35,7 +35,7 @@ class PadInfo:
 
 
 def _split(size: int, divisor: int) -> tuple[int, int]:
-    # SPEC section 7: left = total // 2, the rest right.
+    # The release's metrics: left = total // 2, the rest right.
     total = -size % divisor
     return total // 2, total - total // 2
 

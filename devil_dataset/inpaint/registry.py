@@ -1,4 +1,4 @@
-"""The baselines by name (issue 6): per-frame spatial (two OpenCV methods), aligned-neighbour copy, flow propagation.
+"""The baselines by name: per-frame spatial (two OpenCV methods), aligned-neighbour copy, flow propagation.
 
     >>> import numpy as np
     >>> sorted(INPAINTERS)
@@ -25,7 +25,8 @@ INPAINTERS: dict[str, Inpainter] = {
 
 
 def get_inpainter(name: str, size_divisor: int | None = None) -> Inpainter:
-    """The registered inpainter ``name``; with ``size_divisor`` > 1 it runs on mirror-padded input (SPEC section 7).
+    """The registered inpainter ``name``; with ``size_divisor`` > 1 it runs on mirror-padded input (the release's
+    metrics).
 
     Raises :class:`~devil_dataset.core.errors.UnknownNameError` naming the valid choices for an unknown name.
     """

@@ -1,6 +1,6 @@
 """Run an inpainter over clips and write the release's prediction layout, resumably.
 
-Layout: ``<PRED_DIR>/<clip id>/frame_%04d_pred.png`` (RGB, one per input frame; SPEC section 6). Each clip folder
+Layout: ``<PRED_DIR>/<clip id>/frame_%04d_pred.png`` (RGB, one per input frame; the release's layout). Each clip folder
 appears atomically once all its frames are written, so a clip folder with the right number of frames is
 complete and is skipped when the run is repeated (resume after an interruption).
 

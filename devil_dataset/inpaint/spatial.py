@@ -1,7 +1,7 @@
 """Per-frame spatial inpainting with OpenCV: Telea (fast marching) and Navier-Stokes.
 
 Each frame is filled on its own from its known pixels; no other frame is used. These are the benchmark's
-per-frame baselines (issue 6) and the spatial fallback of the temporal methods.
+per-frame baselines and the spatial fallback of the temporal methods.
 
     >>> import numpy as np
     >>> frames = np.full((2, 32, 32, 3), 100, np.uint8)

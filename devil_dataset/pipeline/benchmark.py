@@ -63,7 +63,7 @@ from .inpaint_and_score import inpaint_and_score, slice_results
 from .plan import BenchmarkPlan, plan_units
 from .report_stamp import REPORT_STAMP, read_report_stamp, report_key, write_report_stamp
 
-# The paper's ten slices (SPEC section 6); `all` is not part of Table 1.
+# The paper's ten slices; `all` is not part of Table 1.
 TABLE1_SLICES: tuple[str, ...] = tuple(name for name in SLICES if name != "all")
 # The warp error's flow: OpenCV DIS (no weights; the same flow on every machine), as the demo always used.
 BENCHMARK_FLOW = "dis"
@@ -316,8 +316,8 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
     # the HTML report's clips are encoded in the engine's workers while the tables, figures and findings are made
     encoding = ClipEncoding(written, plan.out / HTML_DIR, keys, engine=plan.engine)
     try:
-        comparisons, intervals = significance(written)  # issue 28: comparisons.json, Table 1 marks, intervals
-        tolerances = cpu_tolerances(written)  # issue 36: network metrics computed without the CPU pins
+        comparisons, intervals = significance(written)  # comparisons.json, Table 1 marks, intervals
+        tolerances = cpu_tolerances(written)  # network metrics computed without the CPU pins
         files = write_report(table, plan.out, keys, intervals=intervals, comparisons=comparisons, ci=ci,
                              tolerances=tolerances, caveats=caveats, docs=written)
         table_md = table1_markdown(table, keys, comparisons=comparisons, uncertainty=intervals, ci=ci,
@@ -327,7 +327,7 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
     except BaseException:
         encoding.cancel()
         raise
-    html_index = write_html_report(written, plan.out / HTML_DIR, keys, engine=plan.engine,  # issue 15
+    html_index = write_html_report(written, plan.out / HTML_DIR, keys, engine=plan.engine,  # the HTML report
                                    plots_from=[p for p in files if p.suffix == ".png"], comparisons=comparisons,
                                    caveats=caveats, encoding=encoding)
     files.append(html_index)
@@ -422,7 +422,7 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     ds = Path(dataset)
     check_dataset_source(dataset)
     resolve_methods(methods)  # names and baselines checked before anything is written
-    baselines = read_baseline_results(baseline_results, methods)  # issue 40: merged into the report, not re-run
+    baselines = read_baseline_results(baseline_results, methods)  # merged into the report, not re-run
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     timings = list(timings or [])

@@ -33,7 +33,7 @@ from ..inpaint.run import clip_complete, link_prediction
 from .clip_task import ClipItem, ClipTask, ItemResult, clip_task
 from .plan import BenchmarkPlan, Unit, clip_work
 
-# How results documents describe the shared ground-truth work of the warp error (provenance; SPEC section 7).
+# How results documents describe the shared ground-truth work of the warp error (provenance; the release's metrics).
 SHARED_WARP_NOTE = "devil demo: GT flow and occlusion computed once per clip (WarpErrorMetric.prepare)"
 
 
@@ -181,7 +181,7 @@ def inpaint_and_score(plan: BenchmarkPlan, *, cache: ValuesCache | None = None, 
             slices_done.done(unit)
 
     # Clips go to the workers largest first (longest-processing-time order): the last tasks are the short ones, so
-    # no worker waits long at the end for the other to finish a big clip (issue 17: 28 s on one core before).
+    # no worker waits long at the end for the other to finish a big clip (28 s on one core before).
     try:
         tasks = _clip_tasks(plan, todo, cache)
         for results in plan.engine.map_ordered(clip_task, tasks, cost=operator.attrgetter("work")):

@@ -86,7 +86,7 @@ def plan_units(dataset: str | os.PathLike, slices: Sequence[str]) -> tuple[dict[
 
 # Work estimate of one (unit, method) relative to the clip's ground-truth preparation (DIS flow both ways per
 # pair): a frame costs FRAME_WORK, plus HOLE_WORK per frame fully covered by the hole (Telea and the SSIM windows
-# grow with the hole). Measured on the demo (issue 17): GT preparation ~9 s, an item 3-12 s per 45-frame clip.
+# grow with the hole). Measured on the demo: GT preparation ~9 s, an item 3-12 s per 45-frame clip.
 GT_FRAME_WORK = 1.3
 
 

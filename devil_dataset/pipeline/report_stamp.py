@@ -1,4 +1,4 @@
-"""Skip a ``devil benchmark`` report whose inputs did not change (issue 46: an unchanged re-run spent 51 of its 58 s
+"""Skip a ``devil benchmark`` report whose inputs did not change (an unchanged re-run spent 51 of its 58 s
 regenerating the same report).
 
 After a report is written, :func:`write_report_stamp` records (atomically, in the run's cache folder) a content key

@@ -24,7 +24,7 @@ CATALOG_RESOURCE = "devil-sources.json"  # a verbatim copy of /work/shared/relea
 # Provenance of the list (the JSON's `about`): where the release published it.
 RELEASE_REPOSITORY = "MichiganCOG/devil"
 RELEASE_FILE = "flickr-config.yml"
-# SPEC section 1 / the release's download filter: sources must be 1920x1080.
+# The release's download filter: sources must be 1920x1080.
 RELEASE_RESOLUTION: tuple[int, int] = (1920, 1080)
 
 

@@ -1,4 +1,4 @@
-"""benchmarks/camera_motion_validation.py: PR-AUC the release's way (SPEC section 3) and the validation set."""
+"""benchmarks/camera_motion_validation.py: PR-AUC the release's way and the validation set."""
 from __future__ import annotations
 
 import doctest

@@ -1,4 +1,4 @@
-"""The ProPainter-protocol benchmark scripts (issue 38) run and report equal values."""
+"""The ProPainter-protocol benchmark scripts run and report equal values."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""``benchmarks/prove_speed.py`` (issue 45): the package and the restatement of PROVE's code side by side."""
+"""``benchmarks/prove_speed.py``: the package and the restatement of PROVE's code side by side."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Slice construction (SPEC section 6): sizes rule, rank tails, unique-source-first, mask lists, pairing."""
+"""Slice construction (the release's slices): sizes rule, rank tails, unique-source-first, mask lists, pairing."""
 from __future__ import annotations
 
 import math
@@ -38,7 +38,7 @@ def test_rank_tails_order_inf_nan_and_disjoint():
     low, high = rank_tails(scores, 2, mode="corrected")
     assert low == ["c", "f"] and high == ["b", "a"]  # ties by clip id; +inf highest; NaN left out
     # release: pandas puts NaN last, so NaN is in the high tail, but the tail's second (descending) sort puts it
-    # last again: the lowest-priority high candidate (SPEC section 6, "Order inside the high tail")
+    # last again: the lowest-priority high candidate (the release's order inside the high tail)
     low, high = rank_tails(scores, 2)
     assert low == ["c", "f"] and high == ["b", "d"]
     low, high = rank_tails({"a": 1.0, "b": 2.0, "c": 3.0}, 5)
@@ -90,7 +90,7 @@ def test_video_lists_all_shuffle_and_labels():
 
 
 def test_unique_source_first_when_tails_exceed_the_slice():
-    # the release's case (tail > per_slice): the top-scoring clips all come from source A
+    # The release's case (tail > per_slice): the top-scoring clips all come from source A
     clips = [ClipInfo(f"c{i:02d}", "A" if i < 4 else f"s{i}", 45, camera_motion_score=20.0 - i) for i in range(14)]
     videos, _ = video_lists(clips, SliceSizes(tail=6, per_slice=3))
     # candidates in score order: c00..c03 (A), c04, c05 -> round 1 takes c00, c04, c05

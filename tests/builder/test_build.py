@@ -185,7 +185,7 @@ def test_bad_inputs(tmp_path):
 
 
 def test_bg_labels_matching_no_clip_are_listed(build_once, tmp_path):
-    """Issue 16 item 13: --bg-labels ids that match no clip are not ignored silently: a warning lists them."""
+    """--bg-labels ids that match no clip are not ignored silently: a warning lists them."""
     root, sources, _ = build_once
     clip = json.loads((root / "a" / "manifest.json").read_text())["clips"][0]
     with pytest.warns(UserWarning, match="nope-1, nope-2"):
@@ -195,7 +195,7 @@ def test_bg_labels_matching_no_clip_are_listed(build_once, tmp_path):
 
 
 def test_rebuild_repairs_a_truncated_shard(build_once, tmp_path):
-    """Issue 16 item 1: re-running the build over a damaged shard rewrites it (the manifest never approves it)."""
+    """Re-running the build over a damaged shard rewrites it (the manifest never approves it)."""
     from devil_dataset.builder.publish import publish_plan
 
     root, sources, _ = build_once
@@ -327,7 +327,7 @@ def test_corrected_parity_leaves_unscored_clips_out_of_the_tails(build_once, tmp
 
 
 def test_min_resolution_reaches_curation(tmp_path):
-    """Issue 29 item 4: `devil build --min-resolution WxH` (BuildOptions.min_resolution) is curation's min_size."""
+    """`devil build --min-resolution WxH` (BuildOptions.min_resolution) is curation's min_size."""
     import argparse
 
     from devil_dataset.cli.build import options_from_args, register

@@ -1,4 +1,4 @@
-"""Camera-motion score (SPEC sections 1-3)."""
+"""Camera-motion score (the release's scorer)."""
 from __future__ import annotations
 
 import cv2
@@ -118,7 +118,7 @@ def test_deterministic():
 
 
 def test_scene_scorer_takes_the_camera_scorers_features(cm_pan_clip, monkeypatch):
-    """Issue 47: the camera scorer hands its features to the scene scorer as an argument: every frame is detected
+    """The camera scorer hands its features to the scene scorer as an argument: every frame is detected
     once, and the scores are those of the two scorers alone."""
     from devil_dataset.builder import clip_features as cf
     from devil_dataset.builder import scene_motion as sm

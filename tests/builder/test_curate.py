@@ -268,7 +268,7 @@ def test_sources_without_clips_are_listed_with_the_reason(tmp_path, curate_make_
     report = curate([good, short, png], out, min_size=SMALL, progress=False)
     reasons = {Path(s.source).name: s.reason for s in skipped_sources(out)}
     assert set(reasons) == {"short.mp4", "still.mp4"}
-    assert reasons["short.mp4"] == "no clip: 10 frames, no shot of at least 45 frames without a cut (SPEC section 1)"
+    assert reasons["short.mp4"] == "no clip: 10 frames, no shot of at least 45 frames without a cut"
     assert reasons["still.mp4"] == "no clip: 1 frame: a still image (png), not a video"
     kinds = [json.loads(x)["kind"] for x in (out / MANIFEST_NAME).read_text().splitlines()]
     assert kinds == ["settings", "clip", "skipped", "skipped"]

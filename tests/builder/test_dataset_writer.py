@@ -170,7 +170,7 @@ def test_manifest_and_verify(tmp_path):
 
 
 def test_write_config_redoes_a_damaged_shard(tmp_path):
-    """Issue 16 item 1: a truncated (or byte-flipped) shard is verified against its recorded hash and rewritten."""
+    """A truncated (or byte-flipped) shard is verified against its recorded hash and rewritten."""
     paths = w.write_config(tmp_path, "all", 4, _row)
     original = [p.read_bytes() for p in paths]
     paths[0].write_bytes(original[0][: len(original[0]) // 2])  # truncated
@@ -192,7 +192,7 @@ def test_write_config_redoes_a_damaged_shard(tmp_path):
 
 
 def test_empty_config_is_left_out_of_card_and_data(tmp_path):
-    """Issue 16 item 5: a config with 0 rows writes no shard and no card entry (it could not be loaded)."""
+    """A config with 0 rows writes no shard and no card entry (it could not be loaded)."""
     assert w.write_config(tmp_path, "fg_size_low", 0, _row) == []
     assert not (tmp_path / "data" / "fg_size_low").exists()
     w.write_config(tmp_path, "all", 2, _row)
@@ -202,7 +202,7 @@ def test_empty_config_is_left_out_of_card_and_data(tmp_path):
     card = (tmp_path / "README.md").read_text()
     head = yaml.safe_load(card.split("---")[1])
     assert [c["config_name"] for c in head["configs"]] == ["all", "preview"]
-    # issue 29 item 4: plain `datasets` can only say "not found"; the card says which configs are out and why
+    # plain `datasets` can only say "not found"; the card says which configs are out and why
     assert f"Configs left out of this build: fg_size_low: {w.EMPTY_CONFIG_REASON}." in card
     doc = w.verify_manifest(tmp_path)
     assert doc["configs"]["fg_size_low"]["rows"] == 0 and doc["configs"]["fg_size_low"]["omitted"]
@@ -222,7 +222,7 @@ def test_prepare_output_dir_removes_temporaries_left_in_work_subfolders(tmp_path
 
 
 def test_plain_load_dataset_of_a_build_missing_a_shard_fails(tmp_path, monkeypatch):
-    """Issue 29 item 3: the card lists each config's exact shards, so plain `datasets` refuses a copy missing one
+    """The card lists each config's exact shards, so plain `datasets` refuses a copy missing one
     (with globs it loaded the remaining rows without a word)."""
     import datasets
 

@@ -62,7 +62,7 @@ def test_dry_run_lists_published_files(tmp_path):
 
 
 def test_dry_run_checks_the_card_offline(tmp_path):
-    """Issue 14 item 2: a card with an unknown licence id or a config without files is refused before upload."""
+    """A card with an unknown licence id or a config without files is refused before upload."""
     repo = _repo(tmp_path)
     card = repo / "README.md"
     text = card.read_text()
@@ -70,7 +70,7 @@ def test_dry_run_checks_the_card_offline(tmp_path):
     w.write_manifest(repo, {})
     with pytest.raises(DevilError, match="not a Hub licence id"):
         publish(repo, "org/name", dry_run=True)
-    assert "data/all/" in text  # the card lists each config's exact shard files (issue 29)
+    assert "data/all/" in text  # the card lists each config's exact shard files
     card.write_text(text.replace("data/all/", "data/gone/"))
     w.write_manifest(repo, {})
     with pytest.raises(DevilError, match="no file matches 'data/gone"):
@@ -147,7 +147,7 @@ def test_offline_upload_fails_with_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_publish_sends_exactly_the_manifest_files(tmp_path, monkeypatch):
-    """Issue 16 item 4: stray files (credentials, notes, a junk shard) are never uploaded."""
+    """Stray files (credentials, notes, a junk shard) are never uploaded."""
     repo = _repo(tmp_path)
     (repo / "credentials.json").write_text('{"token": "x"}')
     (repo / "notes.txt").write_text("todo")
@@ -166,7 +166,7 @@ def test_publish_sends_exactly_the_manifest_files(tmp_path, monkeypatch):
 
 
 def test_publish_refuses_files_that_do_not_match_the_manifest(tmp_path):
-    """Issue 16 item 1: a truncated shard (the manifest records another size) is refused, naming the file."""
+    """A truncated shard (the manifest records another size) is refused, naming the file."""
     repo = _repo(tmp_path)
     shard = repo / "data" / "all" / "test-00001-of-00002.parquet"
     shard.write_bytes(shard.read_bytes()[:100])

@@ -116,7 +116,7 @@ def test_import_errors(tmp_path):
 
 def test_import_of_release_layout_agrees_with_the_slice_writer(tmp_path):
     """Archives in the release's layout (folder ``{i:05d}`` = entry i of each list) import to the same rows, in the
-    same order, as ``plan_slices`` + ``materialize_pair`` give for the same clips and scores (issue 10)."""
+    same order, as ``plan_slices`` + ``materialize_pair`` give for the same clips and scores."""
     from devil_dataset.builder.assemble import ClipInfo, SliceSizes, materialize_pair, plan_slices
 
     size = (24, 16)
@@ -137,7 +137,7 @@ def test_import_of_release_layout_agrees_with_the_slice_writer(tmp_path):
     for name, (vsub, msub) in {"camera_motion_high": ("cm-h", "all"), "fg_size_low": ("all", "fgs-l")}.items():
         rows = [materialize_pair(p, lambda c: clip_frames[c.clip_id], load_mask, size=size) for p in plan.pairs[name]]
         expected[name] = rows
-        # the release's archives: folder i holds video i and (already reversed, cut) mask i
+        # The release's archives: folder i holds video i and (already reversed, cut) mask i
         with tarfile.open(tmp_path / f"flickr-{vsub}.tar", "w") as tar:
             for i, (frames, _) in enumerate(rows):
                 for t in range(len(frames)):

@@ -1,6 +1,6 @@
-"""Slice rows equal the release's folders 00000-00149 (SPEC section 6, "Pairing"; issue 10).
+"""Slice rows equal the release's folders 00000-00149 (the release's pairing).
 
-``release_folders`` below re-states the release's procedure from SPEC section 6 with pandas, independently of
+``release_folders`` below re-states the release's procedure with pandas, independently of
 ``devil_dataset.builder.assemble``: the score table lists clips in name order; each ranking is pandas' ascending
 ``sort_values`` (NaN last); the low tail is its head, the high tail its end sorted again descending (NaN last
 again: scored clips first, then NaN); 150 clips
@@ -24,7 +24,7 @@ except ImportError:  # the pinned table below still runs
     pd = None
 needs_pandas = pytest.mark.skipif(pd is None, reason="the release reference is written with pandas")
 
-# SPEC section 6: the ten slices (+ all) as (video subset, mask subset), written out again on purpose.
+# The release's slices: the ten slices (+ all) as (video subset, mask subset), written out again on purpose.
 RELEASE_SLICES = {
     "all": ("all", "all"),
     "fg_displacement_low": ("all", "fgd-l"), "fg_displacement_high": ("all", "fgd-h"),
@@ -33,7 +33,7 @@ RELEASE_SLICES = {
     "bg_scene_motion_low": ("bsm-l", "all"), "bg_scene_motion_high": ("bsm-h", "all"),
     "camera_motion_low": ("cm-l", "all"), "camera_motion_high": ("cm-h", "all"),
 }
-# SPEC section 5: the eight presets.
+# The release's masks: the eight presets.
 RELEASE_PRESETS = [f"fgs-{a}_fgm-{b}_fgd-{c}" for a, b, c in itertools.product("lh", repeat=3)]
 
 
@@ -55,7 +55,7 @@ def release_folders(table: "pd.DataFrame", per_slice: int = 150, tail: int | Non
     default quicksort, so the order among equal scores is numpy's introsort's: use it on tables without ties).
     Otherwise the same rule with ties made explicit: equal scores by clip name (ascending in the low tail,
     descending in the high one). Either way NaN sorts last in both sorts, so in the high tail the NaN clips come
-    after every scored clip, in name order (SPEC section 6, "Order inside the high tail").
+    after every scored clip, in name order (the release's order inside the high tail).
     """
     table = table.sort_values("clip", kind="stable").reset_index(drop=True)
     k = math.floor(0.16 * len(table)) if tail is None else tail
@@ -131,7 +131,7 @@ def test_every_slice_equals_release_folders_00000_to_00149(seed):
 
 
 def nan_scenario_table(seed: int) -> "pd.DataFrame":
-    """Issue 27's scenario: 1,250 clips over 240 sources, continuous scores (no ties), 40 NaN background-scene-motion
+    """A full-size scenario: 1,250 clips over 240 sources, continuous scores (no ties), 40 NaN background-scene-motion
     scores and 10 NaN camera-motion scores."""
     table = synthetic_table(seed)
     rng = np.random.default_rng(100 + seed)

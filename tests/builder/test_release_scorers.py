@@ -1,11 +1,11 @@
-"""Camera-motion and scene-motion scores equal the release's algorithm to 1e-12 (SPEC sections 2-4; issue 10).
+"""Camera-motion and scene-motion scores equal the release's algorithm to 1e-12.
 
-The ``release_*`` functions below are straightforward re-statements of SPEC sections 2-4, written without the
+The ``release_*`` functions below are straightforward re-statements of the release's scorers, written without the
 package's alignment/scorer code: per ordered pair OpenCV's cross-checked brute-force matcher (query = target,
 train = input), ``estimateAffinePartial2D`` (RANSAC, 5 px, refinement solved exactly: :func:`ransac_similarity`),
 and an all-ones **float64** mask (the release's ``np.float``) warped bilinearly with border 0, valid where >= 1.
 Features come from the same OpenCV detector (SIFT/ORB: pip OpenCV has no SURF), deterministic per frame on one
-OpenCV thread (``serial_opencv``: pinned SIFT races across threads, issue 27).
+OpenCV thread (``serial_opencv``: pinned SIFT races across threads).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _detect(frame, detector):
 
 
 def release_align(source, target, detector):
-    """Matrix mapping frame ``source`` onto ``target``, or None (SPEC section 2)."""
+    """Matrix mapping frame ``source`` onto ``target``, or None (the release's alignment)."""
     (sp, sd), (tp, td) = _detect(source, detector), _detect(target, detector)
     if sd is None or td is None or len(sp) == 0 or len(tp) == 0:
         return None
@@ -48,7 +48,7 @@ def release_align(source, target, detector):
 
 
 def ransac_similarity(src, dst):
-    """``estimateAffinePartial2D`` (RANSAC, 5 px), its final refinement solved to convergence (issue 27).
+    """``estimateAffinePartial2D`` (RANSAC, 5 px), its final refinement solved to convergence.
 
     OpenCV refines the RANSAC model on the inliers with Levenberg-Marquardt on its bundled OpenBLAS (CPU-dependent
     kernels), stopping at a FLT_EPSILON-relative step; the package solves that least-squares problem (linear in
@@ -98,7 +98,7 @@ def release_scene_motion(frames, detector, threshold=375.0, min_frames=12):
             return math.inf
         warped = cv2.warpAffine(frames[i], m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                                 borderValue=0)
-        diff = (frames[k] - warped).astype(np.float64)  # uint8 subtraction wraps (SPEC section 4)
+        diff = (frames[k] - warped).astype(np.float64)  # uint8 subtraction wraps (the release's scorer)
         return float(diff.sum(axis=2)[valid].mean())
 
     segments, start = [], 0

@@ -1,4 +1,4 @@
-"""Background-scene-motion score (SPEC section 4): AffineScore parity, segments, flow validity, clip score."""
+"""Background-scene-motion score (the release's scorer): AffineScore parity, segments, flow validity, clip score."""
 from __future__ import annotations
 
 import math
@@ -37,7 +37,7 @@ def test_affine_score_only_counts_valid_pixels_and_inf_without_overlap():
 
 @pytest.mark.parametrize("mode", ["release", "corrected"])
 def test_affine_score_equals_the_plain_numpy_mean(mode):
-    # the OpenCV integer sums (issue 47) against the definition: float64 mean over valid pixels of the L1 over RGB
+    # the OpenCV integer sums against the definition: float64 mean over valid pixels of the L1 over RGB
     rng = np.random.default_rng(7)
     for h, w in [(48, 64), (37, 53)]:
         t = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
@@ -194,7 +194,7 @@ def test_no_segment_gives_nan_and_flow_choice_is_checked():
 
 
 def test_dis_flow_does_not_depend_on_opencvs_thread_count():
-    """Issue 47 runs the scene scorer's DIS pairs on its own threads with OpenCV on one thread each
+    """The build runs the scene scorer's DIS pairs on its own threads with OpenCV on one thread each
     (core/cv_determinism.serial_opencv): the flow must be the one OpenCV's thread pool gives."""
     import cv2
 

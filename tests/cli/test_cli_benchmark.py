@@ -1,6 +1,6 @@
-"""`devil benchmark` (issue 30): several methods in one command (a command template and a baseline, or a TOML
+"""`devil benchmark`: several methods in one command (a command template and a baseline, or a TOML
 methods file), method names checked; and `devil evaluate` naming the methods of `preds/<method>/<slice>/` folders
-from their manifests or from NAME=PATH (the folder names are the slice, the issue's bug)."""
+from their manifests or from NAME=PATH (not the folder names taken for the slice)."""
 from __future__ import annotations
 
 import json
@@ -130,7 +130,7 @@ def test_bad_methods_file_exit_2(tmp_path, capsys):
 
 
 def test_baseline_results_merged_not_rerun_and_clipped_cells_marked(cli_bench, bench_tiny_dataset, tmp_path, capsys):
-    """Issue 40: --baseline-results DIR joins an earlier run's methods to the report without running them; a method
+    """--baseline-results DIR joins an earlier run's methods to the report without running them; a method
     whose every video is perfect (the ground truth copied) has infinite PSNR values: its cells carry ∞n in the
     benchmark's stdout table and table1.md/.tsv, and never win; results scored differently are refused."""
     from devil_dataset.cli import main

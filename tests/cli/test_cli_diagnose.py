@@ -1,4 +1,4 @@
-"""`devil diagnose` (issue 39) on the tiny built dataset with two methods' predictions, and on a DAVIS-layout folder:
+"""`devil diagnose` on the tiny built dataset with two methods' predictions, and on a DAVIS-layout folder:
 attributes.tsv as specified, the report, the cache on a second run, the same bytes twice."""
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_attributes_tsv_as_specified(diagnosed, bench_tiny_dataset):
     for a in ATTRIBUTES:  # tertiles of a small set: as many low as high (videos for a video attribute)
         units = {(r["clip_id"], r["mask_id"] if a.startswith("fg_") else ""): r[f"{a}_group"] for r in recs}
         groups = list(units.values())
-        if a == "fg_motion":  # issue 46 item 6: all scores equal, so the attribute separates nothing
+        if a == "fg_motion":  # all scores equal, so the attribute separates nothing
             assert set(groups) == {""}, a
         else:
             assert groups.count("low") == groups.count("high") > 0, a
@@ -115,7 +115,7 @@ def test_user_errors_exit_2(tmp_path, capsys):
 
 
 def test_out_under_a_file_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
-    """Issue 46 item 15: `--out a-file/sub` exits 2 naming the file, before the attribute pass runs."""
+    """`--out a-file/sub` exits 2 naming the file, before the attribute pass runs."""
     import importlib
 
     module = importlib.import_module("devil_dataset.diagnosis.procedure")

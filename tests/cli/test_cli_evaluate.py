@@ -156,9 +156,9 @@ def test_report_cli(tmp_path, capsys):
             paths.append(str(p))
     assert main(["report", *paths, "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
     out = capsys.readouterr().out
-    # only what was computed is shown: LPIPS has no value anywhere, so it has no column (issue 28)
+    # only what was computed is shown: LPIPS has no value anywhere, so it has no column
     assert "| camera_motion_low | A | 30.00 |\n" in out and "LPIPS" not in out.split("| attribute |")[0]
-    # symmetric relative change 2 (hi - lo) / (|hi| + |lo|) (issue 40): 2 * 3 / 63, -2 * 1 / 61
+    # symmetric relative change 2 (hi - lo) / (|hi| + |lo|): 2 * 3 / 63, -2 * 1 / 61
     assert "| camera_motion | A | +9.52% |" in out and "| camera_motion | B | -3.28% |" in out
     assert (tmp_path / "rep" / "table1.tsv").read_text().splitlines()[0].startswith("slice\tmethod\tPSNR ▲")
     bad = tmp_path / "bad.json"
@@ -167,7 +167,7 @@ def test_report_cli(tmp_path, capsys):
     assert "not a devil results file" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------------- issue 16: evaluation input checks
+# ------------------------------------------------------------------------- evaluation input checks
 
 
 def test_every_offender_is_named_before_scoring(tmp_path, capsys):
@@ -275,7 +275,7 @@ def test_float_rows_with_nan_are_refused(tmp_path):
 
 
 def test_perfect_predictions_report_inf_not_a_sentinel(tmp_path, capsys):
-    """Issue 29 item 2: every video infinite -> the summary, the JSON and `devil report` say inf (not 1.8e308), and
+    """Every video infinite -> the summary, the JSON and `devil report` say inf (not 1.8e308), and
     the summary says how many videos were infinite; with a finite video the release's clipping applies."""
     gt, _ = _write_clips(tmp_path)
     for c in ("c0", "c1"):
@@ -306,8 +306,8 @@ def test_one_infinite_video_is_clipped_and_counted(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["clipped"] == {"psnr": ["c0"]} and doc["videos"]["c0"]["psnr"] == doc["videos"]["c1"]["psnr"]
     assert main(["evaluate", "--gt-dir", str(gt), "--pred-dir", str(pred), "--metrics", "psnr", "--no-progress"]) == 0
-    assert "psnr: 1 of 2 videos infinite (an identical frame or patch), clipped to the best finite value (SPEC " \
-           "s.7)" in capsys.readouterr().out
+    assert "psnr: 1 of 2 videos infinite (an identical frame or patch), clipped to the best finite " \
+           "value (the release's rule)" in capsys.readouterr().out
 
 
 def test_evaluate_precision_flag_reaches_the_options_and_unknown_is_refused(tmp_path, capsys):

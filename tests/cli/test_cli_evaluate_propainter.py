@@ -1,4 +1,4 @@
-"""``devil evaluate --protocol propainter`` (issue 38): the command the checks run, on generated DAVIS-layout data."""
+"""``devil evaluate --protocol propainter``: the command the checks run, on generated DAVIS-layout data."""
 from __future__ import annotations
 
 import json

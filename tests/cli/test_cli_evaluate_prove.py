@@ -1,4 +1,4 @@
-"""``devil evaluate --protocol prove`` and ``devil report`` of its results (issue 45), on a generated PROVE-layout
+"""``devil evaluate --protocol prove`` and ``devil report`` of its results, on a generated PROVE-layout
 set with a random tiny DINOv2 (nothing downloaded)."""
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ def test_rank_from_scores_json(tmp_path, capsys):
     p.write_text(json.dumps(scores))
     code, out, _ = _run(["label", "rank", str(p), "--mode", "corrected"], capsys)
     assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "c11"]}
-    # release: the null score ranks above +inf, so it is in the high tail, listed last (SPEC 6, order in the tail)
+    # release: the null score ranks above +inf, so it is in the high tail, listed last (the release's order in the tail)
     code, out, _ = _run(["label", "rank", str(p)], capsys)
     assert code == 0 and json.loads(out) == {"low": ["c00", "c01"], "high": ["flat", "broken"]}
     code, out, _ = _run(["label", "rank", str(p), "--parity", "corrected"], capsys)  # --parity sets --mode

@@ -1,4 +1,4 @@
-"""Issue 46 items 12 and 18 on `devil evaluate --protocol propainter`: layout errors name what was found, videos
+"""On `devil evaluate --protocol propainter`: layout errors name what was found, videos
 left out are named with the reason, AppleDouble ``._*`` files are ignored and reported, and temporary files a killed
 run left beside ``--out`` are removed by the next run (only the writer's own, only stale ones)."""
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_stale_temporaries_beside_out_are_removed(tmp_path, capsys, monkeypatch)
 
 
 def test_default_metrics_skip_vfid_without_weights_with_a_note(tmp_path, capsys, monkeypatch):
-    """Issue 46 item 4: the default metrics (psnr ssim vfid) without the I3D weights: vfid is skipped up front with
+    """The default metrics (psnr ssim vfid) without the I3D weights: vfid is skipped up front with
     the missing file named, the rest is scored (exit 0)."""
     _small(monkeypatch)
     monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(tmp_path / "no-weights"))
@@ -143,7 +143,7 @@ def _invert_masks(data) -> None:
 
 
 def test_inverted_masks_are_warned_with_the_fix(tmp_path, capsys, monkeypatch):
-    """Issue 46 item 3: masks white = known read as white = hole (hole ~ 90% of every frame): the run warns, names
+    """Masks white = known read as white = hole (hole ~ 90% of every frame): the run warns, names
     the videos and says how to fix it (it used to print PSNR 41.93 instead of 32.00 and say nothing)."""
     _small(monkeypatch)
     data = write_davis_layout(tmp_path, (3, 2))

@@ -82,7 +82,7 @@ def _protocol_docs(tmp_path):
 
 
 def test_report_refuses_results_of_different_protocols(tmp_path, capsys):
-    """Issue 46: a DEVIL-protocol and a ProPainter-protocol result in one table (same PSNR/SSIM columns, one bolded)
+    """A DEVIL-protocol and a ProPainter-protocol result in one table (same PSNR/SSIM columns, one bolded)
     is refused with exit 2 naming the protocols and the files, whatever the protocols are called."""
     paths = _protocol_docs(tmp_path)
     assert main(["report", *map(str, paths)]) == 2

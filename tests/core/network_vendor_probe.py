@@ -1,4 +1,4 @@
-"""Digests of every evaluation network's CPU pass on small seeded inputs with seeded random weights (issue 44).
+"""Digests of every evaluation network's CPU pass on small seeded inputs with seeded random weights.
 
 Run as a script (``python tests/core/network_vendor_probe.py [NAMES...]``) it prints one JSON object: per network
 the SHA-256 (16 hex digits) of its float32 output. ``tests/core/test_emulated_cpus.py`` runs it natively and under

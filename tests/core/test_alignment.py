@@ -1,4 +1,4 @@
-"""Features, exact cross-checked matching, similarity RANSAC and the mask warp (SPEC section 2)."""
+"""Features, exact cross-checked matching, similarity RANSAC and the mask warp (the release's alignment)."""
 from __future__ import annotations
 
 import cv2
@@ -65,7 +65,7 @@ def test_exact_matching_tie_breaks_like_opencv():
 
 
 def _per_pair_cross_check(query: np.ndarray, train: np.ndarray) -> np.ndarray:
-    """The cross-check as the matcher before issue 47 computed it: float64 squared distances, numpy's first argmin
+    """The cross-check as the matcher formerly computed it: float64 squared distances, numpy's first argmin
     along each axis (the reference the new product form must equal)."""
     q, t = query.astype(np.float64), train.astype(np.float64)
     d = (q * q).sum(1)[:, None] + (t * t).sum(1)[None, :] - 2.0 * q @ t.T
@@ -92,7 +92,7 @@ def _forms() -> list:
 
 @pytest.mark.parametrize("int8", _forms())
 def test_product_matcher_equals_the_per_pair_cross_check_on_random_integer_descriptors(int8):
-    """Issue 47: random integer descriptors of every size across block edges, few distinct values (many exact ties)
+    """Random integer descriptors of every size across block edges, few distinct values (many exact ties)
     and duplicated rows, and bytes up to 255: the same matches as the exact reference, in the same order, with
     either product form."""
     rng = np.random.default_rng(11)

@@ -1,4 +1,4 @@
-"""One BLAS thread in every thread of the process (core/blas_threads.py, issue 44's residual)."""
+"""One BLAS thread in every thread of the process (core/blas_threads.py: the read-ahead thread's residual)."""
 from __future__ import annotations
 
 import threading

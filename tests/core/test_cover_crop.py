@@ -1,4 +1,4 @@
-"""Cover-crop to 832x480 (SPEC section 6): geometry, and masks equal to Pillow's NEAREST resize + crop exactly."""
+"""Cover-crop to 832x480 (the release's slices): geometry, and masks equal to Pillow's NEAREST resize + crop exactly."""
 from __future__ import annotations
 
 import numpy as np

@@ -36,7 +36,7 @@ def test_pin_level_follows_cpuid_when_cpuinfo_lists_the_hosts_avx2(monkeypatch):
 
 @pytest.mark.skipif(not X86_64 or cpu_pins.pin_level()[0] != "avx2", reason="the AVX2 pins apply only on AVX2 x86-64")
 def test_onednn_is_capped_only_for_the_native_network_kernels():
-    """Issue 47: with the portable network kernels (default) oneDNN is left uncapped, so the matcher's int8 products
+    """With the portable network kernels (default) oneDNN is left uncapped, so the matcher's int8 products
     can take its VNNI kernels; ``DEVIL_NETWORK_KERNELS=native`` still caps it at AVX2. A user's own value stays."""
     import os
     import subprocess

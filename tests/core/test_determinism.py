@@ -1,4 +1,4 @@
-"""The same numbers on every CPU (issues 27 and 36): the probe's values under simulated CPUs, and the networks under
+"""The same numbers on every CPU: the probe's values under simulated CPUs, and the networks under
 other batch sizes and thread counts.
 
 Each run is a fresh subprocess (``determinism_probe.py``) whose CPU dispatch is cut down by every CPU-detecting
@@ -180,7 +180,7 @@ def _versions() -> dict[str, str]:
 
 def test_pinned_values(runs):
     """The native run equals the committed values bit for bit, the network metrics too (regenerate: ``python
-    tests/core/test_determinism.py``); issue 44's run-to-run residual was the read-ahead thread's products on
+    tests/core/test_determinism.py``); the run-to-run residual was the read-ahead thread's products on
     two OpenBLAS threads, fixed in core/blas_threads."""
     pinned = json.loads(PINNED.read_text())
     if pinned["versions"] != _versions():

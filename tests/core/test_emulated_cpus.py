@@ -1,4 +1,4 @@
-"""The determinism probe on CPUs emulated by QEMU (slow; issue 36): every library's own CPU detection (x264, ISA-L,
+"""The determinism probe on CPUs emulated by QEMU (slow): every library's own CPU detection (x264, ISA-L,
 zlib, libjpeg-turbo, OpenBLAS, numpy, OpenCV, FFmpeg, Arrow) sees the emulated CPU's ``cpuid``, not a switch.
 
 ``qemu-x86_64 -cpu Haswell-v4`` is an AVX2 machine without AVX-512, ``-cpu Nehalem`` an SSE4.2 one; on an AVX-512
@@ -80,7 +80,7 @@ def run_vendor_probe(cpu: str | None, kernels: str) -> dict[str, str]:
 
 
 def test_networks_are_identical_on_intel_and_amd_models():
-    """Issue 44: every network's output is the same on an emulated Intel Haswell, an emulated AMD EPYC-Rome and the
+    """Every network's output is the same on an emulated Intel Haswell, an emulated AMD EPYC-Rome and the
     native CPU with the portable kernels; the control: with oneDNN's and MKL's own kernels (``native``) the emulated
     Intel and AMD give other bits (oneDNN's blocking follows the caches; MKL honours MKL_CBWR on Intel only). About
     ten minutes: four emulated runs."""

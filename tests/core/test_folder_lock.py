@@ -135,7 +135,7 @@ def test_two_devil_inpaint_processes_on_one_folder(tmp_path):
 
 
 def test_a_second_devil_build_exits_2_and_leaves_the_first_runs_files(tmp_path):
-    """The issue's case: `devil build --sample --out ds` twice; the second no longer deletes the first's
+    """The case: `devil build --sample --out ds` twice; the second no longer deletes the first's
     temporaries as leftovers of a killed run (the first then died in write_video)."""
     holder = _start_holder(tmp_path / "ds")
     (tmp_path / "ds" / ".tmp-scene-00.mp4.x").write_bytes(b"being written")
@@ -150,7 +150,7 @@ def test_a_second_devil_build_exits_2_and_leaves_the_first_runs_files(tmp_path):
 
 
 def test_an_unwritable_output_folder_is_exit_2_cannot_write(unwritable_folder, tmp_path, capsys):
-    """Issue 40 item 12: the lock file of a folder that cannot be written (chmod 555, chattr +i) is a clear error
+    """The lock file of a folder that cannot be written (chmod 555, chattr +i) is a clear error
     naming the folder, not a PermissionError traceback."""
     from devil_dataset.cli import main
     from devil_dataset.core.errors import DevilError

@@ -157,7 +157,7 @@ def test_reused_canvas_draws_the_same_frames():
 
 
 # Per-frame hashes of the release's masks, pinned inside tests/ (computed from ../shared/fixtures/original-masks), so
-# a bare checkout without ../shared still checks bit identity with the release (issue 10).
+# a bare checkout without ../shared still checks bit identity with the release.
 PINNED_HASHES = Path(__file__).with_name("release_mask_hashes.json")
 
 
@@ -190,7 +190,7 @@ def test_pinned_hashes_are_the_fixtures(name):
     assert ref["frame_sha256"] == [hashlib.sha256(ref_packed[k].tobytes()).hexdigest() for k in range(shape[0])]
 
 
-# --------------------------------------------------------------------------- issue 14: the fast training-mask path
+# --------------------------------------------------------------------------- the fast training-mask path
 
 
 def test_fast_path_follows_the_release_vertex_paths():

@@ -1,4 +1,4 @@
-"""The portable network kernels (issue 44): convolutions and products on OpenBLAS, exact square roots, and no
+"""The portable network kernels: convolutions and products on OpenBLAS, exact square roots, and no
 oneDNN, MKL BLAS or MKL VML call left in any network's CPU pass."""
 from __future__ import annotations
 

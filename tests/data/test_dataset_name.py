@@ -1,4 +1,4 @@
-"""Issue 46 item 10: a mistyped relative dataset path is not taken for a Hub repo id (no network call, "no such
+"""A mistyped relative dataset path is not taken for a Hub repo id (no network call, "no such
 folder", how to name a Hub dataset, exit 2); with the Hub offline an ORG/NAME that is not cached says so."""
 from __future__ import annotations
 

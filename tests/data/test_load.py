@@ -105,7 +105,7 @@ def test_torch_dataloader_two_workers(data_tiny_dataset, data_hf_cache):
 
 
 def test_as_torch_on_a_map_style_slice_reads_bytes_without_rewriting_the_cache(data_tiny_dataset, tmp_path):
-    """Issue 14 item 3: no cast_column on a map-style slice, so no Arrow cache file is written; batched fetches work."""
+    """No cast_column on a map-style slice, so no Arrow cache file is written; batched fetches work."""
     import datasets
 
     cache = tmp_path / "hf-cache"
@@ -155,7 +155,7 @@ def test_iter_slice_columns_and_errors(data_tiny_dataset, tmp_path):
         next(iter_slice(tmp_path / "missing" / "x" / "y", "all"))
 
 
-# --------------------------------------------------------------------------- issue 16: damaged or incomplete slices
+# --------------------------------------------------------------------------- damaged or incomplete slices
 
 
 def _damaged_copy(src, tmp_path, config="all"):
@@ -232,7 +232,7 @@ def test_evaluate_and_inpaint_refuse_a_damaged_slice_exit_2(data_tiny_dataset, t
 
 def test_a_config_left_out_of_a_small_build_is_named_with_its_reason(data_tiny_dataset, tmp_path, data_hf_cache,
                                                                      capsys):
-    """Issue 29 item 4: a config with 0 rows (no shard, manifest rows 0 and its reason): iter_slice, load_slice,
+    """A config with 0 rows (no shard, manifest rows 0 and its reason): iter_slice, load_slice,
     `devil inpaint --config` and `devil evaluate --config` name it and why (exit 2, no prediction folder)."""
     import json
     import shutil

@@ -1,4 +1,4 @@
-"""Which loading paths verify a built dataset (issue 40 item 12; the table in docs/dataset.md "Load"): a shard with
+"""Which loading paths verify a built dataset (the table in docs/dataset.md "Load"): a shard with
 64 flipped bytes inside its data is refused by the package's checked loaders and loaded silently by plain
 ``datasets.load_dataset`` (the shards carry no page checksums, and ``datasets`` verifies none by default). If this
 test fails because ``datasets`` started verifying, update that table."""
@@ -14,7 +14,7 @@ import pytest
 
 from devil_dataset.core.errors import DevilError
 
-FLIPPED_BYTES = 64  # as the issue's black-box harness did
+FLIPPED_BYTES = 64  # as a black-box harness flips them
 
 
 @pytest.fixture

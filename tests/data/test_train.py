@@ -129,7 +129,7 @@ def _plain_renderer(preset, seed, num_frames):  # picklable (module level)
 
 
 def test_default_masks_are_drawn_at_the_clip_size_and_release_mode_is_the_benchmark_path(data_tiny_dataset):
-    """Issue 14: the default (scaled) masks, and masks="release" (1080p render + cover crop), give the same windows."""
+    """The default (scaled) masks, and masks="release" (1080p render + cover crop), give the same windows."""
     from devil_dataset.core.cover_crop import cover_crop_mask
     from devil_dataset.core.masks import mask_seed, render_mask, render_mask_scaled
 

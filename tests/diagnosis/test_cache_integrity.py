@@ -1,4 +1,4 @@
-"""Issue 46 items 16 and 17: the attribute cache on a folder that cannot be written runs without storing (and says
+"""The attribute cache on a folder that cannot be written runs without storing (and says
 so), and an entry changed on disk (a flipped bit, still valid JSON) is recomputed and reported, never served."""
 from __future__ import annotations
 

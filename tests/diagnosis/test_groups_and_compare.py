@@ -70,7 +70,7 @@ def test_comparison_statistics_and_confounding():
 
 
 def test_attribute_without_spread_separates_nothing_and_is_not_tested(tmp_path):
-    """Issue 46 item 6: four videos whose masks are the same ellipse (fg_size equal to the 4th significant figure):
+    """Four videos whose masks are the same ellipse (fg_size equal to the 4th significant figure):
     fg_size gets no groups, the rule and the headline say it does not separate the set, and nothing is tested."""
     from devil_dataset.diagnosis.report import headline
 

@@ -1,4 +1,4 @@
-"""Issue 46 items 8, 17 and 3 in `devil diagnose --predictions`: per-pair metric values cached by content and
+"""In `devil diagnose --predictions`: per-pair metric values cached by content and
 scoring identity (a warm run scores nothing, the same bytes; a changed prediction is scored again, alone), a damaged
 value entry is scored again and named, and inverted masks are warned about."""
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_inverted_masks_are_warned_in_diagnose(tmp_path, capsys):
 
 
 def test_video_without_masks_is_named_in_diagnose(tmp_path, capsys):
-    """Issue 46 item 18 in `devil diagnose`: a ground-truth video without a mask folder is named with the reason."""
+    """In `devil diagnose`: a ground-truth video without a mask folder is named with the reason."""
     import shutil
 
     _davis(tmp_path)

@@ -1,4 +1,4 @@
-"""Generated PROVE-layout removal sets (issue 45): three folders of small ``.mp4`` (inputs with an object, a
+"""Generated PROVE-layout removal sets: three folders of small ``.mp4`` (inputs with an object, a
 method's removals, masks) whose cases exercise the protocol's steps, and the tiny random DINOv2 the tests score
 them with (nothing downloaded)."""
 from __future__ import annotations

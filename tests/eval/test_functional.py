@@ -125,7 +125,7 @@ def test_evaluator_refuses_to_merge_or_reset_undeclared_state(eval_samples):
 
 
 def test_a_perfect_video_alone_is_inf_not_a_sentinel(video):
-    """Issue 29 item 2: one perfect video through Evaluator: PSNR inf in compute() and in results()."""
+    """One perfect video through Evaluator: PSNR inf in compute() and in results()."""
     from devil_dataset.eval.scoring.results import dumps
 
     gt, _, hole = video

@@ -1,4 +1,4 @@
-"""devil_dataset/inpaint/run.py under faults (issue 40): a run killed between writing a clip and recording it in
+"""devil_dataset/inpaint/run.py under faults: a run killed between writing a clip and recording it in
 ``.devil-inpaint.json`` leaves a manifest that the next run completes (item 12); a method that raises stops
 ``devil inpaint`` with ``devil: error: clip <id>: ...`` and exit 2, not a traceback (item 7); a changed method's
 clips are redone (item 6)."""

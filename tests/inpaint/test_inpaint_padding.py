@@ -1,4 +1,4 @@
-"""Mirror padding to a size divisor (SPEC section 7): exact split, symmetric values, round trip, wrapper."""
+"""Mirror padding to a size divisor (the release's metrics): exact split, symmetric values, round trip, wrapper."""
 import numpy as np
 import pytest
 

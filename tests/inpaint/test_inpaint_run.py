@@ -197,7 +197,7 @@ def test_a_failed_run_leaves_no_empty_prediction_folder(tmp_path):
 
 
 def test_a_method_reading_the_masks_inverted_gets_a_warning(tmp_path, capsys):
-    """Issue 29 item 7: a prediction that changed known pixels warns "your method wrote outside the hole; were the
+    """A prediction that changed known pixels warns "your method wrote outside the hole; were the
     masks read inverted?"; a baseline (known pixels kept) does not."""
     import numpy as np
 

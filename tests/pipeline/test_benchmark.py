@@ -1,4 +1,4 @@
-"""Tests of devil_dataset/pipeline/benchmark.py (issue 30): a user's callable benchmarked on every slice of a tiny built
+"""Tests of devil_dataset/pipeline/benchmark.py: a user's callable benchmarked on every slice of a tiny built
 dataset in one call gives the demo's rows for the baseline it wraps, is called once per distinct (clip, hole) unit,
 is named correctly everywhere, and resumes without calling it again. The CLI: tests/cli/test_cli_benchmark.py."""
 from __future__ import annotations
@@ -132,7 +132,7 @@ def test_resume_calls_nothing_and_another_spec_is_refused(bench_run, bench_tiny_
 
 def test_an_unchanged_rerun_keeps_the_report_and_a_change_rewrites_it(bench_run, bench_tiny_dataset, user_method,
                                                                        monkeypatch):
-    """Issue 46: a re-run whose results, options and package version did not change keeps the report (a content
+    """A re-run whose results, options and package version did not change keeps the report (a content
     stamp written after the report); another --ci, or a report file edited, writes it again."""
     from devil_dataset.inpaint.method_spec import MethodSpec
     from devil_dataset.pipeline.benchmark import CACHE_DIR, benchmark

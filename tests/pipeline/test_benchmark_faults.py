@@ -1,4 +1,4 @@
-"""Tests of devil_dataset/pipeline (issue 40): what a benchmark does when things go wrong.
+"""Tests of devil_dataset/pipeline: what a benchmark does when things go wrong.
 
 Ctrl-C stops within seconds, starts no new clip (in the workers either) and keeps every finished unit for the
 resume (item 5); stored work is keyed on what the method is, so editing a callable's source redoes its units, and

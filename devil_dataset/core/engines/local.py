@@ -64,7 +64,7 @@ _interrupted_at = -math.inf  # in a worker: when it last got Ctrl-C
 NOT_STARTED = "not started: the call was interrupted (Ctrl-C)"
 # Seconds the workers get after Ctrl-C to stop the records they compute (an external command's process group gets
 # KILL_GRACE_S = 2 s of them, devil_dataset/inpaint/external.py) before they are killed: a record stuck in one long
-# C call (it sees Ctrl-C only when the call returns) cannot hold the command's exit (issue 40: 54 s before).
+# C call (it sees Ctrl-C only when the call returns) cannot hold the command's exit (54 s before).
 INTERRUPT_GRACE_S = 5.0
 
 

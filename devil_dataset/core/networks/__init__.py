@@ -5,7 +5,7 @@ pixel-only evaluation that never loads a network.
 """
 from ..errors import unknown_name
 
-#: The network precisions (issue 31): float32 is the reference; tf32 and bf16 trade accuracy for speed on a GPU
+#: The network precisions: float32 is the reference; tf32 and bf16 trade accuracy for speed on a GPU
 #: (``EvalOptions.precision``, ``devil evaluate --precision``; :mod:`devil_dataset.core.networks.precision`).
 PRECISIONS: tuple[str, ...] = ("float32", "tf32", "bf16")
 
@@ -17,7 +17,7 @@ PRECISIONS: tuple[str, ...] = ("float32", "tf32", "bf16")
 #: Where the pins apply (x86-64 with AVX2, with or without AVX-512) the values are identical bit for bit.
 NETWORK_CPU_TOLERANCE = 1e-4
 
-#: The DINOv2 model of PROVE's RC-S / RC-T (issue 45): the one PROVE's paper uses (``run_prove_metrics.py``:
+#: The DINOv2 model of PROVE's RC-S / RC-T: the one PROVE's paper uses (``run_prove_metrics.py``:
 #: ``DINO_PATH = ".../dinov2-giant"``), read from the Hugging Face cache (:mod:`devil_dataset.core.networks.dinov2`).
 DEFAULT_DINO_MODEL = "facebook/dinov2-giant"
 

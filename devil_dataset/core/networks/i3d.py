@@ -3,10 +3,10 @@
 Module names and parameter shapes follow the checkpoint layout (``Conv3d_1a_7x7.conv3d.weight``,
 ``Mixed_5c.b3b.bn.running_var``, ``logits.conv3d.bias``, ...), so the release's checkpoint loads with
 ``load_state_dict(strict=True)``. Convolutions and max pools use TensorFlow "SAME" padding computed from the
-input size (zeros, extra element at the back), as the reference. Endpoints used by the DEVIL metrics (SPEC
-section 7): ``Conv3d_2c_3x3``, ``Mixed_3c``, ``Mixed_4f`` (PVCS) and ``Mixed_5c`` (PVCS, VFID).
+input size (zeros, extra element at the back), as the reference. Endpoints used by the DEVIL metrics (the
+release's metrics): ``Conv3d_2c_3x3``, ``Mixed_3c``, ``Mixed_4f`` (PVCS) and ``Mixed_5c`` (PVCS, VFID).
 
-Input: float [B, 3, T, H, W]; the release feeds frames in [0, 1] without normalisation (SPEC section 7).
+Input: float [B, 3, T, H, W]; the release feeds frames in [0, 1] without normalisation.
 ``precision`` (float32, the reference; tf32; bf16: :mod:`devil_dataset.core.networks.precision`) applies to each
 endpoint's computation; the activations handed out are float32 in every mode.
 
@@ -33,7 +33,7 @@ ENDPOINTS: tuple[str, ...] = (
     "Mixed_3c", "MaxPool3d_4a_3x3", "Mixed_4b", "Mixed_4c", "Mixed_4d", "Mixed_4e", "Mixed_4f", "MaxPool3d_5a_2x2",
     "Mixed_5b", "Mixed_5c",
 )
-# SPEC section 7: PVCS layers and the VFID feature layer.
+# The release's metrics: PVCS layers and the VFID feature layer.
 PVCS_ENDPOINTS: tuple[str, ...] = ("Conv3d_2c_3x3", "Mixed_3c", "Mixed_4f", "Mixed_5c")
 VFID_ENDPOINT = "Mixed_5c"
 # Inception module widths: (b0, b1a, b1b, b2a, b2b, b3b) per mixed block, and its input channels.

@@ -1,6 +1,6 @@
 """FID InceptionV3 pool3 features (2048-d) with pytorch-fid's network and the cached FID weights.
 
-SPEC section 7: InceptionV3 FID weights, 2048-d pool3, frames bilinearly resized to 299x299. The network is
+the release's metrics: InceptionV3 FID weights, 2048-d pool3, frames bilinearly resized to 299x299. The network is
 pytorch-fid's ``fid_inception_v3`` structure (torchvision InceptionV3 skeleton with 1008 classes, no aux head,
 and pytorch-fid's patched FIDInceptionA/C/E_1/E_2 blocks), built here without pytorch-fid's download; the
 forward pass is pytorch-fid's ``InceptionV3`` with ``resize_input`` and ``normalize_input``: x / 255, bilinear
@@ -24,7 +24,7 @@ from torch import nn  # noqa: TID253
 from ..weights import load_state_dict
 from .precision import check_precision, network_precision, sample_batches  # noqa: TID253
 
-# SPEC section 7: frames are bilinearly resized to the Inception input size.
+# The release's metrics: frames are bilinearly resized to the Inception input size.
 FID_INPUT_SIZE = 299
 FID_DIMS = 2048
 

@@ -1,6 +1,6 @@
 """LPIPS (AlexNet, v0.1 linear heads) through the ``lpips`` package, with the backbone from our weights cache.
 
-SPEC section 7: AlexNet, LPIPS v0.1 linear heads, inputs scaled to [-1, 1], full frame, frame mean. The release
+the release's metrics: AlexNet, LPIPS v0.1 linear heads, inputs scaled to [-1, 1], full frame, frame mean. The release
 (video-inpainting-evaluation ``lpips_computer.py``) feeds ``(uint8 / 255) * 2 - 1`` per frame; so do we.
 
 The ``lpips`` package would download torchvision's ImageNet AlexNet; we build it with a random trunk
@@ -25,7 +25,7 @@ import torch  # noqa: TID253
 from ..weights import load_state_dict
 from .precision import check_precision, network_precision, sample_batches  # noqa: TID253
 
-# LPIPS v0.1 on AlexNet (SPEC section 7).
+# LPIPS v0.1 on AlexNet (the release's metrics).
 LPIPS_NET = "alex"
 LPIPS_VERSION = "0.1"
 # torchvision AlexNet ``features`` indices that lpips' slices hold: slice k keeps features[lo:hi].

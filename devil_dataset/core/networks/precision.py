@@ -17,7 +17,7 @@ values, whatever the mode.
 On the CPU every pass also runs on :data:`NETWORK_CPU_THREADS` intra-op thread (:func:`network_threads`) and the
 wrappers feed the networks one sample at a time (:func:`sample_batches`): torch's CPU kernels split their sums
 over the threads and pick kernels by batch shape, so the same frames gave other values with another thread count
-or batch size (issue 36). With both fixed, a network's output depends only on its input (and, across CPUs, on the
+or batch size. With both fixed, a network's output depends only on its input (and, across CPUs, on the
 kernels :mod:`devil_dataset.core.cpu_pins` pins). The engines run clips in parallel processes instead.
 
 The global flags (``torch.backends.*.fp32_precision`` where this torch has them, else
@@ -53,7 +53,7 @@ from .portable import portable_arithmetic, portable_in_force  # noqa: TID253
 T = TypeVar("T")
 
 #: Intra-op threads of every network pass on the CPU: a fixed count, so that sums split over threads are split the
-#: same way on every machine (issue 36; the engines parallelise over clips).
+#: same way on every machine (the engines parallelise over clips).
 NETWORK_CPU_THREADS = 1
 #: The autocast dtype of the ``"bf16"`` mode.
 BF16_DTYPE = torch.bfloat16
@@ -108,7 +108,7 @@ def precision_provenance(precision: str, device: str | torch.device) -> dict[str
 
 
 def arithmetic_provenance(device: str | torch.device) -> dict[str, Any]:
-    """How a network's values were computed and where they are reproducible (issues 36 and 44): on the CPU one sample
+    """How a network's values were computed and where they are reproducible: on the CPU one sample
     per pass on :data:`NETWORK_CPU_THREADS` thread, and either bit-identical on every x86-64 CPU with AVX2, Intel and
     AMD alike (the pins of :mod:`devil_dataset.core.cpu_pins` in force and the portable kernels of
     :mod:`devil_dataset.core.networks.portable`), or within ``NETWORK_CPU_TOLERANCE`` (relative) of those values.

@@ -1,4 +1,4 @@
-"""The composite the release scores (SPEC section 7): the prediction inside the hole, the ground truth outside.
+"""The composite the release scores: the prediction inside the hole, the ground truth outside.
 
     >>> import numpy as np
     >>> gt = np.zeros((1, 2, 2, 3), np.uint8); hole = np.zeros((1, 2, 2), bool); hole[0, 0, 0] = True
@@ -14,8 +14,8 @@ from ...core.hole_box import paste_in_hole
 
 
 def composite(pred: np.ndarray, gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
-    """C = M*GT + (1-M)*Pred with M = ~hole (SPEC section 7), exact: ``np.where(hole[..., None], pred, gt)``, copying
-    ``pred`` only inside each frame's bounding box of the hole (the same array, about twice as fast).
+    """C = M*GT + (1-M)*Pred with M = ~hole (the release's metrics), exact: ``np.where(hole[..., None], pred, gt)``,
+    copying ``pred`` only inside each frame's bounding box of the hole (the same array, about twice as fast).
 
     ``pred`` and ``gt`` are frames [T, H, W, C] of one shape and dtype, ``hole`` bool [T, H, W] (True = hole);
     anything else is an :class:`~devil_dataset.core.errors.InvalidInputError` naming the shapes and dtypes.

@@ -1,6 +1,6 @@
-"""Frechet distance and streaming, mergeable Gaussian statistics of features (FID, VFID; SPEC section 7).
+"""Frechet distance and streaming, mergeable Gaussian statistics of features (FID, VFID; the release's metrics).
 
-The same features give the same distance on every machine, batch size, worker count and thread count (issue 36):
+The same features give the same distance on every machine, batch size, worker count and thread count:
 the statistics are exact integer sums (:class:`GaussianStats`); the distance's matrix product and square root run on
 scipy's OpenBLAS with one thread (:func:`fixed_blas`), whose kernels ``core/cpu_pins`` fixes at the AVX2 level when
 scipy's linear algebra is loaded after ``devil_dataset`` (:func:`blas_provenance` records whether it was), and the
@@ -21,7 +21,7 @@ import numpy as np
 from ...core.blas_threads import one_blas_thread, scipy_blas_core, threadpool_limits
 from ...core.cpu_pins import AVX2_PINS
 
-# SPEC section 7 constants.
+# The release's metric constants.
 FRECHET_EPS = 1e-6  # added to the covariance diagonals when sqrtm(sigma1 sigma2) is not finite (pytorch-fid)
 FRECHET_IMAG_ATOL = 1e-3  # tolerated imaginary part on the diagonal of sqrtm (pytorch-fid / the release)
 
@@ -124,7 +124,7 @@ def blas_provenance() -> dict[str, object]:
             "blas_pinned": core == AVX2_PINS["OPENBLAS_CORETYPE"]}
 
 
-# Exact feature sums (issue 36): features are put on a fixed-point grid of 2**-FEATURE_FRACTION_BITS and summed as
+# Exact feature sums: features are put on a fixed-point grid of 2**-FEATURE_FRACTION_BITS and summed as
 # integers, so the statistics do not depend on the batch partition, the order of the videos, the number of workers or
 # the BLAS kernels. A grid value q (|q| < 2**41) is split into two 21-bit limbs, q = hi * 2**21 + lo; every product of
 # two limbs is below 2**42, so a float64 matrix product of at most EXACT_ROWS rows sums them exactly (below 2**53) in

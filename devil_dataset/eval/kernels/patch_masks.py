@@ -22,7 +22,7 @@ from typing import Iterator
 
 import numpy as np
 
-# Patch side in pixels at the evaluation size 832x480 (SPEC section 6): a 26 x 15 grid. Algorithm 2's listing
+# Patch side in pixels at the evaluation size 832x480 (the release's slices): a 26 x 15 grid. Algorithm 2's listing
 # is not in our copy of the paper; its text only says patch masks give "isolated small regions" (Sec. 3.3).
 # 32 px keeps patches small against DEVIL's holes (brush widths 50-375 px at 1920x1080, i.e. ~22-166 px at
 # 832x480) while still needing context from several pixels away. Override per metric (docs/reference-free-metrics.md).

@@ -1,4 +1,4 @@
-"""The pixel metrics' numpy kernels (SPEC section 7): PSNR, SSIM and PCons (PSNR, mask), on the composite.
+"""The pixel metrics' numpy kernels (the release's metrics): PSNR, SSIM and PCons (PSNR, mask), on the composite.
 
 All three read frames as the release does: uint8 RGB converted to float32 in [0, 1] (``x / 255``), composite
 C = M*GT + (1-M)*Pred. Functional forms work on one video and take ``(test, gt, ...)`` (the frames under test
@@ -29,15 +29,15 @@ from ...core.errors import UnknownNameError
 from ...core.hole_box import hole_window
 from .ssim_window import WINDOW, map_mean, ssim_map, window_means
 
-# SPEC section 7: PSNR data range for float frames in [0, 1].
+# The release's metrics: PSNR data range for float frames in [0, 1].
 PSNR_DATA_RANGE = 1.0
-# SPEC section 7: SSIM's window side (its constants K1, K2 live in :mod:`.ssim_window`).
+# The release's metrics: SSIM's window side (its constants K1, K2 live in :mod:`.ssim_window`).
 SSIM_WIN_SIZE = WINDOW
-# SPEC section 7: the release's implicit float data range (skimage's (-1, 1) for floats) vs the standard range 1.
+# The release's implicit float data range (skimage's (-1, 1) for floats) vs the standard range 1.
 SSIM_DATA_RANGE = {"release": 2.0, "standard": 1.0}
-# SPEC section 7 / docs/release-metrics.md: the release's scikit-image 0.17.2 converts frames to float64 first.
+# docs/release-metrics.md: the release's scikit-image 0.17.2 converts frames to float64 first.
 SSIM_ARITHMETIC = "float64"
-# SPEC section 7 / paper supplementary: PCons patch size and search offsets (top-left -20..+19 in both axes).
+# The paper's supplementary material: PCons patch size and search offsets (top-left -20..+19 in both axes).
 PCONS_PATCH = 50
 PCONS_SEARCH = 20
 # PCons: windows within this relative distance of the best exact SSD are re-scored in float32 (see below).
@@ -110,7 +110,7 @@ def _ssim_data_range(mode: str) -> float:
 def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
                 changed: np.ndarray | None = None) -> np.ndarray:
     """Per-frame SSIM of uint8 [T, H, W, 3] videos ``test`` against ``gt``, with ``gt`` as its first image: the
-    release's scikit-image on float frames (SPEC section 7), in float64 as its version 0.17.2 computes.
+    release's scikit-image on float frames, in float64 as its version 0.17.2 computes.
 
     ``mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (data range 1).
     The local statistics come from exact window sums (:mod:`~devil_dataset.eval.kernels.ssim_window`), so the map is
@@ -302,7 +302,7 @@ def pcons_psnr_mask(frames: np.ndarray, hole: np.ndarray) -> float:
 
 
 def clip_psnr_values(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, float]:
-    """Clip PSNR-type per-video values to [0, max finite] (SPEC section 7); return (clipped, cap).
+    """Clip PSNR-type per-video values to [0, max finite] (the release's metrics); return (clipped, cap).
 
     Our reading of the release's rule: ``+inf`` (a video with an identical frame or patch) becomes the largest
     finite value among the slice's videos. If no video is finite there is nothing to clip to: the values stay
@@ -323,8 +323,8 @@ def clip_psnr_values(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, 
 # The largest value one 8-bit sample can change by is one grey level: 1/255 in the [0, 1] data range.
 GREY_LEVEL = 1.0 / 255.0
 # ``psnr_cap`` (EvalOptions): what an infinite PSNR-type value becomes. ``slice_max``: the release's rule, the
-# largest finite per-video value of the slice (SPEC section 7); ``one_grey_level``: each frame (PCons: each pair) is
-# capped at the PSNR of a one-grey-level error in a single one of its samples (:func:`one_grey_level_psnr`).
+# largest finite per-video value of the slice (the release's metrics); ``one_grey_level``: each frame (PCons: each pair)
+# is capped at the PSNR of a one-grey-level error in a single one of its samples (:func:`one_grey_level_psnr`).
 PSNR_CAPS: tuple[str, ...] = ("slice_max", "one_grey_level")
 
 

@@ -1,4 +1,4 @@
-"""PSNR, SSIM and PCons of :mod:`devil_dataset.eval.kernels.pixel` in torch on any device (issue 31's GPU path).
+"""PSNR, SSIM and PCons of :mod:`devil_dataset.eval.kernels.pixel` in torch on any device (the GPU path).
 
 The same values as the numpy path (within 1e-9, in practice bit for bit) from the same arithmetic, on a CPU or a GPU:
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     Frames = Union[np.ndarray, torch.Tensor]
 
-# uint8 -> [0, 1]: the release divides by 255 (SPEC section 7), in float32.
+# uint8 -> [0, 1]: the release divides by 255, in float32.
 _UINT8_MAX = 255.0
 # PCons: the FFT correlation of uint8 values is rounded to the exact integer; a residue above this would mean lost
 # exactness (the float64 rounding error is ~1e-6 here), as the numpy path's assertion checks.
@@ -379,7 +379,7 @@ def pcons_psnr_mask_pairs(frames: "Frames", hole: "Frames", patch: int = PCONS_P
         okx = ((sx[:, None] + offsets) >= 0) & ((sx[:, None] + offsets) <= width - patch)
         ssd = torch.where(oky[:, :, None] & okx[:, None, :], ssd, torch.iinfo(torch.int64).max)
         best = ssd.reshape(len(chunk), -1).min(dim=1).values
-        # the release's float32 MSE is within 3.1e-5 relative of the exact one (see the numpy path): every window
+        # The release's float32 MSE is within 3.1e-5 relative of the exact one (see the numpy path): every window
         # within 2e-4 of the best exact SSD is re-scored, so the release's minimum is among them
         near = ssd.to(torch.float64) <= (best.to(torch.float64) * (1 + PCONS_RESCORE_REL))[:, None, None]
         cand, oy, ox = near.nonzero(as_tuple=True)

@@ -1,4 +1,4 @@
-"""The other numbers object-removal papers print, by name (issue 45; ``docs/removal.md``):
+"""The other numbers object-removal papers print, by name (``docs/removal.md``):
 
 - **background PSNR / SSIM** (MiniMax-Remover's): the result against a reference (the input video, for a removal)
   *outside* the mask only — how much of what should stay was changed. PSNR: the mean squared error over the

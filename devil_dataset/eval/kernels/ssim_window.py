@@ -1,10 +1,10 @@
-"""SSIM's local statistics and map in float64, from exact 7x7 window sums (SPEC section 7; issue 31).
+"""SSIM's local statistics and map in float64, from exact 7x7 window sums (the release's metrics).
 
 The release computes SSIM with scikit-image 0.17.2, which converts both frames to float64 before filtering
 (``docs/release-metrics.md``). Its window filter is a running sum, whose rounding depends on everything earlier on
 the line; here the window sums are **exact**, so every local statistic is a pure function of its own 7x7 window:
 
-* a frame value x = float32(u / 255) (SPEC section 7) is a multiple of 2**-31 (:data:`_VALUE_STEP`), so a sum of
+* a frame value x = float32(u / 255) (the release's metrics) is a multiple of 2**-31 (:data:`_VALUE_STEP`), so a sum of
   up to 64 of them (< 2**6) needs 37 bits and is exact in float64, in any order and by any algorithm;
 * a product x * y is a multiple of 2**-62 and does not sum exactly. It is split into ``x_hi * y_hi``, with each
   value rounded to a multiple of 2**-20 (:data:`_HIGH_STEP`: products are multiples of 2**-40 below 1, and sums
@@ -33,13 +33,13 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-# SPEC section 7: the 7x7 uniform window (scikit-image's win_size), and SSIM's constants.
+# The release's metrics: the 7x7 uniform window (scikit-image's win_size), and SSIM's constants.
 WINDOW = 7
 PAD = (WINDOW - 1) // 2
 SSIM_K1 = 0.01
 SSIM_K2 = 0.03
 
-#: x = float32(u / 255) for each uint8 value u (the release reads frames so, SPEC section 7), held in float64.
+#: x = float32(u / 255) for each uint8 value u (the release reads frames so), held in float64.
 UNIT_VALUES = (np.arange(256, dtype=np.float32) / np.float32(255)).astype(np.float64)
 # Every value above is a multiple of this: the smallest nonzero one, 1/255, lies in [2**-8, 2**-7), where float32
 # steps by 2**-31 (checked below).

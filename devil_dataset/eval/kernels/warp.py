@@ -1,4 +1,5 @@
-"""Warp error (mask) kernels (SPEC section 7): flow on the GT frames, composite warped back, error where holes are.
+"""Warp error (mask) kernels (the release's metrics): flow on the GT frames, composite warped back, error where holes
+are.
 
 The metric (:class:`~devil_dataset.eval.metrics.warp.WarpErrorMetric`) computes the ground-truth-only part once per
 clip (forward and backward flow:
@@ -16,9 +17,9 @@ import numpy as np
 from ...core.content_hash import clip_content_hash
 from ...core.hole_box import hole_window
 
-# SPEC section 7, forward-backward check: |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
+# The release's forward-backward check: |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
 OCC_FB_REL, OCC_FB_ABS = 0.01, 0.5
-OCC_GRAD_REL, OCC_GRAD_ABS = 0.01, 0.002  # SPEC section 7, motion boundary: |grad fw|^2 > 0.01 |fw|^2 + 0.002
+OCC_GRAD_REL, OCC_GRAD_ABS = 0.01, 0.002  # the release's motion-boundary check: |grad fw|^2 > 0.01 |fw|^2 + 0.002
 
 
 def warp_backward(image: np.ndarray, flow: np.ndarray, window: tuple[slice, slice] | None = None) -> np.ndarray:
@@ -60,7 +61,7 @@ def warp_backward(image: np.ndarray, flow: np.ndarray, window: tuple[slice, slic
 def occlusion_mask(fw: np.ndarray, bw: np.ndarray, window: tuple[slice, slice] | None = None) -> np.ndarray:
     """Occluded pixels of frame t-1 (bool [H, W]) from forward flow ``fw`` (t-1 -> t) and backward ``bw``.
 
-    SPEC section 7: with bw_w = bw warped by fw, occluded where |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
+    the release's metrics: with bw_w = bw warped by fw, occluded where |fw + bw_w|^2 > 0.01 (|bw_w|^2 + |fw|^2) + 0.5
     or where the squared forward-flow gradient > 0.01 |fw|^2 + 0.002 (forward differences, 0 on the last
     row/column), as ``detect_occlusion`` of fast_blind_video_consistency that the release calls. Float64
     arithmetic, each sum in the order of those formulas. ``window`` (rows, columns slices) computes only that part

@@ -1,4 +1,4 @@
-"""The warp error's warping and occlusion (:mod:`devil_dataset.eval.kernels.warp`) in torch on any device (issue 31).
+"""The warp error's warping and occlusion (:mod:`devil_dataset.eval.kernels.warp`) in torch on any device.
 
 The numpy path evaluates the occlusion mask and the warp only near the hole, with the same floats as whole-frame
 evaluation cropped; here every pair of a batch is computed over the whole frame, which on a GPU costs less than

@@ -87,7 +87,7 @@ class _FidelityMetric:
         return {self.keys[0]: mean_of(np.asarray(self.values, np.float64))}
 
     def provenance(self) -> dict:
-        # the stable name recorded since the metrics were added (the classes moved in issue 37)
+        # the stable name recorded since the metrics were added (the classes moved since)
         prov = {"implementation": f"devil_dataset.eval.fidelity.{type(self).__name__}",
                 "paper": "EditBoard (Chen et al.), Sec. 3.1 Fidelity", "flow": self.flow_backend,
                 "flow_requested": self.options.flow, "units": "[0, 1]"}

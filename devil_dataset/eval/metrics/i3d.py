@@ -1,4 +1,4 @@
-"""PVCS, VFID and VFID (clips) (SPEC section 7): one I3D pass per video serves all three.
+"""PVCS, VFID and VFID (clips) (the release's metrics): one I3D pass per video serves all three.
 
 :class:`I3DMetric` yields ``pvcs``, ``vfid`` and ``vfid_clips`` from one window pass per video;
 :class:`PVCSMetric` and :class:`VFIDMetric` are the same object restricted to their keys (the registry's names).
@@ -26,10 +26,10 @@ from ..kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ..stats.jackknife import add_grouped, set_level_uncertainty, video_group
 from .metric import EvalOptions, Metric, VideoSample
 
-PVCS_WINDOW = 10  # SPEC section 7: frames per window, stride 1, max(1, T - 9) windows
-PVCS_NORM_EPS = 1e-10  # SPEC section 7: unit-normalisation epsilon (LPIPS normalize_tensor)
+PVCS_WINDOW = 10  # the release's metrics: frames per window, stride 1, max(1, T - 9) windows
+PVCS_NORM_EPS = 1e-10  # the release's metrics: unit-normalisation epsilon (LPIPS normalize_tensor)
 # Padding of a window past the last frame (T < 10): "release" pads the composite with the GT's last frame (the
-# release's behaviour, issue 10), "corrected" pads each video with its own last frame.
+# release's behaviour), "corrected" pads each video with its own last frame.
 PVCS_MODES: tuple[str, ...] = ("release", "corrected")
 
 

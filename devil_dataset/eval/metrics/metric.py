@@ -34,7 +34,7 @@ class VideoSample:
     """One video to score: ground truth, raw prediction and hole mask, all at the evaluation size.
 
     ``gt`` and ``pred`` are uint8 [T, H, W, 3]; ``hole`` is bool [T, H, W] with True = occluded (to inpaint).
-    ``composite`` is the release's C = M*GT + (1-M)*Pred with M = known (SPEC section 7), exact in uint8.
+    ``composite`` is the release's C = M*GT + (1-M)*Pred with M = known (the release's metrics), exact in uint8.
     """
 
     clip_id: str
@@ -191,13 +191,13 @@ class Metric:
 
 
 #: The metric modes each parity sets (:mod:`devil_dataset.core.parity`): ``release`` scores as the release does
-#: (SPEC section 7: SSIM data range 2; PVCS windows of short videos padded with the ground truth's last frame),
+#: (the release's metrics: SSIM data range 2; PVCS windows of short videos padded with the ground truth's last frame),
 #: ``corrected`` with the fixed definitions (data range 1; each window padded with its own last frame).
 EVAL_PARITY_MODES: dict[str, dict[str, str]] = {
     "release": {"ssim_mode": "release", "pvcs_mode": "release", "psnr_cap": "slice_max"},
     "corrected": {"ssim_mode": "standard", "pvcs_mode": "corrected", "psnr_cap": "one_grey_level"},
 }
-#: ``psnr_cap`` (issue 40): ``slice_max``, the release's clipping of infinite PSNR-type values to the slice's largest
+#: ``psnr_cap``: ``slice_max``, the release's clipping of infinite PSNR-type values to the slice's largest
 #: finite value (depends on the other videos), or ``one_grey_level``, each frame capped at the PSNR of a one-grey-level
 #: error (:func:`devil_dataset.eval.kernels.pixel.one_grey_level_psnr`: depends on the frame size alone).
 
@@ -222,11 +222,11 @@ class EvalOptions:
     ``ssim_mode``: ``"release"`` (data range 2, the release's implicit float range) or ``"standard"`` (range 1).
     ``flow``: ``"auto"`` (RAFT when its weights are cached, else DIS), ``"raft"`` or ``"dis"``.
     ``second_inpainter``: baseline used by the re-inpainting self-consistency metric.
-    ``pvcs_mode``: padding of the 10-frame PVCS window for videos shorter than 10 frames (SPEC section 7):
+    ``pvcs_mode``: padding of the 10-frame PVCS window for videos shorter than 10 frames (the release's metrics):
     ``"release"`` pads the composite window with the ground truth's last frame, as the release does;
     ``"corrected"`` pads each window with its own last frame. Videos of 10+ frames score the same in both.
     ``psnr_cap``: what an infinite PSNR-type value (PSNR, PCons: an identical frame or patch) becomes:
-    ``"slice_max"`` (release: the per-video value is clipped to the largest finite one of the slice, SPEC section 7)
+    ``"slice_max"`` (release: the per-video value is clipped to the largest finite one of the slice)
     or ``"one_grey_level"`` (corrected: each frame or pair capped at the PSNR of a one-grey-level error in one sample,
     10 log10(N 255^2) for N samples, a bound of every measurable value that depends on no other video).
     ``pixel_backend``: where PSNR, SSIM, PCons and the warp error compute: ``"numpy"`` (the reference CPU path),

@@ -1,4 +1,4 @@
-"""LPIPS and FID (SPEC section 7): frame-level networks on the composite and the ground truth.
+"""LPIPS and FID (the release's metrics): frame-level networks on the composite and the ground truth.
 
 ``Metric(options)`` loads its network (:class:`~devil_dataset.core.errors.WeightsMissingError` when weights are not
 cached); tests inject networks with random weights through ``network=``. Frames go through the networks in

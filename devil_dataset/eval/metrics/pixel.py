@@ -1,4 +1,4 @@
-"""The pixel metrics that keep state (SPEC section 7): PSNR, SSIM and PCons (PSNR, mask) of the composite.
+"""The pixel metrics that keep state (the release's metrics): PSNR, SSIM and PCons (PSNR, mask) of the composite.
 
 Each collects one value per video (declared state: mergeable across workers) and averages at ``compute()``, PSNR-type
 values clipped as the release clips them. ``options.pixel_backend`` picks where the values are computed
@@ -137,14 +137,14 @@ class _PerVideoMetric(Metric):
         return out
 
     def provenance(self) -> dict:
-        # the metric's stable name, recorded in every results file since issue 5 (the class moved to
-        # eval/metrics/pixel.py in issue 37; the name stays so that results and value caches stay comparable)
+        # the metric's stable name, recorded in every results file (the class moved to
+        # eval/metrics/pixel.py; the name stays so that results and value caches stay comparable)
         return {"implementation": f"devil_dataset.eval.pixel.{type(self).__name__}",
                 "pixel_backend": self.pixel_backend, "pixel_device": self.pixel_device}
 
 
 class PSNRMetric(_PerVideoMetric):
-    """PSNR of the composite against the ground truth (data range 1, frame mean; SPEC section 7)."""
+    """PSNR of the composite against the ground truth (data range 1, frame mean; the release's metrics)."""
 
     keys = ("psnr",)
     clip_keys = ("psnr",)
@@ -195,7 +195,8 @@ class SSIMMetric(_PerVideoMetric):
 
 
 class PConsMetric(_PerVideoMetric):
-    """PCons (PSNR, mask): best-matching 50x50 patch PSNR between consecutive composite frames (SPEC section 7)."""
+    """PCons (PSNR, mask): best-matching 50x50 patch PSNR between consecutive composite frames (the release's
+    metrics)."""
 
     keys = ("pcons_psnr_mask",)
     clip_keys = ("pcons_psnr_mask",)

@@ -1,4 +1,4 @@
-"""The background and masked PSNR / SSIM object-removal papers print (issue 45; definitions in
+"""The background and masked PSNR / SSIM object-removal papers print (definitions in
 :mod:`devil_dataset.eval.kernels.removal_fidelity` and ``docs/removal.md``), as metrics of the package's own videos:
 the method's raw prediction (never the composite, which is the ground truth outside the hole by construction)
 against the ground truth.

@@ -1,7 +1,7 @@
 """Re-inpainting self-consistency (Chen et al., "Assessing Image Inpainting via Re-Inpainting Self-Consistency
 Evaluation", Eq. 1): a reference-free score of a first inpainting.
 
-The first inpainting X1 is the composite C = M*GT + (1-M)*Pred (the release's convention, SPEC section 7). For
+The first inpainting X1 is the composite C = M*GT + (1-M)*Pred (the release's convention). For
 k = 1..K an Algorithm-2 patch mask re-masks only previously known pixels (the hole keeps the first inpainting),
 a second inpainter F2 fills them, and the result is composited back into X1: X2_k = M2*F2(X1, M2) + (1-M2)*X1.
 The score is ``mean_k d(X1, X2_k)`` with d the sub-metric, computed per frame and averaged over frames.
@@ -214,7 +214,7 @@ class SelfConsistencyMetric:
         self.ratio_range = (*ratio_range,)  # a tuple (a list works too)
         self.per_frame = per_frame
         self.frame_stride = frame_stride
-        # PSNR-type per-video values are clipped to [0, max finite] by the evaluator (SPEC section 7).
+        # PSNR-type per-video values are clipped to [0, max finite] by the evaluator (the release's metrics).
         self.clip_keys: tuple[str, ...] = ("self_consistency",) if name == "psnr" else ()
         self.values: list[float] = []
         self._remasked: list[float] = []
@@ -237,12 +237,12 @@ class SelfConsistencyMetric:
     def compute(self) -> dict[str, float]:
         vals = np.asarray(self.values, np.float64)
         if self.clip_keys:
-            vals, _ = clip_psnr_values(vals)  # SPEC section 7 rule for PSNR-type per-video values
+            vals, _ = clip_psnr_values(vals)  # the release's rule for PSNR-type per-video values
         return {"self_consistency": mean_of(vals)}
 
     def provenance(self) -> dict:
         return {
-            # the stable name recorded since issue 21 (the class moved in issue 37; results stay comparable)
+            # the stable name recorded since the metric was added (the class moved since; results stay comparable)
             "implementation": "devil_dataset.eval.self_consistency.SelfConsistencyMetric",
             "paper": "Chen et al. 2024, re-inpainting self-consistency, Eq. 1, Algorithm 2",
             "first_inpainting": "composite",

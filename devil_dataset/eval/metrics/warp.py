@@ -1,4 +1,4 @@
-"""Warp error (mask) (SPEC section 7): the metric that keeps its per-video values and declares what it prepares.
+"""Warp error (mask) (the release's metrics): the metric that keeps its per-video values and declares what it prepares.
 
 The kernels (flows' occlusion, backward warp, the value at the pixels entering the mean) are in
 :mod:`devil_dataset.eval.kernels.warp` (numpy) and :mod:`devil_dataset.eval.kernels.warp_torch` (torch).

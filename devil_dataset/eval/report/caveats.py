@@ -2,7 +2,7 @@
 scored differently from the others, and slices too small for any significant difference.
 
 - :func:`clipped_counts`: per (method, slice) and key, how many videos had an infinite PSNR-type value that the
-  release's rule (SPEC section 7, ``parity="release"``) clipped to the largest finite value of the slice (the
+  release's rule (``parity="release"``) clipped to the largest finite value of the slice (the
   results' ``clipped`` block). Such a cell carries ``∞n`` in every table, figure and summary; it never wins: where
   any cell of a (slice, metric) rests on clipped videos, no cell of it is marked best (the clipped mean depends on
   the other videos' values, so the order is not decided);
@@ -30,7 +30,7 @@ from ...core.errors import DevilError
 from ..stats.intervals import result_cell
 from ..stats.significance import SIGNIFICANCE_ALPHA, smallest_sign_flip_p
 
-CLIP_MARK = "\u221e"  # ∞n: n videos of the cell had an infinite value, clipped (SPEC section 7)
+CLIP_MARK = "\u221e"  # ∞n: n videos of the cell had an infinite value, clipped (the release's rule)
 IDENTICAL_MARK = "\u2205"  # ∅n: n videos of the cell were scored identical to the ground truth (an empty mask?)
 MIXED_MARK = "\u00a7"  # §: scored differently from the other results (--allow-mixed)
 # Provenance fields that say where or how fast a value was computed, or note sharing, not what it is.
@@ -151,9 +151,9 @@ def clip_mark(n: int) -> str:
 def clipped_legend() -> str:
     """The legend sentence of the ``∞n`` mark."""
     return (f"{CLIP_MARK}n: n of the cell's videos had an infinite value (an identical frame or patch), clipped to the "
-            "largest finite value of the slice, or left infinite when none is finite (the release's rule, SPEC "
-            "section 7; --parity corrected caps each frame at the PSNR of a one-grey-level error instead); where a "
-            "cell of a slice and metric rests on clipped videos, none of its cells is marked best")
+            "largest finite value of the slice, or left infinite when none is finite (the release's rule; "
+            "--parity corrected caps each frame at the PSNR of a one-grey-level error instead); where a cell of a "
+            "slice and metric rests on clipped videos, none of its cells is marked best")
 
 
 @dataclass(frozen=True)

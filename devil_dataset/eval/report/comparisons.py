@@ -28,7 +28,7 @@ from ..stats.intervals import video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, compare_methods, smallest_sign_flip_p
 from .caveats import counted
 
-COMPARISONS_JSON = "comparisons.json"  # written by `devil report --out` and `devil demo` (issue 28)
+COMPARISONS_JSON = "comparisons.json"  # written by `devil report --out` and `devil demo`
 COMPARISON_FIELDS = ("slice", "metric", "a", "b", "n", "mean_diff", "ci", "ci_level", "p", "p_holm")
 
 

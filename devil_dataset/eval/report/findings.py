@@ -25,7 +25,7 @@ from ..stats.significance import SIGNIFICANCE_ALPHA, unpaired_test
 from .caveats import counted
 from .tables import RELATIVE_CHANGE_NAME, relative_improvement
 
-# Which baselines are per-frame (spatial) and which use other frames (temporal) (issue 6's baselines).
+# Which baselines are per-frame (spatial) and which use other frames (temporal), among the demo's baselines.
 PER_FRAME_METHODS: tuple[str, ...] = ("telea", "navier-stokes")
 TEMPORAL_METHODS: tuple[str, ...] = ("aligned-copy", "flow-propagation")
 # Paper section 6 / Table 1: the reconstruction metrics the findings are checked on (LPIPS where present).
@@ -80,8 +80,8 @@ def _better(key: str, a: float, b: float) -> bool:
 
 
 def _present(table: Table, methods: Sequence[str], slices: Sequence[str], keys: Sequence[str]) -> list[str]:
-    """The keys of ``keys`` computed for every method on every slice (none without methods: issue 40, a finding
-    listed LPIPS when nothing was computed)."""
+    """The keys of ``keys`` computed for every method on every slice (none without methods: a finding
+    must not list LPIPS when nothing was computed)."""
     if not methods:
         return []
     return [k for k in keys if all(not math.isnan(table.get((m, s), {}).get(k, float("nan")))

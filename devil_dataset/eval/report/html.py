@@ -57,7 +57,7 @@ from .tables import (
     title,
 )
 
-# Clip video: longest side in pixels, frame rate and H.264 quality. Small on purpose (issue 15: the demo's
+# Clip video: longest side in pixels, frame rate and H.264 quality. Small on purpose (the demo's
 # report stays under 50 MB); baseline profile + yuv420p play in every Chromium build, Debian's included.
 CLIP_MAX_SIDE = 256
 CLIP_FPS = 10
@@ -344,7 +344,7 @@ def _table1_cell(data: _ReportData, cell: tuple[str, str, str], best: str | None
     n_clipped = data.caveats.clipped_n(m, s, k)
     mixed = data.caveats.mixed.get((m, s))
     if n_clipped:
-        tip += f"; {n_clipped} video(s) infinite, clipped to the slice's largest finite value (SPEC s.7)"
+        tip += f"; {n_clipped} video(s) infinite, clipped to the slice's largest finite value (the release's rule)"
     same = sorted(data.caveats.identical.get((m, s), {}).get(k, ()))
     if same:
         tip += (f"; identical to the ground truth in every pixel (an empty mask?): {', '.join(same)}, moving the mean "

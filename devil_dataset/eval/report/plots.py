@@ -29,13 +29,13 @@ from .tables import (
 )
 
 # Figures are drawn PLOT_WIDTH_IN wide at PLOT_DPI: 660 px, shown 1:1 in the HTML report's two plot columns on a
-# 1400 px screen and readable as single PNGs (issue 28: legible at the page's width, nothing shrunk to ~380 px).
+# 1400 px screen and readable as single PNGs (legible at the page's width, nothing shrunk to ~380 px).
 PLOT_DPI = 110
 
 
 PLOT_WIDTH_IN = 6.0
 # Method names on an x axis are wrapped at '-' / '_' into lines of at most this many characters and tilted, so that
-# five or more methods' labels never run into each other (issue 40).
+# five or more methods' labels never run into each other.
 TICK_LABEL_CHARS = 14
 TICK_ROTATION = 30
 # Method names beside the sensitivity bars are wrapped the same way into lines of at most this many characters.
@@ -66,7 +66,7 @@ def tick_label(name: str, width: int = TICK_LABEL_CHARS) -> str:
 
 
 # The width of an average character of the figures' font (DejaVu Sans) in ems, with a margin: what a title line may
-# hold is computed from it (a title cut at both ends lost its clipped-videos clause, issue 46).
+# hold is computed from it (a title cut at both ends lost its clipped-videos clause).
 _CHAR_EM = 0.6
 
 
@@ -136,7 +136,8 @@ def _method_performance(data: _PlotData, k: str):
     n_slices = max((s[1] for s in stats), default=0)
     ax.set_title(fit_title(f"Method performance: {name} ({_direction(k)})\nmean over {n_slices} slices, "
                            "whiskers: standard error across slices"
-                           + (f"; {CLIP_MARK}n: n videos clipped (SPEC s.7)" if any(clipped) else ""), 10), fontsize=10)
+                           + (f"; {CLIP_MARK}n: n videos clipped (the release's rule)" if any(clipped) else ""), 10),
+                 fontsize=10)
     return fig
 
 
@@ -176,7 +177,8 @@ def _slice_difficulty(data: _PlotData, k: str):
     any_clipped = any(data.caveats.clipped_n(m, s, k) for m in methods for s in ks_slices)
     ax.set_title(fit_title(f"Slice difficulty: {name} ({_direction(k)})\nwhiskers: standard error across methods (◆)"
                            + (", over videos (●)" if has_iv else "")
-                           + ("; ◉ hollow: videos clipped (SPEC s.7)" if any_clipped else ""), 10), fontsize=10)
+                           + ("; ◉ hollow: videos clipped (the release's rule)" if any_clipped else ""), 10),
+                 fontsize=10)
     fig.legend(loc="outside lower center", ncols=min(4, len(methods) + 1), fontsize=8, frameon=False)
     return fig
 

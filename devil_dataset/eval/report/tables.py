@@ -106,7 +106,7 @@ def fmt(key: str, value: float | None, tolerance: float = 0.0) -> str:
 
 
 def cpu_tolerances(docs: Iterable[Mapping]) -> dict[str, float]:
-    """Result key -> the largest relative CPU tolerance its metric's provenance records in ``docs`` (issue 36):
+    """Result key -> the largest relative CPU tolerance its metric's provenance records in ``docs``:
     0 (left out) where the values are bit-identical on every x86-64 CPU with AVX2, ``NETWORK_CPU_TOLERANCE`` for a
     network metric computed without the CPU pins.
 

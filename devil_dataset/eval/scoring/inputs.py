@@ -1,4 +1,4 @@
-"""Prediction layouts and input validation for the evaluator (SPEC section 7).
+"""Prediction layouts and input validation for the evaluator (the release's metrics).
 
 The release scores the composite C = M*GT + (1-M)*Pred (M = 1 on known pixels;
 :func:`devil_dataset.eval.kernels.composite.composite`, which :class:`~devil_dataset.eval.metrics.metric.VideoSample`

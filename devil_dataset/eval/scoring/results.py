@@ -14,7 +14,7 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
                                "method": "bootstrap BCa, ..."}, ...,    # per-video keys, eval/stats/
                       "fid": {"n": 150, "mean": 12.3, ..., "groups": 10,
                               "method": "jackknife over 10 groups of videos ..."}},  # with --set-level-ci
-      "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, SPEC s.7)
+      "clipped": {"psnr": ["<clip id>", ...]},   # PSNR-type values that were infinite (clipped, the release's rule)
       "skipped": {"fid": "<reason>"},           # default metrics that could not run here (summary: null)
       "left_out": {"<video>": "<reason>"},      # a folder protocol: ground-truth videos without masks
       "warnings": ["<line>", ...],              # what the run noticed (ignored hidden files, inverted masks)
@@ -24,7 +24,7 @@ Schema (``format: "devil-results"``, ``format_version: 1``)::
     }
 
 Values that do not exist (NaN) are written as ``null``; an infinite value (a PSNR-type value of a slice where
-no video has a finite one to clip to, SPEC section 7) as the string ``"inf"`` (JSON has no infinity), which
+no video has a finite one to clip to, the release's metrics) as the string ``"inf"`` (JSON has no infinity), which
 :func:`read_results` reads back as ``float("inf")``; no sentinel number is ever stored as a score. No timestamps,
 so equal inputs give equal bytes. The input paths of ``provenance.inputs`` (dataset, predictions, ground-truth
 folder) are written absolute and also relative to the results file (``inputs.from_results``,
@@ -95,7 +95,7 @@ def _find(prov: dict, keys: tuple[str, ...]) -> Any:
 
 
 def options_record(options: EvalOptions) -> dict:
-    """``asdict(options)`` as results files record it: ``protocol`` only when it is not ``"devil"`` (issue 38), so
+    """``asdict(options)`` as results files record it: ``protocol`` only when it is not ``"devil"``, so
     DEVIL's results files keep the bytes they had before the field existed.
 
     >>> "protocol" in options_record(EvalOptions()), options_record(EvalOptions(protocol="other"))["protocol"]
@@ -104,9 +104,9 @@ def options_record(options: EvalOptions) -> dict:
     record = asdict(options)
     if record.get("protocol") == "devil":
         del record["protocol"]
-    if record.get("psnr_cap") == "slice_max":  # issue 40: the release's rule, recorded as before the field existed
+    if record.get("psnr_cap") == "slice_max":  # the release's rule, recorded as before the field existed
         del record["psnr_cap"]
-    if record.get("dino_model") == DEFAULT_DINO_MODEL:  # issue 45: recorded when it differs (removal metrics)
+    if record.get("dino_model") == DEFAULT_DINO_MODEL:  # recorded when it differs (removal metrics)
         del record["dino_model"]
     return record
 

@@ -1,4 +1,4 @@
-"""Intervals of frame-weighted means (issue 38): the ProPainter / E2FGVI table averages PSNR and SSIM over all frames
+"""Intervals of frame-weighted means: the ProPainter / E2FGVI table averages PSNR and SSIM over all frames
 of all videos, so a video weighs by its frame count. Videos, not frames, are the independent units: the interval
 resamples videos (with their frame sums and counts) and recomputes the frame-weighted mean, a seeded BCa bootstrap
 as :mod:`devil_dataset.eval.stats.intervals` uses for video means.

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-DEFAULT_LEVEL = 0.95  # the confidence level the issue (and the paper's +/- 1.96 se bars) use
+DEFAULT_LEVEL = 0.95  # the confidence level of the paper's +/- 1.96 se bars
 
 
 BOOTSTRAP_RESAMPLES = 9999  # scipy.stats.bootstrap's default number of resamples

@@ -1,4 +1,4 @@
-"""core/engines/local.py under Ctrl-C (issue 40 item 5): no record queued before the interrupt starts in a worker
+"""core/engines/local.py under Ctrl-C: no record queued before the interrupt starts in a worker
 afterwards, a worker stuck in a C call is killed after the grace period, and the next call runs as usual."""
 from __future__ import annotations
 

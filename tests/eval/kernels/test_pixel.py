@@ -140,7 +140,7 @@ def test_clip_psnr_values():
     clipped, cap = clip_psnr_values([30.0, math.inf, 40.0, math.nan])
     assert cap == 40.0
     _same(clipped, [30.0, 40.0, 40.0, math.nan])
-    clipped, cap = clip_psnr_values([math.inf, math.inf])  # issue 29 item 2: nothing finite to clip to -> inf
+    clipped, cap = clip_psnr_values([math.inf, math.inf])  # nothing finite to clip to -> inf
     assert cap == math.inf and clipped.tolist() == [math.inf, math.inf]
     assert mean_of(clipped) == math.inf  # not the float64 maximum (a sentinel printed as a score)
     big = np.finfo(np.float64).max

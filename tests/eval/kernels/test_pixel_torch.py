@@ -1,4 +1,4 @@
-"""The torch path of PSNR, SSIM and PCons (issue 31) equals the numpy path; on the CPU here, on CUDA where present.
+"""The torch path of PSNR, SSIM and PCons equals the numpy path; on the CPU here, on CUDA where present.
 
 Tolerance: 1e-9 absolute (PSNR and PCons in dB, SSIM), with infinities and NaN in the same places. In practice the
 values are the same floats (the elementwise float32 steps are the reference's, the float64 sums exact or ordered);
@@ -18,7 +18,7 @@ from devil_dataset.eval.metrics.pixel import resolve_pixel_backend
 from devil_dataset.eval.metrics.registry import build_metrics
 from devil_dataset.eval.scoring.one_pass import evaluate
 
-ATOL = 1e-9  # issue 31: the torch path equals the numpy path within 1e-9 (dB for PSNR-type values, SSIM units)
+ATOL = 1e-9  # the torch path equals the numpy path within 1e-9 (dB for PSNR-type values, SSIM units)
 
 NO_CUDA = "no CUDA device: the GPU run of the same code (the CPU run above covers it in CI)"
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA))]

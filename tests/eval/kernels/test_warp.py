@@ -62,7 +62,7 @@ def test_hole_warp_near_the_hole_equals_the_whole_frame_warp():
 
 
 def _occlusion_formula(fw, bw):
-    """SPEC section 7's occlusion check written out on whole float64 frames (the release's formula, unoptimised)."""
+    """The release's occlusion check written out on whole float64 frames (the release's formula, unoptimised)."""
     from devil_dataset.eval.kernels.warp import OCC_FB_ABS, OCC_FB_REL, OCC_GRAD_ABS, OCC_GRAD_REL, warp_backward
 
     bw_w = warp_backward(bw, fw).astype(np.float64)

@@ -1,4 +1,4 @@
-"""The torch warp error (issue 31): backward warp, occlusion mask and hole points equal the numpy path.
+"""The torch warp error: backward warp, occlusion mask and hole points equal the numpy path.
 
 Warped images, masks and points are compared exactly (the same float32/float64 operations); the metric computes its
 value at the points in numpy, so values from the device's points are the numpy path's floats.
@@ -17,7 +17,7 @@ from devil_dataset.eval.kernels.warp import GroundTruthFlow
 from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.warp import WarpErrorMetric
 
-ATOL = 1e-9  # issue 31: the torch path equals the numpy path within 1e-9
+ATOL = 1e-9  # the torch path equals the numpy path within 1e-9
 
 NO_CUDA = "no CUDA device: the GPU run of the same code (the CPU run above covers it in CI)"
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA))]

@@ -1,4 +1,4 @@
-"""The network metrics depend on their inputs only (issue 36): not on the batch size, the torch thread count or the
+"""The network metrics depend on their inputs only: not on the batch size, the torch thread count or the
 number of engine workers. LPIPS, FID, PVCS and VFID with seeded random weights planted in a private weights cache
 (the real loading path), three 11-frame videos at 64x48; the values are compared as written (the provenance
 records the batch size, which is the point)."""
@@ -67,12 +67,12 @@ def _scored(network_inputs, batch_size: int, threads: int, jobs: int = 1) -> str
 @pytest.mark.filterwarnings("ignore:Matrix is singular")  # VFID of three videos: a rank-deficient covariance
 def test_network_values_do_not_depend_on_batch_size_threads_or_workers(network_inputs, random_weights, monkeypatch):
     """Batch 8 on two threads in one process, and batch 1 on one thread in two worker processes (parts merged): the
-    same values, bit for bit. Before issue 36, FID moved in the 7th digit with the batch size, LPIPS with the thread
-    count, and the merged statistics with the partition. (Each factor alone is covered by the joint change: the
-    Frechet distances cost seconds each, so the test scores twice, not four times.)"""
+    same values, bit for bit. Before the fixed arithmetic, FID moved in the 7th digit with the batch size, LPIPS with
+    the thread count, and the merged statistics with the partition. (Each factor alone is covered by the joint change:
+    the Frechet distances cost seconds each, so the test scores twice, not four times.)"""
     monkeypatch.setenv("DEVIL_WEIGHTS_DIR", str(random_weights))
     monkeypatch.setenv("DEVIL_WEIGHTS_ALLOW_UNVERIFIED", "1")
     one_process = json.loads(_scored(network_inputs, batch_size=8, threads=2))
     workers = json.loads(_scored(network_inputs, batch_size=1, threads=1, jobs=2))
-    # exact: issue 44's residual (the read-ahead thread's products on two OpenBLAS threads, core/blas_threads) is gone
+    # exact: the residual (the read-ahead thread's products on two OpenBLAS threads, core/blas_threads) is gone
     assert one_process == workers

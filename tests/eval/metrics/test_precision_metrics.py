@@ -1,4 +1,4 @@
-"""EvalOptions.precision reaches every network metric (issue 31): the networks built for it compute in it, shared
+"""EvalOptions.precision reaches every network metric: the networks built for it compute in it, shared
 networks are one object per precision, results' provenance records it, and the ground-truth cache keys differ."""
 from __future__ import annotations
 

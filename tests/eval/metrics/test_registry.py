@@ -41,7 +41,7 @@ def test_higher_is_better_is_the_registry_direction_of_every_key():
     assert (higher_is_better("psnr"), higher_is_better("lpips"), higher_is_better("warp_error_mask")) == (
         True, False, False)
     with pytest.raises(UnknownNameError, match="unknown result key 'fg_displacement'"):
-        higher_is_better("fg_displacement")  # issue 46: no silent default direction
+        higher_is_better("fg_displacement")  # no silent default direction
 
 
 def test_unknown_metric_suggests_the_closest_names():

@@ -119,7 +119,7 @@ def test_direction_provenance_and_psnr_clipping():
     assert prov["k"] == 2 and prov["second_inpainter"] == "telea" and prov["pattern"] == "per_clip"
     assert prov["first_inpainting"] == "composite"
     m.values = [20.0, math.inf]
-    assert m.compute()["self_consistency"] == 20.0  # +inf clipped to the max finite value (SPEC section 7)
+    assert m.compute()["self_consistency"] == 20.0  # +inf clipped to the max finite value (the release's metrics)
     assert submetric_direction("lpips") is False
     with pytest.raises(ValueError):
         submetric_direction("mse")

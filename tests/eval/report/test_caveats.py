@@ -1,4 +1,4 @@
-"""Issue 40: clipped infinite values marked everywhere and never winning, results scored differently refused or
+"""Clipped infinite values marked everywhere and never winning, results scored differently refused or
 marked, the significance floor said in every table, the relative change bounded, five methods readable."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _doc(method, slice_name, values, key="pcons_psnr_mask", clipped=(), parity="
             "provenance": {"options": {"parity": parity}, "metrics": {"pcons": {"clip": "[0, max finite] per video"}}}}
 
 
-# The issue's case: 4 of 5 PCons values infinite, clipped to the one finite value (37.74 ± 0.00), against a method
+# The case: 4 of 5 PCons values infinite, clipped to the one finite value (37.74 ± 0.00), against a method
 # with no clipped video.
 CLIPPED = [_doc("mine", "fg_size_low", [37.74] * 5, clipped=["c1", "c2", "c3", "c4"]),
            _doc("telea", "fg_size_low", [30.0, 31.0, 29.0, 32.0, 30.5]),
@@ -55,7 +55,7 @@ def test_clipped_cells_are_marked_in_every_table_and_never_win(tmp_path):
 
 def test_without_caveats_the_old_tables_are_unchanged():
     table = score_table(CLIPPED)
-    assert "**37.74**" in table1_markdown(table)  # what the release's rule alone gives: the issue's silent winner
+    assert "**37.74**" in table1_markdown(table)  # what the release's rule alone gives: a silent winner
 
 
 def test_corrected_parity_caps_each_frame_independently_of_the_other_videos():

@@ -1,4 +1,4 @@
-"""Issue 46: every result key any protocol writes has one better direction, in the registry, and every writer reads
+"""Every result key any protocol writes has one better direction, in the registry, and every writer reads
 it there (``devil report`` of ``--protocol propainter`` results headed E_warp "▲" and bolded the worse value)."""
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_every_writer_ranks_ewarp_lower_is_better():
 
 
 def test_devil_report_of_propainter_results_bolds_the_lower_ewarp(tmp_path, capsys):
-    """The issue's case: `devil report` of two --protocol propainter results."""
+    """The case: `devil report` of two --protocol propainter results."""
     paths = []
     for method, ewarp, psnr in (("a", 0.0005, 30.0), ("b", 0.0009, 31.0)):
         doc = {"format": "devil-results", "format_version": 1, "protocol": "propainter", "method": method,

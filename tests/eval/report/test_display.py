@@ -1,4 +1,4 @@
-"""Issue 46, display: figures' titles with the ∞n clause fit the figure, groups of one video print no interval (and
+"""Display: figures' titles with the ∞n clause fit the figure, groups of one video print no interval (and
 say why), counts of one are singular, E_warp keeps its significant digits."""
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def _scored_with_an_empty_mask(method: str, seed: int) -> dict:
 
 
 def test_a_video_with_an_empty_mask_is_named_and_marked(tmp_path, capsys):
-    """Issue 46: the empty-mask video raised the mean SSIM without a word: the console names it, Table 1 marks the
+    """The empty-mask video raised the mean SSIM without a word: the console names it, Table 1 marks the
     cells whose mean holds it (∅n) and its notes name it."""
     from devil_dataset.cli import main
     from devil_dataset.cli.evaluate import _print_summary

@@ -1,4 +1,4 @@
-"""Issue 40, item 9: a report of five methods with long names in headless Chromium: Table 1 fits a 1,400 px window
+"""A report of five methods with long names in headless Chromium: Table 1 fits a 1,400 px window
 without a horizontal scroll (PCons not behind an inner scroll), every player gets a source and a poster and the
 players low on the page load, every video is listed; a screenshot is saved in the test's folder."""
 from __future__ import annotations

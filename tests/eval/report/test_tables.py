@@ -14,7 +14,7 @@ from devil_dataset.eval.report import (
     write_report,
 )
 
-# Paper Table 1-like numbers (CPNet on fg_displacement_high is the SPEC section 7 reference).
+# Paper Table 1-like numbers (CPNet on fg_displacement_high is the paper's reference).
 DOCS = [
     {"method": "CPNet", "slice": "fg_displacement_high", "summary": {
         "psnr": 36.6201, "ssim": 0.98071, "lpips": 0.0273449, "pvcs": 0.14621, "fid": 4.8512, "vfid": 0.03671,

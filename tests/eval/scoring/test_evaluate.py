@@ -136,7 +136,7 @@ def test_devkit_prediction_equal_to_gt(eval_devkit, tmp_path):
     write_frame_pngs(read_frame_pngs(inputs, "gt"), tmp_path / "perfect", "pred")
     doc = evaluate_directory(inputs, tmp_path / "perfect", ["psnr", "ssim"], EvalOptions(), progress=False)
     assert doc["summary"]["ssim"] == 1.0
-    assert doc["summary"]["psnr"] == math.inf  # infinite, and no finite value to clip to (issue 29 item 2)
+    assert doc["summary"]["psnr"] == math.inf  # infinite, and no finite value to clip to
     assert doc["videos"]["sample-inpainting-inputs"]["psnr"] == math.inf
     assert doc["clipped"] == {"psnr": ["sample-inpainting-inputs"]}
     back = json.loads(dumps(doc))  # strict JSON: "inf" as a string, never the float64 maximum
@@ -250,7 +250,7 @@ def test_all_devil_metrics_in_one_pass_with_random_networks(eval_make_video):
 
 
 def test_every_missing_weights_file_is_named(monkeypatch):
-    """Issue 16 item 13: `--metrics pvcs fid` with both weights missing names both files, not only the first."""
+    """`--metrics pvcs fid` with both weights missing names both files, not only the first."""
     a = _FakeEntry("fa", "x:y", ("fa",), (True,), (".2f",), True,
                    error=WeightsMissingError("rgb_imagenet.pt missing; run devil weights import PATH"))
     b = _FakeEntry("fb", "x:y", ("fb",), (True,), (".2f",), True,

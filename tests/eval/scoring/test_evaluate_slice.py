@@ -65,7 +65,7 @@ def _slice_rows_with(samples, shift):
 
 
 def test_predictions_of_another_slice_are_refused_by_their_manifest(eval_samples, tmp_path):
-    """Issue 29 item 1: predictions inpainted for fg_size_high scored as fg_size_low (same clip ids, other masks):
+    """Predictions inpainted for fg_size_high scored as fg_size_low (same clip ids, other masks):
     the folder's .devil-inpaint.json refuses it, naming both slices; the right slice scores."""
     from devil_dataset.inpaint import get_inpainter
     from devil_dataset.inpaint.run import dataset_run_info, run_inpainter
@@ -83,7 +83,7 @@ def test_predictions_of_another_slice_are_refused_by_their_manifest(eval_samples
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_predictions_without_manifest_that_differ_outside_the_hole_warn(eval_samples, tmp_path, capsys, jobs):
-    """Issue 29 item 1, no manifest: a composited prediction that differs from the GT outside this slice's hole is
+    """No manifest: a composited prediction that differs from the GT outside this slice's hole is
     flagged on stderr (and still scored); one made for this slice is not; in one process and with two workers."""
     import numpy as np
 

@@ -1,4 +1,4 @@
-"""Issue 46 item 3: the one inverted-mask check (core/hole_check.py) in DEVIL's evaluation (directory mode and a
+"""The one inverted-mask check (core/hole_check.py) in DEVIL's evaluation (directory mode and a
 built dataset's slice), `devil benchmark` and `devil diagnose`: masks read the wrong way round are warned about,
 naming the videos and the fix; right ones are not."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where a results file's inputs are (issue 40, items 4 and 8): results store their dataset and predictions as
+"""Where a results file's inputs are: results store their dataset and predictions as
 absolute paths and relative to the results file, so ``devil report --html`` works from any folder and after the
 results and their inputs were moved together; missing inputs are refused before the report folder is made. And
 ``--predictions`` given a method's folder of slice folders says which folder to give."""

@@ -1,4 +1,4 @@
-"""Frame-weighted means and their bootstrap intervals over videos (issue 38)."""
+"""Frame-weighted means and their bootstrap intervals over videos."""
 from __future__ import annotations
 
 import numpy as np

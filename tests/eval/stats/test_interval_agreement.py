@@ -1,4 +1,4 @@
-"""Issue 40: a comparison's interval, test and verdict agree; a finding's parts do not depend on the other methods."""
+"""A comparison's interval, test and verdict agree; a finding's parts do not depend on the other methods."""
 from __future__ import annotations
 
 import numpy as np
@@ -45,7 +45,7 @@ def test_sign_flip_interval_is_the_tests_acceptance_region():
 
 
 def test_finding_parts_do_not_depend_on_the_other_methods():
-    """The issue's finding: HELD, SIGNIFICANT with 2 methods and not with 5, though telea's numbers were the same."""
+    """The reported finding: HELD, SIGNIFICANT with 2 methods and not with 5, though telea's numbers were the same."""
     from devil_dataset.eval.report import score_table
     from devil_dataset.eval.report.findings import check_findings
 

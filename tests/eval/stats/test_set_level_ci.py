@@ -1,4 +1,4 @@
-"""Set-level intervals (issue 28): FID and VFID keep per-group Gaussian statistics with ``set_level_ci``; their
+"""Set-level intervals: FID and VFID keep per-group Gaussian statistics with ``set_level_ci``; their
 delete-a-group jackknife reaches the results' ``uncertainty`` block, merges like one pass and shows in Table 1."""
 from __future__ import annotations
 

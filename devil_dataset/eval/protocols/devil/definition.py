@@ -1,5 +1,5 @@
-"""DEVIL's own protocol as the registry reads it: every metric class's result keys (the release's formats, SPEC
-section 7), read through :mod:`devil_dataset.eval.scoring` from a built slice (dataset mode) or the release's
+"""DEVIL's own protocol as the registry reads it: every metric class's result keys (the release's formats),
+read through :mod:`devil_dataset.eval.scoring` from a built slice (dataset mode) or the release's
 folders (directory mode).
 
     >>> PROTOCOL.key("psnr").title, PROTOCOL.key("warp_error_mask").arrow

@@ -1,4 +1,4 @@
-"""The ProPainter / E2FGVI protocol's VFID features (issue 38; ``docs/propainter-protocol.md``): one I3D vector per
+"""The ProPainter / E2FGVI protocol's VFID features (``docs/propainter-protocol.md``): one I3D vector per
 whole video, the network's BatchNorm in the mode the parity names.
 
 Their evaluation (sczhou/ProPainter ``core/metrics.py``, MCG-NKU/E2FGVI the same) feeds each whole video alone

@@ -1,4 +1,4 @@
-"""The ProPainter / E2FGVI evaluation protocol's per-frame math (issue 38; ``docs/propainter-protocol.md``).
+"""The ProPainter / E2FGVI evaluation protocol's per-frame math (``docs/propainter-protocol.md``).
 
 Restated from what their evaluation code does (sczhou/ProPainter ``core/dataset.py``, ``core/metrics.py``,
 ``scripts/evaluate_propainter.py``; MCG-NKU/E2FGVI ``evaluate.py`` computes the same), not copied:

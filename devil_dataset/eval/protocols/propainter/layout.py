@@ -1,5 +1,5 @@
-"""The DAVIS / YouTube-VOS test layout the ProPainter / E2FGVI evaluation reads (issue 38;
-``docs/propainter-protocol.md``), and the frames and holes it reads from it.
+"""The DAVIS / YouTube-VOS test layout the ProPainter / E2FGVI evaluation reads
+(``docs/propainter-protocol.md``), and the frames and holes it reads from it.
 
 - ground truth: ``GT/JPEGImages/<video>/*.jpg`` or ``GT/<video>/*.jpg|*.png`` (any names; frame *i* is the *i*-th
   file in sorted order);

@@ -1,5 +1,5 @@
 """``devil evaluate --protocol propainter``: the ProPainter / E2FGVI table (PSNR, SSIM, VFID, E_warp) on DAVIS /
-YouTube-VOS layouts, computed as their evaluation code computes it (issue 38; ``docs/propainter-protocol.md``).
+YouTube-VOS layouts, computed as their evaluation code computes it (``docs/propainter-protocol.md``).
 
 For each video of the mask folder (:mod:`devil_dataset.eval.protocols.propainter.layout`): frames read with OpenCV and
 resized to 432x240 (``INTER_LINEAR``), masks resized with Pillow ``NEAREST``, ``> 0``, dilated with a 3x3 cross x4;

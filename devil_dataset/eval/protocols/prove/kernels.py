@@ -1,5 +1,5 @@
-"""The window and MMD arithmetic of PROVE's reference-free removal metrics RC-S and RC-T (issue 45;
-``docs/removal.md``), restated from xiaomi-research/prove (``utils/metrics.py``, ``utils/predictors.py``,
+"""The window and MMD arithmetic of PROVE's reference-free removal metrics RC-S and RC-T
+(``docs/removal.md``), restated from xiaomi-research/prove (``utils/metrics.py``, ``utils/predictors.py``,
 ``utils/bbox.py``): pure numpy, no network.
 
 Every step is a function a test pins: the mask's grey conversion and threshold, the component filter, the bounding

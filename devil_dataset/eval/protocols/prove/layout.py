@@ -1,4 +1,4 @@
-"""The layout PROVE's removal evaluation reads (issue 45; ``docs/removal.md``): three folders matched by name —
+"""The layout PROVE's removal evaluation reads (``docs/removal.md``): three folders matched by name —
 inputs (the videos with the object), results (a method's removals), masks (white = the removed object) — each entry a
 ``<name>.mp4`` or a ``<name>/`` folder of PNG / JPEG frames (sorted file names).
 

@@ -1,6 +1,6 @@
 """``devil evaluate --protocol prove``: PROVE's reference-free removal metrics RC-S (higher is better) and RC-T
 (lower is better) on three folders — inputs, a method's results, masks — as xiaomi-research/prove's
-``run_prove_metrics.py`` computes them (issue 45; ``docs/removal.md``).
+``run_prove_metrics.py`` computes them (``docs/removal.md``).
 
 Per video (:mod:`devil_dataset.eval.protocols.prove.layout`): frames read as their code reads them, RC-S per frame and
 RC-T per consecutive pair (:mod:`.removal`), each a mean over what was scored; the dataset

@@ -1,4 +1,4 @@
-"""The ProPainter protocol's per-frame math (issue 38) against restated references: scikit-image's SSIM with their
+"""The ProPainter protocol's per-frame math against restated references: scikit-image's SSIM with their
 arguments, their PSNR, OpenCV's dilation; each protocol step fails here if done the DEVIL way."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The DAVIS / YouTube-VOS layout reader of the ProPainter protocol (issue 38): which videos, which frames, how read."""
+"""The DAVIS / YouTube-VOS layout reader of the ProPainter protocol: which videos, which frames, how read."""
 from __future__ import annotations
 
 import shutil

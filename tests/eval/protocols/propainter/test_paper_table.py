@@ -1,4 +1,4 @@
-"""The paper-style DAVIS / YouTube-VOS table of ProPainter-protocol results (issue 38)."""
+"""The paper-style DAVIS / YouTube-VOS table of ProPainter-protocol results."""
 from __future__ import annotations
 
 import pytest
@@ -63,7 +63,7 @@ def _full(psnr: float, n: int = 5) -> dict:
 
 
 def test_paper_table_command_both_groups_every_metric_and_a_caption(tmp_path, capsys):
-    """Issue 46: `devil report --paper-table`: both dataset groups, every computed metric (hole ones too), the
+    """`devil report --paper-table`: both dataset groups, every computed metric (hole ones too), the
     intervals and a caption saying what they are; files with --out."""
     from devil_dataset.cli import main
 

@@ -1,4 +1,4 @@
-"""``evaluate_propainter`` (issue 38) on generated DAVIS-layout data against the protocol restated step by step
+"""``evaluate_propainter`` on generated DAVIS-layout data against the protocol restated step by step
 (``tests/eval/davis_data.py``): PSNR / SSIM within 1e-9, VFID within 1e-4 relative with the same (random) weights."""
 from __future__ import annotations
 

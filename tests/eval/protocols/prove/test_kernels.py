@@ -1,4 +1,4 @@
-"""PROVE's RC-S / RC-T steps (issue 45), one test per step, each failing when the step is done another way: the
+"""PROVE's RC-S / RC-T steps, one test per step, each failing when the step is done another way: the
 component filter, the bounding square, the resize and padding, the pooling, the window rule and the MMD. The
 reference for each is the plain restatement in ``benchmarks/prove_reference.py`` or the library call their code
 makes (``torch.nn.functional.unfold`` / ``adaptive_max_pool2d`` / ``cdist``)."""

@@ -1,4 +1,4 @@
-"""RC-S / RC-T and the background / masked PSNR / SSIM on the package's own inputs (issue 45): a release-layout
+"""RC-S / RC-T and the background / masked PSNR / SSIM on the package's own inputs: a release-layout
 folder through ``evaluate_directory`` beside the reference metrics, each metric's direction from the registry."""
 from __future__ import annotations
 

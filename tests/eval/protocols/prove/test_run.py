@@ -1,4 +1,4 @@
-"""``evaluate_prove`` (issue 45) on generated PROVE-layout sets of small ``.mp4``: values equal the plain
+"""``evaluate_prove`` on generated PROVE-layout sets of small ``.mp4``: values equal the plain
 restatement of PROVE's code (``benchmarks/prove_reference.py``) to 1e-4 relative with the same random tiny DINOv2;
 bad input is reported, never dropped silently."""
 from __future__ import annotations
