@@ -196,5 +196,7 @@ def test_hub_id_read_from_the_cache_records_its_revision(model, tmp_path, monkey
     (tmp_path / "models--someone--dinov2-tiny" / "refs" / "main").write_text(revision)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
     identity = load_dinov2("someone/dinov2-tiny").identity()
-    assert identity == {"name": "someone/dinov2-tiny", "revision": revision, "weights_file": "model.safetensors",
-                        "sha256": file_sha256(model / "model.safetensors")}
+    assert {k: identity[k] for k in ("name", "revision", "weights_file", "sha256", "path")} == {
+        "name": "someone/dinov2-tiny", "revision": revision, "weights_file": "model.safetensors",
+        "sha256": file_sha256(model / "model.safetensors"), "path": str(snapshot.resolve())}
+    assert identity["architecture"]["model_type"] == "dinov2"
