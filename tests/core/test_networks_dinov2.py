@@ -1,5 +1,5 @@
-"""DINOv2 (RC-S / RC-T's network): the package's forward pass against transformers' ``Dinov2Model``, the image
-processor's arithmetic, the portable arithmetic, the model folder's checks and the recorded identity."""
+"""DINOv2 (RC-S / RC-T's network): the package's features against transformers' ``Dinov2Model`` run plainly, the
+image processor's arithmetic, the portable arithmetic, the model folder's checks and the recorded identity."""
 from __future__ import annotations
 
 import os
@@ -41,18 +41,47 @@ def _images(n: int, h: int, w: int, seed: int = 0) -> list[np.ndarray]:
     ({"hidden_size": 24, "layers": 1, "heads": 3, "image_size": 28}, (28, 28)),  # the checkpoint's own grid
     ({"hidden_size": 24, "layers": 2, "heads": 2, "use_swiglu_ffn": True}, (28, 42)),  # SwiGLU (the giant's MLP)
 ])
-def test_forward_matches_transformers(tmp_path, shape, size):
-    """The restated forward pass gives transformers' Dinov2Model's last hidden state (eager attention, the same
-    normalised pixels) to float32 rounding: the products' summation order differs (OpenBLAS vs MKL), nothing else."""
-    net = load_dinov2(str(save_random_dinov2(tmp_path / "m", **shape)))
+def test_features_match_transformers_run_plainly(tmp_path, shape, size):
+    """The features are transformers' Dinov2Model's last hidden state, loaded as PROVE's ``utils/predictors.py``
+    loads it (``AutoModel``) and run outside the portable arithmetic (native kernels, all images in one pass) on
+    the same normalised pixels, to float32 rounding: only the products' summation order differs (OpenBLAS vs
+    MKL / oneDNN)."""
+    from transformers import AutoModel
+
+    folder = save_random_dinov2(tmp_path / "m", **shape)
+    net = load_dinov2(str(folder))
+    assert type(net.model).__name__ == "Dinov2Model" and net.model.config._attn_implementation == "eager"
     images = _images(2, *size)
-    pixels = preprocess(images, net.settings)
-    ref_model = net.model
-    ref_model.config._attn_implementation = "eager"
+    with dinov2.transformers_quiet():
+        plain = AutoModel.from_pretrained(str(folder), local_files_only=True, use_safetensors=True).eval()
+    assert plain is not net.model
     with torch.no_grad():
-        ref = ref_model(pixel_values=pixels).last_hidden_state[:, 1:].numpy()
+        ref = plain(pixel_values=preprocess(images, net.settings)).last_hidden_state[:, 1:].numpy()
     got = net.patch_features(images).reshape(ref.shape)
     assert np.abs(got - ref).max() <= 2e-6 * np.abs(ref).max()
+    assert not np.array_equal(got, np.zeros_like(got))
+
+
+def test_a_tensor_missing_from_the_file_is_named(tiny, tmp_path):
+    """A model.safetensors lacking a tensor the model needs is refused naming the file and the tensor
+    (``from_pretrained`` alone would fill it at random)."""
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "short"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((tiny / "config.json").read_bytes())
+    tensors = load_file(str(tiny / "model.safetensors"))
+    del tensors["encoder.layer.1.norm2.weight"]
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(WeightsCorruptError, match=r"short/model\.safetensors: lacks 1 tensor.*layer\.1\.norm2"):
+        load_dinov2(str(folder))
+
+
+def test_loading_prints_nothing(tiny, capfd):
+    """No "Loading weights" bar nor transformers log line: the load is quiet (stdout and stderr)."""
+    load_dinov2(str(tiny))
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
 
 
 def test_preprocess_is_transformers_numpy_rescale_and_normalize():
@@ -111,7 +140,7 @@ def test_passes_run_in_the_portable_arithmetic(tiny, monkeypatch):
     assert {"conv2d", "linear", "matmul", "layer_norm", "softmax", "gelu"} <= seen
     monkeypatch.undo()
     with torch.inference_mode(), portable.portable_arithmetic():
-        explicit = net.weights.forward(preprocess(images, net.settings))[:, 1:].numpy()
+        explicit = net.model(pixel_values=preprocess(images, net.settings)).last_hidden_state[:, 1:].numpy()
     assert np.array_equal(got.reshape(explicit.shape), explicit)
 
 

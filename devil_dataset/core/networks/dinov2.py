@@ -7,17 +7,15 @@ a DINOv2 (``model_type`` ``dinov2``), the weights must be a ``model.safetensors`
 (:func:`~devil_dataset.core.weights.check_safetensors`); a pickle (``pytorch_model.bin``) is refused, since reading
 one can run code. Each is a :class:`~devil_dataset.core.errors.WeightsCorruptError` naming the file (exit 2).
 
-The forward pass is Hugging Face ``transformers``' ``Dinov2Model`` (``modeling_dinov2.py``) restated on the
-checkpoint's tensors, operation for operation in its order and with eager attention: patch embedding (a 14x14
-convolution, stride 14), the CLS token, the position embeddings (bicubic resize of the grid, ``align_corners``
-off, when the grid is not the checkpoint's), then per layer ``x + s1 * attn(ln1(x))`` and ``x + s2 * mlp(ln2(x))``
-(softmax attention, GELU MLP or SwiGLU), a final layer norm. transformers itself is not imported (its import and
-``from_pretrained`` were most of a run's start-up), and nothing of ours depends on its version.
-On the CPU every pass runs one image at a time inside :func:`~devil_dataset.core.networks.precision.network_threads`,
-so in :func:`~devil_dataset.core.networks.portable.portable_arithmetic` where it is in force: the convolution and
-the products on OpenBLAS ``sgemm``, layer norm, softmax and GELU ATen's own kernels at the pinned AVX2 level. The
-features are then the same bits on every x86-64 CPU with AVX2, Intel or AMD, and do not depend on how crops are
-batched (``tests/core/test_networks_dinov2.py``).
+The forward pass is Hugging Face ``transformers``' own ``Dinov2Model`` (``modeling_dinov2.py``), with eager
+attention, built from the checked folder by ``from_pretrained`` (safetensors only, local files only, float32; a
+tensor the model needs and the file lacks is a :class:`~devil_dataset.core.errors.WeightsCorruptError`), its
+progress bars and logging off while it loads. On the CPU every pass runs one image at a time inside
+:func:`~devil_dataset.core.networks.precision.network_threads`, so in
+:func:`~devil_dataset.core.networks.portable.portable_arithmetic` where it is in force: the mode intercepts the
+torch functions transformers' model calls (the convolution and the products on OpenBLAS ``sgemm``, layer norm,
+softmax and GELU at the pinned level). The features are then the same bits on every x86-64 CPU with AVX2, Intel or
+AMD, and do not depend on how crops are batched (``tests/core/test_networks_dinov2.py``).
 
 Images go through the model's image processor (``preprocessor_config.json``: rescale by ``rescale_factor`` in
 float64 then float32, normalise by ``image_mean`` / ``image_std`` in float32, as ``BitImageProcessor`` does), with
@@ -40,11 +38,10 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch  # noqa: TID253
-import torch.nn.functional as F  # noqa: TID253
 
 from ..atomic import file_sha256
 from ..errors import WeightsCorruptError, WeightsMissingError
@@ -52,11 +49,6 @@ from ..thread_map import default_threads, thread_map
 from ..weights import check_safetensors
 from . import DEFAULT_DINO_MODEL
 from .precision import network_precision, network_threads  # noqa: TID253
-
-try:  # the removal extra (transformers, which brings safetensors)
-    from safetensors.torch import load_file
-except ImportError:  # pragma: no cover - the error names the extra
-    load_file = None  # type: ignore[assignment]
 
 #: The weights file a model folder must hold (safetensors: tensors only, no code).
 WEIGHTS_FILE = "model.safetensors"
@@ -75,14 +67,6 @@ GIANT_SHAPE: dict[str, Any] = {"hidden_size": 1536, "num_hidden_layers": 40, "nu
 ARCHITECTURE_FIELDS: tuple[str, ...] = ("model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
                                         "patch_size", "image_size", "mlp_ratio", "use_swiglu_ffn", "hidden_act",
                                         "layer_norm_eps", "qkv_bias")
-_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"gelu": F.gelu, "silu": F.silu, "swish": F.silu,
-                                                                  "relu": F.relu}
-# A layer's tensors under transformers 4's names (what save_pretrained writes) and 5's in-memory names.
-_NAMES = {"q": ("attention.attention.query", "attention.q_proj"),
-          "k": ("attention.attention.key", "attention.k_proj"),
-          "v": ("attention.attention.value", "attention.v_proj"),
-          "o": ("attention.output.dense", "attention.o_proj")}
-
 
 def _missing(model: str, why: str) -> WeightsMissingError:
     return WeightsMissingError(
@@ -136,93 +120,6 @@ def check_model_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, di
     return config, check_safetensors(weights)
 
 
-def _tensor(tensors: dict[str, torch.Tensor], prefix: str, names: Sequence[str], part: str) -> torch.Tensor | None:
-    for n in names:
-        key = f"{prefix}{n}.{part}"
-        if key in tensors:
-            return tensors[key]
-    return None
-
-
-@dataclass
-class Dinov2Weights:
-    """A DINOv2 checkpoint's tensors (float32, on one device) and its shape, with the forward pass of
-    transformers' ``Dinov2Model`` (module docstring) as :meth:`forward`."""
-
-    tensors: dict[str, torch.Tensor]
-    config: dict[str, Any]
-    _positions: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        c = self.config
-        self.hidden = int(c.get("hidden_size", 768))
-        self.heads = int(c.get("num_attention_heads", 12))
-        self.layers = int(c.get("num_hidden_layers", 12))
-        self.patch = int(c.get("patch_size", 14))
-        self.eps = float(c.get("layer_norm_eps", 1e-6))
-        self.act = _ACTIVATIONS[str(c.get("hidden_act", "gelu"))]
-        self.head_dim = self.hidden // self.heads
-        self.scaling = self.head_dim ** -0.5
-
-    def position_embeddings(self, grid_h: int, grid_w: int, tokens: int) -> torch.Tensor:
-        """The position embeddings of a ``grid_h`` x ``grid_w`` patch grid (transformers'
-        ``interpolate_pos_encoding``: the checkpoint's own when the grid is its square, else its patch part resized
-        bicubically, ``align_corners`` off, in float32); computed once per grid."""
-        key = (grid_h, grid_w)
-        if key not in self._positions:
-            pos = self.tensors["embeddings.position_embeddings"]
-            positions = pos.shape[1] - 1
-            if tokens - 1 == positions and grid_h == grid_w:
-                self._positions[key] = pos
-            else:
-                side = int(positions ** 0.5)
-                grid = pos[:, 1:].reshape(1, side, side, -1).permute(0, 3, 1, 2)
-                grid = F.interpolate(grid.to(torch.float32), size=(grid_h, grid_w), mode="bicubic",
-                                     align_corners=False).to(pos.dtype)
-                self._positions[key] = torch.cat((pos[:, :1], grid.permute(0, 2, 3, 1).view(1, -1, pos.shape[-1])),
-                                                 dim=1)
-        return self._positions[key]
-
-    def _attention(self, x: torch.Tensor, p: str) -> torch.Tensor:
-        t = self.tensors
-        n, length = x.shape[:2]
-        q, k, v = (F.linear(x, _tensor(t, p, _NAMES[s], "weight"), _tensor(t, p, _NAMES[s], "bias"))  # type: ignore
-                   .view(n, length, -1, self.head_dim).transpose(1, 2) for s in "qkv")
-        weights = F.softmax(torch.matmul(q, k.transpose(2, 3)) * self.scaling, dim=-1)
-        out = torch.matmul(weights, v).transpose(1, 2).contiguous().reshape(n, length, -1).contiguous()
-        return F.linear(out, _tensor(t, p, _NAMES["o"], "weight"), _tensor(t, p, _NAMES["o"], "bias"))  # type: ignore
-
-    def _mlp(self, x: torch.Tensor, p: str) -> torch.Tensor:
-        t = self.tensors
-        if f"{p}mlp.weights_in.weight" in t:  # SwiGLU, transformers 4's names (the original DINOv2's order)
-            x1, x2 = F.linear(x, t[f"{p}mlp.weights_in.weight"], t[f"{p}mlp.weights_in.bias"]).chunk(2, dim=-1)
-            return F.linear(F.silu(x1) * x2, t[f"{p}mlp.weights_out.weight"], t[f"{p}mlp.weights_out.bias"])
-        if f"{p}mlp.gate_proj.weight" in t:  # SwiGLU, transformers 5's names
-            gate = F.silu(F.linear(x, t[f"{p}mlp.gate_proj.weight"], t[f"{p}mlp.gate_proj.bias"]))
-            return F.linear(gate * F.linear(x, t[f"{p}mlp.up_proj.weight"], t[f"{p}mlp.up_proj.bias"]),
-                            t[f"{p}mlp.down_proj.weight"], t[f"{p}mlp.down_proj.bias"])
-        hidden = self.act(F.linear(x, t[f"{p}mlp.fc1.weight"], t[f"{p}mlp.fc1.bias"]))
-        return F.linear(hidden, t[f"{p}mlp.fc2.weight"], t[f"{p}mlp.fc2.bias"])
-
-    def forward(self, pixels: torch.Tensor) -> torch.Tensor:
-        """The last hidden state [N, 1 + H/14 * W/14, C] of normalised images ``pixels`` [N, 3, H, W]."""
-        t = self.tensors
-        x = F.conv2d(pixels, t["embeddings.patch_embeddings.projection.weight"],
-                     t["embeddings.patch_embeddings.projection.bias"], stride=self.patch)
-        grid_h, grid_w = x.shape[-2:]
-        x = x.flatten(2).transpose(1, 2)
-        x = torch.cat((t["embeddings.cls_token"].expand(x.shape[0], -1, -1), x), dim=1)
-        x = x + self.position_embeddings(int(grid_h), int(grid_w), x.shape[1])
-        shape = (self.hidden,)
-        for i in range(self.layers):
-            p = f"encoder.layer.{i}."
-            h = F.layer_norm(x, shape, t[f"{p}norm1.weight"], t[f"{p}norm1.bias"], self.eps)
-            x = self._attention(h, p) * t[f"{p}layer_scale1.lambda1"] + x
-            h = F.layer_norm(x, shape, t[f"{p}norm2.weight"], t[f"{p}norm2.bias"], self.eps)
-            x = self._mlp(h, p) * t[f"{p}layer_scale2.lambda1"] + x
-        return F.layer_norm(x, shape, t["layernorm.weight"], t["layernorm.bias"], self.eps)
-
-
 def processor_settings(folder: Path | None) -> tuple[dict[str, Any], str]:
     """(rescale / normalise settings, where they come from) of a model folder's ``preprocessor_config.json``, or
     :data:`PROCESSOR_DEFAULTS` with ``"defaults, no preprocessor_config.json"``."""
@@ -265,10 +162,12 @@ def preprocess(images: Sequence[np.ndarray], settings: dict[str, Any], table: np
 
 @dataclass
 class Dinov2Features:
-    """A loaded DINOv2 (``weights``, the processor ``settings``) on ``device``; :meth:`patch_features` runs it."""
+    """A loaded DINOv2 (``model``: transformers' ``Dinov2Model``, eval mode, eager attention; the folder's
+    ``config``; the processor ``settings``) on ``device``; :meth:`patch_features` runs it."""
 
     name: str
-    weights: Dinov2Weights
+    model: Any
+    config: dict[str, Any]
     settings: dict[str, Any] = field(default_factory=lambda: dict(PROCESSOR_DEFAULTS))
     device: str = "cpu"
     folder: Path | None = None
@@ -292,7 +191,7 @@ class Dinov2Features:
         pixels = preprocess(images, self.settings, self._table).to(self.device)
         if torch.device(self.device).type != "cpu":
             with network_precision("float32", self.device):
-                tokens = self.weights.forward(pixels)[:, 1:, :]
+                tokens = self.model(pixel_values=pixels).last_hidden_state[:, 1:, :]
         else:  # the float32 flags are process-wide: set once here; each worker thread pins its own pass
             with network_precision("float32", "cpu"):
                 tokens = torch.cat(thread_map(self._one_pass, list(pixels.split(1)), threads=min(n, self.threads)))
@@ -301,19 +200,7 @@ class Dinov2Features:
     def _one_pass(self, pixels: torch.Tensor) -> torch.Tensor:
         """One image's CPU pass (in the calling thread: inference mode and the portable mode are per thread)."""
         with torch.inference_mode(), network_threads("cpu"), torch.autocast("cpu", enabled=False):
-            return self.weights.forward(pixels)[:, 1:, :]
-
-    @property
-    def model(self) -> Any:
-        """The same checkpoint as transformers' own ``Dinov2Model`` (loaded once, on first use; ``AutoModel`` as
-        PROVE's ``utils/predictors.py`` loads it): the reference this module's forward pass is checked against."""
-        if "model" not in self._reference:
-            from transformers import AutoModel
-
-            with transformers_quiet():
-                self._reference["model"] = AutoModel.from_pretrained(
-                    str(self.folder), local_files_only=True, use_safetensors=True).to(self.device).eval()
-        return self._reference["model"]
+            return self.model(pixel_values=pixels).last_hidden_state[:, 1:, :]
 
     @property
     def processor(self) -> Any:
@@ -339,7 +226,7 @@ class Dinov2Features:
                 "path": str(self.folder.resolve()) if self.folder is not None else None,
                 "weights_file": weights.name if weights else None,
                 "sha256": file_sha256(weights) if weights else None,
-                "architecture": {k: self.weights.config[k] for k in ARCHITECTURE_FIELDS if k in self.weights.config},
+                "architecture": {k: self.config[k] for k in ARCHITECTURE_FIELDS if k in self.config},
                 "processor": {"source": self.processor_source, **self.settings}}
         return self._identity
 
@@ -367,35 +254,31 @@ def _resolve(model: str) -> tuple[Path, str | None]:
     return folder, folder.name
 
 
-def read_weights(folder: Path, config: dict[str, Any], device: str = "cpu") -> Dinov2Weights:
-    """The checked folder's ``model.safetensors`` as float32 tensors on ``device`` (a tensor the forward pass needs
-    and does not find is a :class:`WeightsCorruptError` naming the file)."""
+def read_model(folder: Path, device: str = "cpu") -> Any:
+    """transformers' ``Dinov2Model`` of a checked folder (:func:`check_model_folder`) on ``device``: float32, eager
+    attention, eval mode, read by ``from_pretrained`` from its ``model.safetensors`` only (local files, no pickle),
+    quietly (:func:`transformers_quiet`). A tensor the model needs and the file lacks, or of another shape, is a
+    :class:`WeightsCorruptError` naming the file (``from_pretrained`` would initialise it at random)."""
     path = folder / WEIGHTS_FILE
-    if load_file is None:
-        raise _missing(str(folder), "safetensors is not installed")
+    try:  # the module alone, not the package's lazy top level
+        from transformers.models.dinov2.modeling_dinov2 import Dinov2Model
+    except ImportError:  # pragma: no cover - the error names the extra
+        raise _missing(str(folder), "transformers is not installed") from None
     try:
-        raw = load_file(str(path))
-    except Exception as exc:  # noqa: BLE001 - safetensors raises its own error type for a damaged file
-        raise WeightsCorruptError(f"{path}: cannot be read as safetensors ({exc})") from None
-    if raw and all(k.startswith("dinov2.") for k in raw):  # saved from a model with a head (Dinov2For...)
-        raw = {k[len("dinov2."):]: v for k, v in raw.items()}
-    tensors = {k: v.to(device=device, dtype=torch.float32) for k, v in raw.items()}
-    weights = Dinov2Weights(tensors, config)
-    needed = ["embeddings.cls_token", "embeddings.position_embeddings", "layernorm.weight",
-              "embeddings.patch_embeddings.projection.weight"]
-    for i in range(weights.layers):
-        needed += [f"encoder.layer.{i}.{n}" for n in ("norm1.weight", "norm2.weight", "layer_scale1.lambda1",
-                                                         "layer_scale2.lambda1")]
-        needed += [f"encoder.layer.{i}.{names[0]}.weight" for s, names in _NAMES.items()
-                   if _tensor(tensors, f"encoder.layer.{i}.", names, "weight") is None]
-    absent = [n for n in needed if n not in tensors]
+        with transformers_quiet():
+            loaded: Any = Dinov2Model.from_pretrained(
+                str(folder), local_files_only=True, use_safetensors=True, dtype=torch.float32,
+                attn_implementation="eager", output_loading_info=True)
+        model, info = loaded
+    except (OSError, ValueError, RuntimeError) as exc:  # safetensors' and torch's errors for a damaged file
+        raise WeightsCorruptError(f"{path}: cannot be read as a DINOv2 ({exc})") from None
+    absent = [k for k in info.get("missing_keys", ()) if not k.endswith("mask_token")]
+    absent += [str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys", ())]
     if absent:
-        raise WeightsCorruptError(f"{path}: lacks {len(absent)} tensor(s) of a {weights.layers}-layer DINOv2 "
-                                  f"({', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''})")
-    if str(config.get("hidden_act", "gelu")) not in _ACTIVATIONS:
-        raise WeightsCorruptError(f"{folder / 'config.json'}: hidden_act {config.get('hidden_act')!r} is not one "
-                                  f"of {', '.join(_ACTIVATIONS)}")
-    return weights
+        raise WeightsCorruptError(f"{path}: lacks {len(absent)} tensor(s) of a {model.config.num_hidden_layers}-"
+                                  f"layer DINOv2, or holds them in another shape ({', '.join(absent[:3])}"
+                                  f"{' ...' if len(absent) > 3 else ''})")
+    return model.to(device).eval()
 
 
 def load_dinov2(model: str = DEFAULT_DINO_MODEL, device: str = "cpu") -> Dinov2Features:
@@ -403,19 +286,19 @@ def load_dinov2(model: str = DEFAULT_DINO_MODEL, device: str = "cpu") -> Dinov2F
     folder is checked first (:func:`check_model_folder`)."""
     folder, revision = _resolve(str(model))
     config, _ = check_model_folder(folder)
-    weights = read_weights(folder, config, device)
+    network = read_model(folder, device)
     settings, source = processor_settings(folder)
     if source.startswith("defaults"):
         print(f"note: DINOv2 {model}: {folder} has no preprocessor_config.json; images are normalised with "
               f"DINOv2's settings (ImageNet mean {list(IMAGENET_MEAN)}, std {list(IMAGENET_STD)}, rescale 1/255)",
               file=sys.stderr)
-    return Dinov2Features(str(model), weights, settings, device, folder, revision, source)
+    return Dinov2Features(str(model), network, config, settings, device, folder, revision, source)
 
 
 @contextlib.contextmanager
 def transformers_quiet() -> Iterator[None]:
     """transformers' progress bars ("Loading weights") and its logging below errors off for the block, restored
-    after: the reference loads print nothing of their own."""
+    after: loading prints nothing of its own (no "Loading weights" bar)."""
     from transformers.utils import logging as hf_logging
 
     bars, level = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
@@ -460,5 +343,5 @@ def save_random_dinov2(folder: str | Path, *, hidden_size: int = 32, layers: int
 
 
 __all__ = ["ARCHITECTURE_FIELDS", "DEFAULT_DINO_MODEL", "GIANT_SHAPE", "PROCESSOR_DEFAULTS", "Dinov2Features",
-           "Dinov2Weights", "check_model_folder", "default_processor", "load_dinov2", "pixel_table", "preprocess",
-           "processor_settings", "read_weights", "save_random_dinov2", "transformers_quiet"]
+           "check_model_folder", "default_processor", "load_dinov2", "pixel_table", "preprocess", "processor_settings",
+           "read_model", "save_random_dinov2", "transformers_quiet"]
