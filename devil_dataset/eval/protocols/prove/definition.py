@@ -13,7 +13,7 @@ from ...metrics.metric import EvalOptions
 from ...metrics.registry import METRICS
 from ..declaration import EvaluationProtocol, InputLayout, PaperTable, ResultKey
 
-#: RC-S / RC-T: the reference-free metrics, through DINOv2.
+#: RC-S / RC-T: the reference-free metrics, through DINOv2 (their names are their result keys).
 REMOVAL_METRICS: tuple[str, ...] = ("rc_s", "rc_t")
 #: The background / masked PSNR / SSIM against the input video (:mod:`devil_dataset.eval.metrics.removal_fidelity`).
 FIDELITY_METRICS: tuple[str, ...] = ("bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim")
