@@ -303,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     protocol = _protocol_of(args)
+    protocol.check_parity(args.parity)
     if protocol.evaluate is not None:  # a protocol reading folders of its own (its layout's options)
         docs = _evaluate_folder_protocol(args, protocol)
         _write_and_print(args, docs, False)

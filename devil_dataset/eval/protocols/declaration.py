@@ -115,6 +115,23 @@ class EvaluationProtocol:
     def key_names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.keys)
 
+    def check_parity(self, parity: str) -> None:
+        """Refuse a ``--parity`` this protocol does not declare (:attr:`parity_modes`), naming the ones it has; a
+        protocol declaring none has one way of scoring, the default ``release``.
+
+            >>> p = EvaluationProtocol("toy", "", (), (), (), (), parity_modes={"release": "as the paper"})
+            >>> p.check_parity("release")
+            >>> try:
+            ...     p.check_parity("corrected")
+            ... except DevilError as exc:
+            ...     print(exc)
+            --parity corrected: the toy protocol has no corrected mode (its modes: release = as the paper)
+        """
+        if parity in self.parity_modes or (not self.parity_modes and parity == "release"):
+            return
+        modes = "; ".join(f"{m} = {d}" if d else m for m, d in self.parity_modes.items()) or "release only"
+        raise DevilError(f"--parity {parity}: the {self.name} protocol has no {parity} mode (its modes: {modes})")
+
     def run(self, request: FolderRequest) -> dict:
         """Evaluate ``request`` (a folder protocol): the results document."""
         if self.evaluate is None:
