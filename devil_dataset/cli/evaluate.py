@@ -127,31 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--gt-dir", type=existing_path, metavar="GT",
                    help="one folder per video with frame_%%04d_gt.png and frame_%%04d_mask.png (1 = known)")
     r.add_argument("--pred-dir", type=existing_path, metavar="PRED", help="matching frame_%%04d_pred.png folders")
-    pp = p.add_argument_group("--protocol propainter (DAVIS / YouTube-VOS layout; docs/propainter-protocol.md)")
-    pp.add_argument("--protocol", default="devil", metavar="NAME",
-                    help="the whole evaluation protocol (" + ", ".join(PROTOCOLS) + ", or one added with "
-                    "register_protocol): devil (default), prove (RC-S / RC-T of object removals, "
-                    "see below) or propainter (the ProPainter / E2FGVI "
-                    "table: --gt-dir GT with JPEGImages/<video>/*.jpg, --mask-dir MASKS with <video>/00000.png ..., "
-                    "--pred-dir PRED with <video>/*.png at 432x240; metrics "
-                    + " ".join(PROPAINTER_METRICS) +
-                    ", default psnr ssim vfid (a default one whose weights are missing is skipped with a note, "
-                    "checked before any work); --parity release = their BatchNorm in training mode for VFID, "
-                    "corrected = eval mode; --jobs processes for the pixel metrics)")
-    pp.add_argument("--mask-dir", type=existing_path, metavar="MASKS",
-                    help="with --protocol propainter: one folder of 00000.png ... masks per video (nonzero = hole); "
-                    "with --protocol prove: <name>.mp4 masks (white = removed object)")
-    pv = p.add_argument_group("--protocol prove (object removal without ground truth; docs/removal.md)")
-    pv.add_argument("--input-dir", type=existing_path, metavar="IN",
-                    help="with --protocol prove: the videos with the object (<name>.mp4 or <name>/ of PNG/JPEG "
-                    "frames); --pred-dir holds the method's removals and --mask-dir the masks, matched by name; "
-                    "metrics " + " ".join(PROVE_METRICS)
-                    + " (default: all; bg_* and masked_* against the input; "
-                    "rc_s rc_t skipped with a note when DINOv2 is missing)")
-    pv.add_argument("--dino-model", default=DEFAULT_DINO_MODEL, metavar="DINO",
-                    help="DINOv2 of RC-S / RC-T: a folder written by transformers' save_pretrained or a Hub id read "
-                    f"from the Hugging Face cache (default {DEFAULT_DINO_MODEL}, PROVE's; never downloaded here). "
-                    "--parity release computes the MMDs in PROVE's float32, corrected in float64")
+    _add_protocol_options(p)
     p.add_argument("--metrics", nargs="+", metavar="NAME", help="metrics to compute (space or comma separated)")
     p.add_argument("--out", type=Path, metavar="FILE", help="write the results JSON here")
     p.add_argument("--json", action="store_true", help="print the results JSON on stdout")
@@ -194,6 +170,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_wait_lock_argument(p)
     p.set_defaults(func=run)
+
+
+def _add_protocol_options(p: argparse.ArgumentParser) -> None:
+    """``--protocol`` and the options of the protocols that read folders of their own (ProPainter's, PROVE's)."""
+    pp = p.add_argument_group("--protocol propainter (DAVIS / YouTube-VOS layout; docs/propainter-protocol.md)")
+    pp.add_argument("--protocol", default="devil", metavar="NAME",
+                    help="the whole evaluation protocol (" + ", ".join(PROTOCOLS) + ", or one added with "
+                    "register_protocol): devil (default), prove (RC-S / RC-T of object removals, "
+                    "see below) or propainter (the ProPainter / E2FGVI "
+                    "table: --gt-dir GT with JPEGImages/<video>/*.jpg, --mask-dir MASKS with <video>/00000.png ..., "
+                    "--pred-dir PRED with <video>/*.png at 432x240; metrics "
+                    + " ".join(PROPAINTER_METRICS) +
+                    ", default psnr ssim vfid (a default one whose weights are missing is skipped with a note, "
+                    "checked before any work); --parity release = their BatchNorm in training mode for VFID, "
+                    "corrected = eval mode; --jobs processes for the pixel metrics)")
+    pp.add_argument("--mask-dir", type=existing_path, metavar="MASKS",
+                    help="with --protocol propainter: one folder of 00000.png ... masks per video (nonzero = hole); "
+                    "with --protocol prove: <name>.mp4 masks (white = removed object)")
+    pv = p.add_argument_group("--protocol prove (object removal without ground truth; docs/removal.md)")
+    pv.add_argument("--input-dir", type=existing_path, metavar="IN",
+                    help="with --protocol prove: the videos with the object (<name>.mp4 or <name>/ of PNG/JPEG "
+                    "frames); --pred-dir holds the method's removals and --mask-dir the masks, matched by name; "
+                    "metrics " + " ".join(PROVE_METRICS)
+                    + " (default: all; bg_* and masked_* against the input; "
+                    "rc_s rc_t skipped with a note when DINOv2 is missing)")
+    pv.add_argument("--dino-model", default=DEFAULT_DINO_MODEL, metavar="DINO",
+                    help="DINOv2 of RC-S / RC-T: a folder written by transformers' save_pretrained or a Hub id read "
+                    f"from the Hugging Face cache (default {DEFAULT_DINO_MODEL}, PROVE's; never downloaded here). "
+                    "--parity release computes the MMDs in PROVE's float32, corrected in float64")
 
 
 def _print_summary(doc: dict) -> None:
@@ -303,6 +308,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     protocol = _protocol_of(args)
+    protocol.check_parity(args.parity)
     if protocol.evaluate is not None:  # a protocol reading folders of its own (its layout's options)
         docs = _evaluate_folder_protocol(args, protocol)
         _write_and_print(args, docs, False)

@@ -21,8 +21,8 @@ from typing import Any, Mapping
 from ..builder.scene_motion import MIN_SEGMENT_FRAMES
 from ..core.atomic import atomic_write_text
 from ..core.errors import DevilError
+from ..eval.scoring.storage import decode_value, encode_value
 from .attributes import ATTRIBUTES, MIN_VIDEO_FRAMES, VIDEO_ATTRIBUTES
-from .cache import decode_value, encode_value
 from .groups import rank_groups, separation_problem
 
 TABLE_FORMAT = "devil-attributes"
@@ -155,13 +155,23 @@ def write_attribute_table(out_dir: str | Path, table: AttributeTable) -> tuple[P
     return tsv, doc
 
 
+def _cell_score(value: object) -> float:
+    """A stored score back as a float: an empty cell is a missing score (NaN), as ``null`` is; the rest is the
+    package's JSON codec (:func:`~devil_dataset.eval.scoring.storage.decode_value`).
+
+    >>> _cell_score(""), _cell_score(None), _cell_score("-inf"), _cell_score("0.25")
+    (nan, nan, -inf, 0.25)
+    """
+    return decode_value(None if value == "" else value)
+
+
 def _row_from_tsv(header: list[str], line: str, path: Path, number: int) -> AttributeRow:
     cells = line.rstrip("\n").split("\t")
     if len(cells) != len(header):
         raise DevilError(f"{path}: line {number} has {len(cells)} cells, the header {len(header)}")
     rec = dict(zip(header, cells))
     try:
-        scores = {a: decode_value(rec.get(f"{a}_score", "")) for a in ATTRIBUTES}
+        scores = {a: _cell_score(rec.get(f"{a}_score", "")) for a in ATTRIBUTES}
     except ValueError as exc:
         raise DevilError(f"{path}: line {number}: not a number ({exc})") from None
     groups = {a: rec.get(f"{a}_group", "") for a in ATTRIBUTES}
@@ -204,7 +214,7 @@ def _from_json(p: Path, text: str) -> AttributeTable:
     if not isinstance(doc, Mapping) or doc.get("format") != TABLE_FORMAT:
         raise DevilError(f"{p}: not a devil-attributes document")
     rows = [AttributeRow(str(r["clip_id"]), str(r["mask_id"]),
-                         {a: decode_value(v) for a, v in r.get("scores", {}).items()},
+                         {a: _cell_score(v) for a, v in r.get("scores", {}).items()},
                          {a: str(g) for a, g in r.get("groups", {}).items()}, tuple(r.get("configs", ())))
             for r in doc.get("rows", [])]
     return AttributeTable(rows, dict(doc.get("rules", {})), dict(doc.get("options", {})),

@@ -5,8 +5,10 @@ A key is the sha256 of the attribute name, :data:`ATTRIBUTE_CODE_VERSION`, the p
 options (video attributes) and the content hash of what the attribute reads (the frames for the video attributes,
 the hole for the foreground ones: :func:`devil_dataset.core.content_hash.clip_content_hash`). Entries are written
 atomically and carry a checksum of their key and content; an unreadable or damaged entry counts as missing (and is
-reported). A folder that cannot be written is only read. Default folder: ``$DEVIL_ATTRIBUTE_CACHE``, else
-``$XDG_CACHE_HOME/devil-dataset/attributes``, else ``~/.cache/devil-dataset/attributes``.
+reported). Scores are stored with the package's one NaN / infinity JSON codec and the folder is found by its one
+cache-folder rule (:mod:`devil_dataset.eval.scoring.storage`). A folder that cannot be written is only read. Default
+folder: ``$DEVIL_ATTRIBUTE_CACHE``, else ``$XDG_CACHE_HOME/devil-dataset/attributes``, else
+``~/.cache/devil-dataset/attributes``.
 
     >>> import tempfile
     >>> cache = AttributeCache(tempfile.mkdtemp())
@@ -20,12 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from pathlib import Path
 
 from ..core.atomic import atomic_write_text
 from ..core.version import __version__
+from ..eval.scoring.storage import cache_folder, decode_value, encode_value
 
 #: Version of the attribute code and of the entry layout: bump it when a score's definition changes.
 ATTRIBUTE_CODE_VERSION = 2  # 2: entries carry a checksum of key and content
@@ -34,36 +36,14 @@ ATTRIBUTE_CACHE_ENV = "DEVIL_ATTRIBUTE_CACHE"
 
 def default_attribute_cache_dir() -> Path:
     """``$DEVIL_ATTRIBUTE_CACHE``, else ``$XDG_CACHE_HOME/devil-dataset/attributes``, else
-    ``~/.cache/devil-dataset/attributes``."""
-    env = os.environ.get(ATTRIBUTE_CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    return Path(base).expanduser() / "devil-dataset" / "attributes"
+    ``~/.cache/devil-dataset/attributes`` (the package's one cache-folder rule,
+    :func:`~devil_dataset.eval.scoring.storage.cache_folder`).
 
-
-def encode_value(value: float) -> float | str | None:
-    """A score as JSON can hold it: NaN -> ``None``, +/-inf -> ``"inf"`` / ``"-inf"`` (undone by :func:`decode_value`).
-
-    >>> encode_value(float("nan")), encode_value(float("-inf")), encode_value(0.5)
-    (None, '-inf', 0.5)
+    >>> import os; os.environ[ATTRIBUTE_CACHE_ENV] = "/tmp/attrs"; str(default_attribute_cache_dir())
+    '/tmp/attrs'
+    >>> del os.environ[ATTRIBUTE_CACHE_ENV]
     """
-    if math.isnan(value):
-        return None
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
-
-
-def decode_value(value: object) -> float:
-    """A stored score back as a float: ``None`` -> NaN, ``"inf"`` -> +inf.
-
-    >>> decode_value(None), decode_value("inf"), decode_value(0.5)
-    (nan, inf, 0.5)
-    """
-    if value is None or value == "":
-        return math.nan
-    return float(value)  # type: ignore[arg-type]
+    return cache_folder(ATTRIBUTE_CACHE_ENV, "attributes")
 
 
 class AttributeCache:

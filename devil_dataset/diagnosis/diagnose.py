@@ -16,8 +16,8 @@ from typing import Mapping, Sequence
 from ..core.engines import Engine
 from ..core.errors import DevilError
 from ..eval.metrics.metric import EvalOptions
-from ..eval.metrics.registry import scoring_identity
 from ..eval.protocols.propainter.layout import PROTOCOL_SIZE, layout_notes
+from ..eval.protocols.registry import scoring_identity
 from .attributes import SCORING_SIZE, AttributeOptions
 from .metric_cache import MetricValuesCache
 from .pairs import Pair, dataset_pairs, davis_pairs, directory_pairs

@@ -27,8 +27,8 @@ from ..core.hole_check import hole_warning
 from ..core.progress import progress_bar
 from ..core.slices import SLICES
 from ..eval.metrics.metric import EvalOptions
-from ..eval.metrics.registry import build_metrics
 from ..eval.protocols.propainter.layout import list_prediction_frames, read_davis_video, read_prediction_video
+from ..eval.protocols.registry import build_metrics
 from ..eval.scoring.evaluate import evaluate_directory, evaluate_slice
 from ..eval.scoring.one_pass import evaluate_methods, resolve_device
 from .metric_cache import MetricValuesCache, prediction_fingerprint

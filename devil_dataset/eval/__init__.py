@@ -28,10 +28,10 @@ from ..core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from .functional import Evaluator, as_frames, as_hole, lpips, pcons, psnr, pvcs, ssim, warp_error
     from .metrics.metric import EvalOptions, Metric, VideoSample
-    from .metrics.registry import DEVIL_METRICS, METRICS
+    from .metrics.registry import DEVIL_METRICS
     from .protocols.declaration import EvaluationProtocol
     from .protocols.propainter.run import evaluate_propainter
-    from .protocols.registry import get_protocol, register_protocol
+    from .protocols.registry import METRICS, get_protocol, register_protocol
     from .scoring.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
     from .scoring.one_pass import evaluate_methods
 
@@ -40,10 +40,10 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".functional": ("Evaluator", "as_frames", "as_hole", "lpips", "pcons", "psnr", "pvcs", "ssim", "warp_error"),
     ".metrics.metric": ("EvalOptions", "Metric", "VideoSample"),
-    ".metrics.registry": ("DEVIL_METRICS", "METRICS"),
+    ".metrics.registry": ("DEVIL_METRICS",),
     ".protocols.declaration": ("EvaluationProtocol",),
     ".protocols.propainter.run": ("evaluate_propainter",),
-    ".protocols.registry": ("get_protocol", "register_protocol"),
+    ".protocols.registry": ("METRICS", "get_protocol", "register_protocol"),  # the table with the protocols' classes
     ".scoring.evaluate": ("evaluate_dataset", "evaluate_directory", "evaluate_slice"),
     ".scoring.one_pass": ("evaluate_methods",),
 })

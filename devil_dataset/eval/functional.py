@@ -25,7 +25,7 @@ import numpy as np
 from ..core.cpu_pins import cpu_pinned
 from ..core.errors import DevilError, InvalidInputError, UnknownNameError
 from .metrics.metric import EvalOptions, Metric, VideoMetric, VideoSample
-from .metrics.registry import build_metrics
+from .protocols.registry import build_metrics
 from .scoring.one_pass import collect, update_metrics
 from .scoring.results import build_results
 

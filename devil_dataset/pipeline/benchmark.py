@@ -47,7 +47,8 @@ from ..core.errors import DevilError
 from ..core.progress import StageTimer, StageTiming, timings_text
 from ..core.slices import SLICES
 from ..eval.metrics.metric import EvalOptions
-from ..eval.metrics.registry import resolve_metrics, scoring_identity, skipped_lines
+from ..eval.metrics.registry import skipped_lines
+from ..eval.protocols.registry import resolve_metrics, scoring_identity
 from ..eval.report.caveats import caveats_of
 from ..eval.report.comparisons import power_note, significance
 from ..eval.report.files import write_report

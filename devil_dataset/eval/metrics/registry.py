@@ -1,6 +1,9 @@
 """The metric table: CLI name -> implementing class and the result keys it produces (one source of truth).
 
-Classes are imported lazily (``"module:Class"``) so that pixel-only evaluation never imports torch networks.
+Classes are imported lazily (``"module:Class"``) so that pixel-only evaluation never imports torch networks. The
+table holds the metric classes of this floor; a metric class that belongs to one evaluation protocol is declared by
+that protocol (:attr:`~devil_dataset.eval.protocols.declaration.EvaluationProtocol.metric_classes`) and added here by
+the protocol registry when it reads the protocols (:func:`register_metric`).
 
     >>> METRICS["pcons"].keys
     ('pcons_psnr_mask',)
@@ -61,10 +64,6 @@ METRICS: dict[str, MetricEntry] = {
         _E("unchanged_region", "devil_dataset.eval.metrics.fidelity:UnchangedRegionMetric", ("unchanged_region",),
            (False,),
            (".4f",), False),
-        # Issue 45: PROVE's reference-free removal metrics (xiaomi-research/prove utils/metrics.py; docs/removal.md):
-        # RC-S (fill vs its surroundings, higher better), RC-T (fill between consecutive frames, lower better)
-        _E("rc_s", "devil_dataset.eval.protocols.prove.removal:RCSMetric", ("rc_s",), (True,), (".4f",), True),
-        _E("rc_t", "devil_dataset.eval.protocols.prove.removal:RCTMetric", ("rc_t",), (False,), (".4f",), True),
         # Issue 45: the removal papers' background (MiniMax-Remover) and masked (VideoPainter) PSNR / SSIM
         _E("bg_psnr", "devil_dataset.eval.metrics.removal_fidelity:BackgroundPSNRMetric", ("bg_psnr",), (True,),
            (".2f",), False),
@@ -77,11 +76,46 @@ METRICS: dict[str, MetricEntry] = {
     )
 }
 
+#: The metric classes of this floor, in table order (the protocols' own classes are added by :func:`register_metric`).
+FLOOR_METRICS: tuple[str, ...] = tuple(METRICS)
+
 # The nine DEVIL metric keys of the release's evaluation (SPEC section 7), in report order.
 DEVIL_METRICS: tuple[str, ...] = ("psnr", "ssim", "lpips", "pvcs", "fid", "vfid", "warp_error", "pcons")
 # The DEVIL metrics with no network weights, scored per clip by :mod:`devil_dataset.pipeline.inpaint_and_score` (their
 # slice values are means of per-video values, so they are rebuilt from the per-video cache), in results order.
 PIXEL_METRICS: tuple[str, ...] = ("psnr", "ssim", "pcons", "warp_error")
+
+
+def register_metric(entry: MetricEntry, *, before: str | None = None) -> MetricEntry:
+    """Add ``entry`` to the metric table (placed before the entry named ``before`` when there is one, else last: the
+    report's column order follows the table); returns it. Adding the same entry again changes nothing; another entry
+    under a known name raises.
+
+    >>> entry = MetricEntry("toy_metric", "devil_dataset.eval.metrics.pixel:PSNRMetric", ("toy",), (True,), (".2f",),
+    ...                     False)
+    >>> register_metric(entry, before="psnr") is entry, list(METRICS)[0], higher_is_better("toy")
+    (True, 'toy_metric', True)
+    >>> unregister_metric("toy_metric"); "toy_metric" in METRICS
+    False
+    """
+    known = METRICS.get(entry.name)
+    if known is not None:
+        if known != entry:
+            raise DevilError(f"metric {entry.name!r}: another metric class has this name ({known.target})")
+        return entry
+    rows = list(METRICS.items())
+    at = next((i for i, (name, _) in enumerate(rows) if name == before), len(rows))
+    rows.insert(at, (entry.name, entry))
+    METRICS.clear()
+    METRICS.update(rows)
+    _index_keys()
+    return entry
+
+
+def unregister_metric(name: str) -> None:
+    """Remove a metric :func:`register_metric` added (the floor's own classes stay)."""
+    if name not in FLOOR_METRICS and METRICS.pop(name, None) is not None:
+        _index_keys()
 
 
 def metric_entry(name: str) -> MetricEntry:
@@ -160,15 +194,24 @@ def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
 # Result key -> (higher is better, format) of every metric class's keys. The table of every protocol's keys (the
 # metric classes' and those a protocol writes without a class of its own) is
 # :func:`devil_dataset.eval.protocols.registry.higher_is_better`, built from the protocols' declarations.
-_METRIC_KEYS: dict[str, tuple[bool, str]] = {
-    k: (hib, f) for e in METRICS.values() for k, hib, f in zip(e.keys, e.higher_is_better, e.formats)}
+_METRIC_KEYS: dict[str, tuple[bool, str]] = {}
+
+
+def _index_keys() -> None:
+    """Rebuild the result-key table from :data:`METRICS` (after a class is added or removed)."""
+    _METRIC_KEYS.clear()
+    _METRIC_KEYS.update({k: (hib, f) for e in METRICS.values()
+                         for k, hib, f in zip(e.keys, e.higher_is_better, e.formats)})
+
+
+_index_keys()
 
 
 def higher_is_better(key: str) -> bool:
     """True when a higher value of a metric class's result key ``key`` is better (the registry entry's direction);
     any other key raises :class:`~devil_dataset.core.errors.UnknownNameError` (no silent default).
 
-    >>> higher_is_better("psnr"), higher_is_better("warp_error_mask"), higher_is_better("rc_t")
+    >>> higher_is_better("psnr"), higher_is_better("warp_error_mask"), higher_is_better("ff_alpha")
     (True, False, False)
     """
     try:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ...core.errors import DevilError, WeightsMissingError, unknown_name
 from ..metrics.metric import EvalOptions
+from ..metrics.registry import MetricEntry
 
 UP, DOWN = "\u25b2", "\u25bc"  # paper Table 1: ▲ higher is better, ▼ lower is better
 
@@ -87,7 +88,9 @@ Requirement = Callable[[EvalOptions], None]
 @dataclass(frozen=True)
 class EvaluationProtocol:
     """One evaluation protocol (see the module docstring). ``evaluate`` / ``notes``: ``"module:function"`` imported
-    when called (a protocol's run may import heavy modules; reading the declaration never does)."""
+    when called (a protocol's run may import heavy modules; reading the declaration never does). ``metric_classes``:
+    the metric classes of this protocol only, which the registry adds to the metric table
+    (:func:`~devil_dataset.eval.metrics.registry.register_metric`, before the entry ``metric_classes_before``)."""
 
     name: str
     description: str
@@ -100,6 +103,8 @@ class EvaluationProtocol:
     paper_table: PaperTable | None = None
     evaluate: str | None = None  # "module:function" of FolderRequest -> results document (folder protocols)
     notes: str | None = None  # "module:function" of results document -> lines printed on stderr
+    metric_classes: tuple[MetricEntry, ...] = ()
+    metric_classes_before: str | None = None
 
     def key(self, name: str) -> ResultKey:
         for k in self.keys:
@@ -109,6 +114,23 @@ class EvaluationProtocol:
 
     def key_names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.keys)
+
+    def check_parity(self, parity: str) -> None:
+        """Refuse a ``--parity`` this protocol does not declare (:attr:`parity_modes`), naming the ones it has; a
+        protocol declaring none has one way of scoring, the default ``release``.
+
+            >>> p = EvaluationProtocol("toy", "", (), (), (), (), parity_modes={"release": "as the paper"})
+            >>> p.check_parity("release")
+            >>> try:
+            ...     p.check_parity("corrected")
+            ... except DevilError as exc:
+            ...     print(exc)
+            --parity corrected: the toy protocol has no corrected mode (its modes: release = as the paper)
+        """
+        if parity in self.parity_modes or (not self.parity_modes and parity == "release"):
+            return
+        modes = "; ".join(f"{m} = {d}" if d else m for m, d in self.parity_modes.items()) or "release only"
+        raise DevilError(f"--parity {parity}: the {self.name} protocol has no {parity} mode (its modes: {modes})")
 
     def run(self, request: FolderRequest) -> dict:
         """Evaluate ``request`` (a folder protocol): the results document."""

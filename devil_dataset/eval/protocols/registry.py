@@ -16,9 +16,12 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from ...core.errors import DevilError, unknown_name
+from ..metrics import registry as metric_table
+from ..metrics.metric import EvalOptions, VideoMetric
+from ..metrics.registry import METRICS, register_metric
 from .declaration import EvaluationProtocol, ResultKey
 
 _ADDED: dict[str, EvaluationProtocol] = {}
@@ -33,7 +36,16 @@ def _folders() -> tuple[EvaluationProtocol, ...]:
         if info.ispkg:
             definition = importlib.import_module(f"{package.__name__}.{info.name}.definition")
             found.append(definition.PROTOCOL)
+    for protocol in found:
+        _register_metric_classes(protocol)
     return tuple(found)
+
+
+def _register_metric_classes(protocol: EvaluationProtocol) -> None:
+    """Add the metric classes ``protocol`` declares to the metric table (``devil evaluate --metrics`` and the
+    evaluation pass find them there)."""
+    for entry in protocol.metric_classes:
+        register_metric(entry, before=protocol.metric_classes_before)
 
 
 def protocols() -> dict[str, EvaluationProtocol]:
@@ -74,6 +86,7 @@ def register_protocol(protocol: EvaluationProtocol) -> EvaluationProtocol:
         if other is not None and (other.higher_is_better, other.format) != (key.higher_is_better, key.format):
             raise DevilError(f"protocol {protocol.name!r}: result key {key.name!r} disagrees with the known one "
                              f"(higher is better {other.higher_is_better}, format {other.format})")
+    _register_metric_classes(protocol)
     _ADDED[protocol.name] = protocol
     result_keys.cache_clear()
     return protocol
@@ -86,11 +99,14 @@ def unregister_protocol(name: str) -> None:
 
 
 def _result_keys_of(found: list[EvaluationProtocol]) -> dict[str, ResultKey]:
+    """Result key -> its first declaration; the keys of metric classes first, in the metric table's order, then the
+    keys protocols write without a class of their own, in protocol order."""
     out: dict[str, ResultKey] = {}
     for protocol in found:
         for key in protocol.keys:
             out.setdefault(key.name, key)
-    return out
+    by_table = [k for e in METRICS.values() for k in e.keys if k in out]
+    return {**{k: out[k] for k in by_table}, **out}
 
 
 @functools.lru_cache(maxsize=1)
@@ -148,6 +164,34 @@ def key_title(key: str) -> str:
     return known.title if known is not None else key
 
 
+def build_metrics(names: Sequence[str] | None,
+                  options: EvalOptions) -> tuple[dict[str, VideoMetric], dict[str, str]]:
+    """:func:`devil_dataset.eval.metrics.registry.build_metrics` over the whole metric table: the metric floor's
+    classes and those the protocols declare (``rc_s``, ``rc_t``: PROVE's). The floors above the protocols look metric
+    names up here."""
+    _folders()
+    return metric_table.build_metrics(names, options)
+
+
+def resolve_metrics(metric_names: Sequence[str] | None,
+                    options: EvalOptions) -> tuple[list[str], list[str], dict[str, str]]:
+    """:func:`devil_dataset.eval.metrics.registry.resolve_metrics` over the whole metric table (see
+    :func:`build_metrics`)."""
+    _folders()
+    return metric_table.resolve_metrics(metric_names, options)
+
+
+def scoring_identity(metric_names: Sequence[str], options: EvalOptions) -> str:
+    """:func:`devil_dataset.eval.metrics.registry.scoring_identity` over the whole metric table (see
+    :func:`build_metrics`).
+
+    >>> len(scoring_identity(["psnr"], EvalOptions()))
+    64
+    """
+    _folders()
+    return metric_table.scoring_identity(metric_names, options)
+
+
 def results_protocol_of(doc: Mapping) -> EvaluationProtocol | None:
     """The registered protocol a results document was scored under (``protocol`` field, else DEVIL's); None for a
     name no protocol has."""
@@ -155,6 +199,9 @@ def results_protocol_of(doc: Mapping) -> EvaluationProtocol | None:
     return protocols().get(str(name))
 
 
-__all__ = ["built_in_protocol_names", "get_protocol", "higher_is_better", "key_format", "key_title",
-           "known_result_keys", "protocol_keys", "protocol_names", "protocols", "register_protocol", "result_keys",
-           "results_protocol_of", "unregister_protocol"]
+# Reading this module reads the package's protocols: the metric table it re-exports (METRICS) holds their classes.
+_folders()
+
+__all__ = ["METRICS", "build_metrics", "built_in_protocol_names", "get_protocol", "higher_is_better", "key_format",
+           "key_title", "known_result_keys", "protocol_keys", "protocol_names", "protocols", "register_protocol",
+           "result_keys", "results_protocol_of", "resolve_metrics", "scoring_identity", "unregister_protocol"]

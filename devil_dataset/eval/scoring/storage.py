@@ -1,6 +1,6 @@
 """How evaluation values and caches are stored: the one NaN / infinity codec of JSON files (results documents, the
-per-video values cache) and the one resolver of cache folders (the ground-truth cache; the diagnosis' attribute cache
-can read it too).
+per-video values cache, the diagnosis' attribute cache and attribute table) and the one resolver of cache folders (the
+ground-truth cache, the diagnosis' attribute cache).
 
 JSON has neither NaN nor infinity: NaN is stored as ``null``, +/-inf as the strings ``"inf"`` / ``"-inf"``.
 

@@ -9,7 +9,7 @@ import pytest
 
 from devil_dataset.cli import main
 from devil_dataset.core.errors import UnknownNameError
-from devil_dataset.eval.metrics.registry import METRICS
+from devil_dataset.eval.metrics.registry import FLOOR_METRICS, METRICS
 from devil_dataset.eval.protocols.propainter.run import PROPAINTER_METRICS
 from devil_dataset.eval.protocols.prove.run import PROVE_METRICS
 from devil_dataset.eval.protocols.registry import (
@@ -40,7 +40,9 @@ def test_every_key_of_every_protocol_has_a_direction_and_a_format():
             assert key_format(key, "") and key in known_result_keys(), (protocol, key)
     assert set(PROPAINTER_METRICS) == set(PROTOCOL_KEYS["propainter"])  # what evaluate_propainter can write
     assert set(PROVE_METRICS) == set(PROTOCOL_KEYS["prove"])  # what evaluate_prove can write
-    assert set(PROTOCOL_KEYS["devil"]) == {k for e in METRICS.values() for k in e.keys}
+    # DEVIL's keys: the metric floor's classes; the table also holds the classes a protocol declares (PROVE's RC-S/T)
+    assert set(PROTOCOL_KEYS["devil"]) == {k for n in FLOOR_METRICS for k in METRICS[n].keys}
+    assert set(PROTOCOL_KEYS["devil"]) | {"rc_s", "rc_t"} == {k for e in METRICS.values() for k in e.keys}
     assert higher_is_better("ewarp") is False and higher_is_better("hole_lpips") is False
     assert higher_is_better("hole_psnr") and higher_is_better("hole_ssim")
 

@@ -10,11 +10,18 @@ from __future__ import annotations
 import importlib
 
 from ...metrics.metric import EvalOptions
-from ...metrics.registry import METRICS
+from ...metrics.registry import METRICS, MetricEntry
 from ..declaration import EvaluationProtocol, InputLayout, PaperTable, ResultKey
 
-#: RC-S / RC-T: the reference-free metrics, through DINOv2.
+#: RC-S / RC-T: the reference-free metrics, through DINOv2 (their names are their result keys).
 REMOVAL_METRICS: tuple[str, ...] = ("rc_s", "rc_t")
+#: RC-S / RC-T's metric classes (xiaomi-research/prove utils/metrics.py; ``docs/removal.md``): RC-S, the fill against
+#: its surroundings (higher is better), RC-T, the fill between consecutive frames (lower is better). The registry adds
+#: them to the metric table, before the background metrics (the report's column order).
+METRIC_CLASSES: tuple[MetricEntry, ...] = (
+    MetricEntry("rc_s", f"{__package__}.removal:RCSMetric", ("rc_s",), (True,), (".4f",), True),
+    MetricEntry("rc_t", f"{__package__}.removal:RCTMetric", ("rc_t",), (False,), (".4f",), True),
+)
 #: The background / masked PSNR / SSIM against the input video (:mod:`devil_dataset.eval.metrics.removal_fidelity`).
 FIDELITY_METRICS: tuple[str, ...] = ("bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim")
 #: The metrics of ``--protocol prove``; all are the defaults (RC-S / RC-T skipped with a note without DINOv2).
@@ -34,8 +41,8 @@ def _dinov2(options: EvalOptions) -> None:
 PROTOCOL = EvaluationProtocol(
     name="prove",
     description="PROVE's object-removal evaluation without ground truth: RC-S, RC-T, background / masked fidelity",
-    keys=tuple(ResultKey(k, hib, f, k) for n in PROVE_METRICS
-               for k, hib, f in zip(METRICS[n].keys, METRICS[n].higher_is_better, METRICS[n].formats)),
+    keys=tuple(ResultKey(k, hib, f, k) for e in (*METRIC_CLASSES, *(METRICS[n] for n in FIDELITY_METRICS))
+               for k, hib, f in zip(e.keys, e.higher_is_better, e.formats)),
     layouts=(InputLayout("removal", ("input_dir", "pred_dir", "mask_dir"),
                          "IN/<name>.mp4 (or frame folders), RESULT/<name>.mp4, MASKS/<name>.mp4, matched by name"),),
     metrics=PROVE_METRICS,
@@ -53,6 +60,8 @@ PROTOCOL = EvaluationProtocol(
         arrows=("\u25b2", "\u25bc")),
     evaluate="devil_dataset.eval.protocols.prove.run:evaluate_request",
     notes="devil_dataset.eval.protocols.prove.run:removal_lines",
+    metric_classes=METRIC_CLASSES,
+    metric_classes_before="bg_psnr",
 )
 
-__all__ = ["COLUMNS", "FIDELITY_METRICS", "PROTOCOL", "PROVE_METRICS", "REMOVAL_METRICS"]
+__all__ = ["COLUMNS", "FIDELITY_METRICS", "METRIC_CLASSES", "PROTOCOL", "PROVE_METRICS", "REMOVAL_METRICS"]

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...kernels.device import resolve_device
 from ...metrics.metric import EvalOptions, Metric, VideoSample
+from .definition import REMOVAL_METRICS
 from .kernels import (
     MASK_THRESHOLD,
     Box,
@@ -47,8 +48,6 @@ from .kernels import (
 
 #: A feature network: equal-size uint8 RGB images -> float [N, H / 14, W / 14, C] patch features.
 FeatureFn = Callable[[Sequence[np.ndarray]], np.ndarray]
-#: The removal metrics and their result keys.
-REMOVAL_METRICS: tuple[str, ...] = ("rc_s", "rc_t")
 #: The MMD arithmetic of each parity: ``release`` computes as PROVE's code (torch float32, one window at a time),
 #: ``corrected`` in float64 (exact to ~1e-12; PROVE's float32 rounding moves a small RC-T by up to ~3e-4 of it).
 ARITHMETIC_OF_PARITY: dict[str, str] = {"release": "float32", "corrected": "float64"}

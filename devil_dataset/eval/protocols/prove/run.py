@@ -43,7 +43,7 @@ from ....core.errors import DevilError
 from ....core.hole_check import hole_warning
 from ....core.progress import progress_bar
 from ...metrics.metric import EvalOptions
-from ...metrics.registry import higher_is_better, skipped_lines
+from ...metrics.registry import skipped_lines
 from ...metrics.removal_fidelity import REMOVAL_FIDELITY_METRICS, fidelity_video
 from ...scoring.one_pass import resolve_device
 from ...scoring.results import folder_provenance, folder_results
@@ -131,12 +131,12 @@ def _counted(features: FeatureFn, bar: Any) -> FeatureFn:
 
 
 def directions(metrics: Sequence[str]) -> dict[str, str]:
-    """Each metric's better direction as the registry declares it.
+    """Each metric's better direction as the protocol declares it.
 
     >>> directions(["rc_s", "rc_t"])
     {'rc_s': 'higher', 'rc_t': 'lower'}
     """
-    return {m: "higher" if higher_is_better(m) else "lower" for m in metrics}
+    return {m: "higher" if PROTOCOL.key(m).higher_is_better else "lower" for m in metrics}
 
 
 def protocol_record(metrics: Sequence[str], arithmetic: str = "float32") -> dict[str, Any]:
