@@ -5,7 +5,7 @@ must be a heading of the markdown file it points into, as GitHub spells heading 
 paths (``docs/x.md``, ``benchmarks/y.py``, ``devil_dataset/...``, ``tests/...``, ``scripts/...``,
 ``loading_script/...``, and ``builder/x.py``-style paths inside the package, resolved under ``devil_dataset/``).
 Placeholders (``<name>``, ``*``, ``{i}``) and paths that a command writes are not references.
-Also: no document cites a file outside the repository (``SPEC.md``, ``/work/...``, ``../shared/...``).
+Also: no document cites a file outside the repository (the private spec notes, ``/work/...``, ``../shared/...``).
 """
 from __future__ import annotations
 

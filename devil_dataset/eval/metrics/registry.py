@@ -30,7 +30,7 @@ class MetricEntry:
     target: str  # "module:Class", imported on demand
     keys: tuple[str, ...]
     higher_is_better: tuple[bool, ...]
-    formats: tuple[str, ...]  # SPEC/issue 5: the release's number formats per key
+    formats: tuple[str, ...]  # the release's number formats per key
     needs_weights: bool
 
     def load(self) -> type:
@@ -45,7 +45,7 @@ _E = MetricEntry
 METRICS: dict[str, MetricEntry] = {
     e.name: e
     for e in (
-        # SPEC section 7 (the DEVIL metrics)
+        # The DEVIL metrics (the paper's Section 4, the release's evaluation code)
         _E("psnr", "devil_dataset.eval.metrics.pixel:PSNRMetric", ("psnr",), (True,), (".2f",), False),
         _E("ssim", "devil_dataset.eval.metrics.pixel:SSIMMetric", ("ssim",), (True,), (".4f",), False),
         _E("lpips", "devil_dataset.eval.metrics.perceptual:LPIPSMetric", ("lpips",), (False,), (".6f",), True),
@@ -56,7 +56,7 @@ METRICS: dict[str, MetricEntry] = {
         _E("warp_error", "devil_dataset.eval.metrics.warp:WarpErrorMetric", ("warp_error_mask",), (False,), (".6f",),
            False),
         _E("pcons", "devil_dataset.eval.metrics.pixel:PConsMetric", ("pcons_psnr_mask",), (True,), (".2f",), False),
-        # SPEC section 8 (related benchmarks): reference-free and fidelity metrics
+        # Related benchmarks' reference-free and fidelity metrics
         _E("self_consistency", "devil_dataset.eval.metrics.self_consistency:SelfConsistencyMetric",
            ("self_consistency",), (False,), (".4f",), True),  # default LPIPS sub-metric
         _E("ff_alpha", "devil_dataset.eval.metrics.fidelity:FFAlphaMetric", ("ff_alpha",), (False,), (".4f",), False),
@@ -64,7 +64,7 @@ METRICS: dict[str, MetricEntry] = {
         _E("unchanged_region", "devil_dataset.eval.metrics.fidelity:UnchangedRegionMetric", ("unchanged_region",),
            (False,),
            (".4f",), False),
-        # Issue 45: the removal papers' background (MiniMax-Remover) and masked (VideoPainter) PSNR / SSIM
+        # The removal papers' background (MiniMax-Remover) and masked (VideoPainter) PSNR / SSIM
         _E("bg_psnr", "devil_dataset.eval.metrics.removal_fidelity:BackgroundPSNRMetric", ("bg_psnr",), (True,),
            (".2f",), False),
         _E("bg_ssim", "devil_dataset.eval.metrics.removal_fidelity:BackgroundSSIMMetric", ("bg_ssim",), (True,),
@@ -79,7 +79,7 @@ METRICS: dict[str, MetricEntry] = {
 #: The metric classes of this floor, in table order (the protocols' own classes are added by :func:`register_metric`).
 FLOOR_METRICS: tuple[str, ...] = tuple(METRICS)
 
-# The nine DEVIL metric keys of the release's evaluation (SPEC section 7), in report order.
+# The nine DEVIL metric keys of the release's evaluation, in report order.
 DEVIL_METRICS: tuple[str, ...] = ("psnr", "ssim", "lpips", "pvcs", "fid", "vfid", "warp_error", "pcons")
 # The DEVIL metrics with no network weights, scored per clip by :mod:`devil_dataset.pipeline.inpaint_and_score` (their
 # slice values are means of per-video values, so they are rebuilt from the per-video cache), in results order.
@@ -132,7 +132,7 @@ def build_metrics(
     """Construct the requested metrics; return (name -> metric, skipped name -> reason).
 
     ``names`` are registry names (``warp_error``) or result keys (``warp_error_mask``).
-    ``names=None`` means every DEVIL metric (SPEC section 7) that can run here: a metric whose weights are
+    ``names=None`` means every DEVIL metric (the release's evaluation) that can run here: a metric whose weights are
     missing (:class:`WeightsMissingError`) or whose implementation is not installed is skipped with its reason.
     A metric named explicitly must run: its error is raised.
     """

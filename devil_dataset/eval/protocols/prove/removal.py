@@ -1,4 +1,4 @@
-"""PROVE's reference-free object-removal metrics RC-S and RC-T (issue 45; ``docs/removal.md``), computed as
+"""PROVE's reference-free object-removal metrics RC-S and RC-T (``docs/removal.md``), computed as
 xiaomi-research/prove's ``utils/metrics.py`` computes them, with each distinct (frame, crop) passed through DINOv2
 once and crops of one size batched.
 
