@@ -10,7 +10,7 @@ in all, the split ProPainter and E2FGVI ship), ground truth ``JPEGImages/<video>
 ``JPEGImages_432_240``), masks ``<video>/%05d.png`` (a drifting, rotating ellipse, about 10% of the frame) and a
 method's output ``<video>/%05d.png`` (the ground truth shifted and noisy). Then times ``evaluate_propainter`` with PSNR,
 SSIM, hole-only PSNR and SSIM (the pixel metrics; VFID and E_warp need networks) and prints the table
-(``devil_dataset.eval.protocols.propainter.paper_table``). Goal: under 2 minutes on 2 cores.
+(``devil_dataset.eval.report.paper_table``). Goal: under 2 minutes on 2 cores.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.engines.local import shutdown_pools  # noqa: E402
-from devil_dataset.eval.protocols.propainter.paper_table import propainter_table_markdown  # noqa: E402
+from devil_dataset.eval.report.paper_table import paper_table_markdown  # noqa: E402
 from devil_dataset.eval.protocols.propainter.run import evaluate_propainter  # noqa: E402
 
 SIZE = (432, 240)
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
           f"workers, start-up included); load average before: {load_before}")
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
     print()
-    print(propainter_table_markdown({"synthetic": {"DAVIS": doc}}, intervals=True))
+    print(paper_table_markdown({"synthetic": {"DAVIS": doc}}, intervals=True))
 
 
 if __name__ == "__main__":

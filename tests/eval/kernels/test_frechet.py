@@ -39,14 +39,16 @@ def test_agrees_with_pytorch_fid_on_random_statistics():
 
 
 def test_eps_retry_when_sqrtm_not_finite(monkeypatch):
+    from scipy import linalg  # frechet_distance imports it when it runs
+
     calls = []
-    real = M.linalg.sqrtm
+    real = linalg.sqrtm
 
     def flaky(mat):
         calls.append(mat.copy())
         return np.full_like(mat, np.nan) if len(calls) == 1 else real(mat)
 
-    monkeypatch.setattr(M.linalg, "sqrtm", flaky)
+    monkeypatch.setattr(linalg, "sqrtm", flaky)
     value = frechet_distance(np.zeros(2), np.eye(2), np.zeros(2), np.eye(2))
     assert len(calls) == 2
     np.testing.assert_allclose(calls[1], (np.eye(2) + 1e-6 * np.eye(2)) @ (np.eye(2) + 1e-6 * np.eye(2)))
