@@ -31,8 +31,8 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devil_dataset.core.engines.local import shutdown_pools  # noqa: E402
-from devil_dataset.eval.report.paper_table import paper_table_markdown  # noqa: E402
 from devil_dataset.eval.protocols.propainter.run import evaluate_propainter  # noqa: E402
+from devil_dataset.eval.report.paper_table import paper_table_markdown  # noqa: E402
 
 SIZE = (432, 240)
 # Frame counts of a DAVIS-like split: 50 videos, 25 to 104 frames, 3,455 frames in all (the DAVIS test split of
