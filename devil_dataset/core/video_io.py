@@ -171,19 +171,24 @@ def libav_messages(path: str | os.PathLike, limit: int = 5) -> list[str]:
     import av.logging
 
     path = Path(path)
-    before = av.logging.get_level()
+    before, skipped = av.logging.get_level(), av.logging.get_skip_repeated()
     av.logging.set_level(av.logging.WARNING)
+    av.logging.set_skip_repeated(False)  # PyAV drops a message seen before in the process: each file gets its own
     failure = None
     try:
         with av.logging.Capture() as logs:
             try:
                 with av.open(str(path)) as container:
-                    for _ in container.decode(video=0):
-                        pass
+                    if not container.streams.video:
+                        failure = "no video stream"
+                    else:
+                        for _ in container.decode(video=0):
+                            pass
             except (av.error.FFmpegError, OSError, ValueError) as exc:
                 failure = _short(exc, path)
     finally:
         av.logging.set_level(before)
+        av.logging.set_skip_repeated(skipped)
     lines = list(dict.fromkeys(f"{path}: libav: {m.strip()}" for _, _, m in logs if m.strip()))
     if failure is not None and not any(failure.endswith(line.split(": libav: ", 1)[1]) for line in lines):
         lines.append(f"{path}: libav: {failure}")

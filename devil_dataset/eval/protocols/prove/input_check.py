@@ -20,7 +20,7 @@ scored:
     Traceback (most recent call last):
     ...
     devil_dataset.core.errors.DevilError: 3 bad input file(s), nothing scored:
-      .../IN/cat.mp4: unreadable video (OpenCV cannot open it)
+      .../IN/cat.mp4: unreadable video (OpenCV cannot open it)...
     ...
 """
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pathlib import Path
 import cv2
 
 from ....core.errors import DevilError
+from ....core.video_io import libav_messages, quiet_libav
 from ..propainter.layout import FRAME_SUFFIXES, image_files
 from .layout import FOLDERS, MAX_FRAMES, ProveLayout
 
@@ -38,6 +39,14 @@ MAX_LISTED = 20
 
 
 def _video_problem(path: Path, limit: int) -> str | None:
+    problem = _decoding_problem(path, limit)
+    if problem is None:
+        return None
+    reasons = [m.split(": libav: ", 1)[-1] for m in libav_messages(path, limit=2)]
+    return problem + (f"; libav: {'; '.join(reasons)}" if reasons else "")
+
+
+def _decoding_problem(path: Path, limit: int) -> str | None:
     cap = cv2.VideoCapture(str(path))
     try:
         if not cap.isOpened():
@@ -81,7 +90,9 @@ def source_problem(path: str | Path, limit: int = MAX_FRAMES) -> str | None:
 
 def check_prove_sources(layout: ProveLayout, limit: int = MAX_FRAMES) -> None:
     """Decode every source of ``layout``'s videos once; raise ONE DevilError naming every bad file (see the module
-    docstring), or return when all are readable."""
+    docstring), or return when all are readable. libav's own lines stay off the terminal: each bad file's message
+    carries libav's reasons, attributed (:func:`~devil_dataset.core.video_io.libav_messages`)."""
+    quiet_libav()
     bad = []
     for video in layout.videos:
         for what in FOLDERS:

@@ -167,6 +167,24 @@ def test_a_cut_short_video_is_named_before_scoring(tmp_path):
         _run(dirs)
 
 
+def test_a_damaged_video_carries_libavs_reason_attributed(tmp_path, capfd):
+    """libav's own lines ("Invalid NAL unit size", "moov atom not found") reach the user inside the error that names
+    the file, not as unattributed lines on the terminal."""
+    dirs = write_set(tmp_path)
+    video = write_h264(tmp_path / "whole.mp4")
+    for d in dirs:
+        (d / "cat.mp4").write_bytes(video.read_bytes())
+        for f in (d / "cat").iterdir():
+            f.unlink()
+        (d / "cat").rmdir()
+    (dirs[1] / "cat.mp4").write_bytes(video.read_bytes()[:300])  # the header only: no moov atom
+    with pytest.raises(DevilError) as caught:
+        _run(dirs)
+    line = next(x for x in str(caught.value).splitlines() if "results/cat.mp4" in x)
+    assert "; libav: " in line
+    assert "moov atom not found" not in capfd.readouterr().err
+
+
 def test_a_result_shorter_than_its_input_is_noted(tmp_path):
     dirs = write_set(tmp_path, frames=6)
     for f in sorted((dirs[1] / "cat").iterdir())[3:]:
