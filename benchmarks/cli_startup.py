@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_log import cpu_name  # benchmarks/: the CPU as lscpu names it
+
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = "import sys; from devil_dataset.cli import main; sys.exit(main())"
 #: The mistyped ``--dataset`` path (``demo-out/dataset`` exists in the working folder; ``datset`` is the typo).
@@ -77,14 +79,6 @@ def measure(package_root: Path, cases: dict[str, list[str]], repeat: int, cwd: P
     return out
 
 
-def cpu_model() -> str:
-    """``lscpu``'s model name, else the platform's."""
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        text = ""
-    names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Model name")]
-    return names[0] if names else os.uname().machine
 
 
 def table(now: dict[str, dict], base: dict[str, dict] | None) -> str:
@@ -119,11 +113,11 @@ def main() -> None:
         base = None
         if args.base:
             base = measure(unpack_revision(args.base, Path(tmp) / "base"), cases, args.repeat, work)
-    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}; median of "
+    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}; median of "
           f"{args.repeat} runs; base = {args.base or '-'}")
     print(table(now, base))
     if args.json is not None:
-        doc = {"cpu": cpu_model(), "cores": os.cpu_count(), "repeat": args.repeat, "base": args.base, "now": now,
+        doc = {"cpu": cpu_name(), "cores": os.cpu_count(), "repeat": args.repeat, "base": args.base, "now": now,
                "base_figures": base}
         args.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 

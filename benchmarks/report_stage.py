@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from results_log import cpu_name  # benchmarks/: the CPU as lscpu names it
 
 REPO = Path(__file__).resolve().parents[1]
 WORK = Path(tempfile.gettempdir()) / "devil-report-stage"
@@ -100,14 +101,6 @@ def drop_tree(path: Path) -> None:
     shutil.rmtree(path.parent, ignore_errors=True)
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def compare(head: dict, base: dict) -> list[str]:
@@ -125,7 +118,7 @@ def main() -> int:
     demo = args.demo.resolve()
     if not (demo / "results").is_dir() or not (demo / "dataset").is_dir():
         parser.error(f"{demo}: not a `devil demo` output (no results/ or dataset/)")
-    print(f"report stage on {demo} ({cpu_model()}, {os.cpu_count()} CPUs)")
+    print(f"report stage on {demo} ({cpu_name()}, {os.cpu_count()} CPUs)")
     head = measure(REPO, demo, max(1, args.repeat))
     print(f"this checkout: {head['wall_s']:.2f} s wall, {head['cpu_s']:.2f} s CPU, {len(head['files'])} files")
     if args.base is None:

@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from results_log import cpu_name  # benchmarks/: the CPU as lscpu names it
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -47,15 +48,6 @@ CROP = (432, 240)  # the training crop (W, H), ProPainter's training size
 OUT_SIZE = (384, 216)  # the augmentation's resize
 
 
-def cpu_name() -> str:
-    """The CPU's model name (``lscpu``'s, from /proc/cpuinfo), else the machine type."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def make_dataset(root: Path, clips: int, frames: int) -> Path:
