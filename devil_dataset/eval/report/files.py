@@ -32,11 +32,12 @@ from .tables import (
 
 
 @contextlib.contextmanager
-def built_in_sibling(out: Path) -> Iterator[Path]:
+def built_in_sibling(out: Path, *, shared: bool = False) -> Iterator[Path]:
     """Yield a temporary folder beside ``out`` to build a report in; on success it becomes ``out`` (one rename when
     ``out`` is new or empty), or its entries replace their namesakes in an existing ``out`` (``index.html`` last,
     other files there kept: ``--out`` and ``--html`` may share a folder); on failure it is removed and ``out`` is as
-    it was.
+    it was. ``shared``: another writer (clips encoded in the background) fills ``out`` at the same time, so ``out`` is
+    made if needed and never replaced whole.
 
         >>> import tempfile
         >>> out = Path(tempfile.mkdtemp()) / "report"
@@ -45,7 +46,9 @@ def built_in_sibling(out: Path) -> Iterator[Path]:
         >>> sorted(p.name for p in out.iterdir())
         ['index.html']
     """
-    if out.is_dir() and not any(out.iterdir()):
+    if shared:
+        out.mkdir(parents=True, exist_ok=True)
+    elif out.is_dir() and not any(out.iterdir()):
         out.rmdir()
     if not out.exists():
         with atomic_directory(out) as build:

@@ -591,7 +591,8 @@ def write_html_report(  # noqa: PLR0913  (public API: keyword-only options)
     out = Path(out_dir)
     try:
         # Built beside ``out`` and moved in at the end: a failure leaves no partial report (report/files.py).
-        with built_in_sibling(out) as build:
+        # Clips a caller started encoding into ``out`` (ClipEncoding) are written beside the build, not in it.
+        with built_in_sibling(out, shared=encoding is not None) as build:
             if clips and encoding is None:  # refused (inputs missing) before anything is written, not after the plots
                 encoding = ClipEncoding(docs, build, keys, engine=engine, clip_metric=clip_metric, per_end=per_end)
             tables = _table_parts(data)
