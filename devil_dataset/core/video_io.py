@@ -140,18 +140,33 @@ OPENCV_FFMPEG_LOGLEVEL_ENV = "OPENCV_FFMPEG_LOGLEVEL"
 AV_LOG_QUIET = -8
 
 
-def quiet_libav() -> None:
-    """Keep libav's unattributed lines off the terminal: OpenCV's bundled FFmpeg quiet (unless the user set
-    ``OPENCV_FFMPEG_LOGLEVEL``; effective when called before OpenCV opens its first video) and PyAV's logging off.
-    A reader that finds a file damaged says so itself, naming it (:func:`libav_messages` gives libav's reasons).
+@contextlib.contextmanager
+def quiet_libav() -> Iterator[None]:
+    """Keep libav's unattributed lines off the terminal for a block: OpenCV's bundled FFmpeg quiet (unless the user
+    set ``OPENCV_FFMPEG_LOGLEVEL``; OpenCV reads it when it opens its first video, so a block that opens one keeps
+    it quiet for the process) and PyAV's logging off. The process's environment and PyAV's log level are given back
+    on exit. A reader that finds a file damaged says so itself, naming it (:func:`libav_messages` gives libav's
+    reasons).
 
-    >>> quiet_libav(); os.environ[OPENCV_FFMPEG_LOGLEVEL_ENV] == str(AV_LOG_QUIET) or "user's"
+    >>> before = os.environ.get(OPENCV_FFMPEG_LOGLEVEL_ENV)
+    >>> with quiet_libav():
+    ...     os.environ[OPENCV_FFMPEG_LOGLEVEL_ENV] == str(AV_LOG_QUIET) or "user's"
+    True
+    >>> os.environ.get(OPENCV_FFMPEG_LOGLEVEL_ENV) == before
     True
     """
-    os.environ.setdefault(OPENCV_FFMPEG_LOGLEVEL_ENV, str(AV_LOG_QUIET))
     import av.logging
 
+    had = OPENCV_FFMPEG_LOGLEVEL_ENV in os.environ
+    level = av.logging.get_level()
+    os.environ.setdefault(OPENCV_FFMPEG_LOGLEVEL_ENV, str(AV_LOG_QUIET))
     av.logging.set_level(None)
+    try:
+        yield
+    finally:
+        av.logging.set_level(level)
+        if not had:
+            os.environ.pop(OPENCV_FFMPEG_LOGLEVEL_ENV, None)
 
 
 def libav_messages(path: str | os.PathLike, limit: int = 5) -> list[str]:

@@ -145,11 +145,10 @@ def test_encoding_does_not_depend_on_heap_state(tmp_path):
 
 
 _OPENCV_OPEN = """
-import sys, cv2
+import contextlib, sys, cv2
 from devil_dataset.core.video_io import quiet_libav
-if sys.argv[2] == "quiet":
-    quiet_libav()
-print(cv2.VideoCapture(sys.argv[1]).isOpened())
+with quiet_libav() if sys.argv[2] == "quiet" else contextlib.nullcontext():
+    print(cv2.VideoCapture(sys.argv[1]).isOpened())
 """
 
 

@@ -92,14 +92,14 @@ def check_prove_sources(layout: ProveLayout, limit: int = MAX_FRAMES) -> None:
     """Decode every source of ``layout``'s videos once; raise ONE DevilError naming every bad file (see the module
     docstring), or return when all are readable. libav's own lines stay off the terminal: each bad file's message
     carries libav's reasons, attributed (:func:`~devil_dataset.core.video_io.libav_messages`)."""
-    quiet_libav()
-    bad = []
-    for video in layout.videos:
-        for what in FOLDERS:
-            path = getattr(video, what)
-            problem = source_problem(path, limit)
-            if problem is not None:
-                bad.append(f"{path}: {problem}")
+    with quiet_libav():
+        bad = []
+        for video in layout.videos:
+            for what in FOLDERS:
+                path = getattr(video, what)
+                problem = source_problem(path, limit)
+                if problem is not None:
+                    bad.append(f"{path}: {problem}")
     if bad:
         listed = bad[:MAX_LISTED] + ([f"... and {len(bad) - MAX_LISTED} more"] if len(bad) > MAX_LISTED else [])
         raise DevilError(f"{len(bad)} bad input file(s), nothing scored:\n  " + "\n  ".join(listed))
