@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core.atomic import atomic_write_bytes, atomic_write_text, file_sha256
 from ..core.cover_crop import cover_crop_frames
+from ..core.cpu_pins import cpu_pinned
 from ..core.dataset_schema import encode_frames, encode_hole
 from ..core.engines import Engine
 from ..core.errors import DevilError
@@ -546,6 +547,7 @@ def _card_stage(out: Path, plan: SlicePlan, clips: Sequence[ClipInfo], config_ro
     )
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def build(
     sources: Sequence[str | os.PathLike],
     out_dir: str | os.PathLike,

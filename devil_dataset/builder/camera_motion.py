@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 
 from ..core.alignment import resolve_detector, single_threaded_blas, warp_valid_mask
+from ..core.cpu_pins import cpu_pinned
 from ..core.cv_determinism import serial_opencv
 from ..core.thread_map import default_threads
 from .clip_features import ClipFeatures
@@ -162,6 +163,7 @@ def camera_motion(
     return CameraMotionResult(percentile_higher(matrix), detector, matrix, tuple(indices), features)
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def camera_motion_score(
     frames: np.ndarray,
     *,

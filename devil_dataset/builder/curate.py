@@ -36,6 +36,7 @@ import numpy as np
 
 from ..core import video_io
 from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
+from ..core.cpu_pins import cpu_pinned
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
 from .shot_cuts import CUT_THRESHOLD, MIN_SHOT_FRAMES, CutDetector, ShotCuts
@@ -276,6 +277,7 @@ def _detector_name(detector: ForegroundDetector | None) -> str | None:
     return f"{getattr(detector, '__module__', '')}.{name}"
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def curate(
     sources: Iterable[str | os.PathLike],
     out_dir: str | os.PathLike,

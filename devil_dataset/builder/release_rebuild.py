@@ -41,6 +41,7 @@ from PIL import Image
 from ..core import video_io
 from ..core.alignment import resolve_detector
 from ..core.atomic import atomic_write_text, file_sha256, remove_stale_temporaries
+from ..core.cpu_pins import cpu_pinned
 from ..core.errors import DevilError
 from ..core.progress import progress_bar
 from ..sources.catalog import load_catalog
@@ -401,6 +402,7 @@ def _deviations(curation: ReleaseCurationReport, result, *, detector: str, scene
 PAPER_CLIP_COUNT = 1250  # devil-sources.json `paper_clip_count` (paper, section 3)
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def rebuild_release(
     sources_dir: str | os.PathLike,
     out_dir: str | os.PathLike,

@@ -40,6 +40,7 @@ from ..core.alignment import (
     warp_frame,
     warp_valid_mask,
 )
+from ..core.cpu_pins import cpu_pinned
 from ..core.cv_determinism import serial_opencv
 from ..core.errors import UnknownNameError, WeightsMissingError
 from ..core.flow import flow_estimator, resolve_flow_backend
@@ -336,6 +337,7 @@ def scene_motion(
     return SceneMotionResult(result, tuple(segments), tuple(seg_scores), mode, flow, detector)
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def scene_motion_score(
     frames: np.ndarray,
     *,

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence, Union
 
 from ..core.atomic import atomic_write_text
+from ..core.cpu_pins import cpu_pinned
 from ..core.engines import Engine, get_engine
 from ..core.errors import DevilError
 from ..core.progress import StageTimer, StageTiming, timings_text
@@ -365,6 +366,7 @@ def _say_summary(say: Callable[[str], None], result: BenchmarkResult, html_index
         f"{result.out_dir / 'table1.md'}")
 
 
+@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
 def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     dataset: str | os.PathLike,
     methods: Mapping[str, Method],

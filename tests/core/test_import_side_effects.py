@@ -157,6 +157,38 @@ def test_metric_calls_pin_for_their_duration_and_give_the_commands_values():
     assert unpinned["cv2"] is True and pinned["cv2"] is False
 
 
+def test_library_build_pins_opencv_for_its_duration(tmp_path):
+    """``build()`` called from an unpinned process (a library user's script) labels its clips with OpenCV pinned, as
+    ``devil build`` does, and gives OpenCV back when it returns; the labelling functions called alone do the same."""
+    code = """if True:
+        import json, sys, cv2, numpy as np
+        from pathlib import Path
+        from devil_dataset.builder.build import build
+        from devil_dataset.builder.build_options import BuildHooks, BuildOptions
+        from devil_dataset.builder.camera_motion import camera_motion_score
+        from devil_dataset.core.video_io import write_video
+        root = Path(sys.argv[1])
+        base = (np.random.default_rng(0).random((48, 140, 3)) * 255).astype(np.uint8)
+        sources = [write_video(root / f"src{i}.mp4", np.stack([base[:, k : k + 80] for k in range(45)]), fps=25)
+                   for i in range(2)]
+        seen = []
+        def scorer(frames):
+            seen.append(cv2.useOptimized())
+            return float(frames[..., 0].mean()) / 255.0
+        def mask(preset, index):
+            m = np.zeros((90, 48, 64), bool); m[:, 10:30, index % 20 : index % 20 + 16] = True
+            return m
+        build(sources, root / "ds", BuildOptions(size=(64, 48), curate_options={"min_size": (64, 48)},
+              progress=False), hooks=BuildHooks(camera_scorer=scorer, scene_scorer=scorer, mask_loader=mask))
+        after_build = cv2.useOptimized()
+        camera_motion_score(np.stack([base[:, k : k + 80] for k in range(12)]))
+        print(json.dumps({"during": sorted(set(seen)), "after_build": after_build, "after": cv2.useOptimized()}))
+    """
+    [seen] = _run_together(["-c", code, str(tmp_path)])
+    assert seen["after_build"] is True and seen["after"] is True
+    assert seen["during"] == ([True] if os.environ.get("DEVIL_FAST_SIMD") == "1" else [False])
+
+
 def test_pinned_opencv_restores_the_flag_and_each_threads_ipp():
     """Nested and overlapping blocks: the process flag comes back when the last block ends; a thread's IPP is its
     own; a package thread follows the process's pin."""
