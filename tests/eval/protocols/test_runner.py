@@ -109,6 +109,16 @@ def test_an_interrupted_propainter_run_resumes_with_only_the_rest(tmp_path, monk
     assert scored == ["v1", "v2"] and dumps(resumed) == dumps(whole)
 
 
+def test_the_propainter_network_pass_is_stored_and_read_back_identical(tmp_path, monkeypatch):
+    data = write_davis_layout(tmp_path / "davis", (3, 2))
+    args = (data.gt_dir, data.mask_dir, data.pred_dir, ["psnr", "ewarp"], EvalOptions(flow="dis", device="cpu"))
+    whole = propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", cache=tmp_path / "cache")
+    scored = _counting(monkeypatch, propainter_run, "network_video")
+    again = propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", cache=tmp_path / "cache")
+    assert scored == [] and dumps(again) == dumps(whole)  # E_warp read back, not computed
+    assert whole["provenance"]["protocol"]["ewarp"]["flow"] == "dis" and whole["summary"]["ewarp"] > 0
+
+
 def test_score_videos_calls_on_video_in_order_for_stored_and_new_results():
     got: list[float] = []
     assert score_videos([1.0, 2.0, 3.0], abs, on_video=got.append) == [1.0, 2.0, 3.0] and got == [1.0, 2.0, 3.0]
