@@ -33,9 +33,11 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+
+import numpy as np
 
 from ...core.atomic import atomic_write_text
 from ...core.engines import Engine
@@ -252,8 +254,23 @@ def folder_document(protocol: EvaluationProtocol, options: EvalOptions, setup: R
 
 
 def as_record(obj: Any) -> dict:
-    """A dataclass record as a dict (its fields), for :class:`StoredVideoScores`' ``encode``."""
-    return asdict(obj)
+    """A dataclass record as a dict of its fields, arrays as lists (at any depth), for :class:`StoredVideoScores`'
+    ``encode``.
+
+        >>> import numpy as np
+        >>> from devil_dataset.eval.protocols.propainter.run import VideoFrameScores
+        >>> as_record(VideoFrameScores("v", 2, {"psnr": np.array([30.0, np.inf])}))
+        {'name': 'v', 'num_frames': 2, 'values': {'psnr': [30.0, inf]}, 'hole_problem': None}
+    """
+    return {f.name: _listed(getattr(obj, f.name)) for f in fields(obj)}
+
+
+def _listed(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    return value
 
 
 __all__ = ["RunSetup", "StoredVideoScores", "as_record", "content_digest", "folder_document", "mean_over_videos",

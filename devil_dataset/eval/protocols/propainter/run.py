@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -50,7 +50,7 @@ from ...stats.frame_weighted import frame_weighted_summary
 from ...stats.intervals import video_summary
 from ..declaration import FolderRequest
 from ..declaration import runnable_metrics as shared_runnable_metrics
-from ..runner import StoredVideoScores, folder_document, prepare_run, score_videos, scoring_identity
+from ..runner import StoredVideoScores, as_record, folder_document, prepare_run, score_videos, scoring_identity
 from .definition import (
     DEFAULT_PROPAINTER_METRICS,
     FRAME_METRICS,
@@ -252,19 +252,6 @@ def network_video(task: tuple[DavisVideo, tuple[Path, ...]], metrics: Sequence[s
     return VideoNetworkScores(video.name, **out)
 
 
-def _encode_arrays(record: Any) -> dict[str, Any]:
-    """A per-video record (frame or network scores) as JSON-safe values: arrays as lists."""
-    out = {}
-    for f in fields(record):
-        value = getattr(record, f.name)
-        if isinstance(value, np.ndarray):
-            value = value.tolist()
-        elif isinstance(value, dict):
-            value = {k: v.tolist() for k, v in value.items()}
-        out[f.name] = value
-    return out
-
-
 def _array(values: Sequence[Any]) -> np.ndarray:
     return np.array([decode_value(v) for v in values], np.float64)
 
@@ -444,13 +431,13 @@ def _stores(cache: str | Path | None, metrics: Sequence[str], options: EvalOptio
         return None, None
     frames = StoredVideoScores(cache, PROTOCOL.name, scoring_identity(
         PROTOCOL.name, [m for m in metrics if m in FRAME_METRICS], options, size=list(size), pass_="frames"),
-        _encode_arrays, _decode_frames)
+        as_record, _decode_frames)
     if injected or flow_fn is not None:
         return frames, None
     networks = StoredVideoScores(cache, PROTOCOL.name, scoring_identity(
         PROTOCOL.name, [m for m in metrics if m not in FRAME_METRICS], options, size=list(size), pass_="networks",
         weights=_weights_record(metrics, injected), flow=flow.name if flow is not None else None),
-        _encode_arrays, _decode_network)
+        as_record, _decode_network)
     return frames, networks
 
 
