@@ -139,12 +139,12 @@ class StoredVideoScores:
 
         >>> import tempfile
         >>> d = Path(tempfile.mkdtemp()); _ = (d / "v.txt").write_text("1 2")
-        >>> store = StoredVideoScores(d / "cache", "toy", "id1", dict, dict)
-        >>> store.load("v", [d / "v.txt"]) is None
+        >>> store, content = StoredVideoScores(d / "cache", "toy", "id1", dict, dict), content_digest([d / "v.txt"])
+        >>> store.load("v", content) is None
         True
-        >>> store.save("v", [d / "v.txt"], {"err": float("nan")}); store.load("v", [d / "v.txt"])
+        >>> store.save("v", content, {"err": float("nan")}); store.load("v", content)
         {'err': None}
-        >>> StoredVideoScores(d / "cache", "toy", "id2", dict, dict).load("v", [d / "v.txt"]) is None
+        >>> StoredVideoScores(d / "cache", "toy", "id2", dict, dict).load("v", content) is None
         True
     """
 
@@ -157,9 +157,9 @@ class StoredVideoScores:
         key = hashlib.sha256(f"{self.identity}\0{content}".encode()).hexdigest()[:20]
         return self.directory / f"{name}-{key}.json"
 
-    def load(self, name: str, sources: Sequence[str | os.PathLike]) -> Any | None:
-        """The stored record of the video ``name`` read from ``sources``, or None."""
-        content = content_digest(sources)
+    def load(self, name: str, content: str) -> Any | None:
+        """The stored record of the video ``name`` whose files have the :func:`content_digest` ``content``, or
+        None."""
         try:
             doc = json.loads(self.path(name, content).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -168,8 +168,7 @@ class StoredVideoScores:
             return None
         return self.decode(doc["record"])
 
-    def save(self, name: str, sources: Sequence[str | os.PathLike], record: Any) -> None:
-        content = content_digest(sources)
+    def save(self, name: str, content: str, record: Any) -> None:
         atomic_write_text(self.path(name, content), dumps({"video": name, "scoring": self.identity,
                                                            "content": content, "record": self.encode(record)}))
 
@@ -193,9 +192,11 @@ def score_videos(  # noqa: PLR0913 - keyword-only options of the one loop every 
     are not scored again, and each new result is stored before ``on_video`` sees it: an interrupted run loses at most
     the videos in flight."""
     stored: dict[int, R] = {}
+    contents: dict[int, str] = {}  # each item's content digest, read once
     if store is not None and sources_of is not None:
         for i, item in enumerate(items):
-            found = store.load(name_of(item), sources_of(item))
+            contents[i] = content_digest(sources_of(item))
+            found = store.load(name_of(item), contents[i])
             if found is not None:
                 stored[i] = found
     todo = [item for i, item in enumerate(items) if i not in stored]
@@ -209,8 +210,8 @@ def score_videos(  # noqa: PLR0913 - keyword-only options of the one loop every 
                     result = stored[i]
                 else:
                     result = next(runs)
-                    if store is not None and sources_of is not None:
-                        store.save(name_of(item), sources_of(item), result)
+                    if store is not None and i in contents:
+                        store.save(name_of(item), contents[i], result)
                     bar.update(1)
                 out.append(result)
                 if on_video is not None:
@@ -246,11 +247,14 @@ def folder_document(protocol: EvaluationProtocol, options: EvalOptions, setup: R
     """The results document of a folder protocol: the head (``protocol``, ``parity``, ``method``: the predictions
     folder's name unless given, ``slice``: none), then ``fields`` with ``metrics``, ``skipped`` and ``provenance``
     (the package version, options, ``inputs`` and the protocol's ``record``) added, in ``order``
-    (:func:`~devil_dataset.eval.scoring.results.results_document`)."""
+    (:func:`~devil_dataset.eval.scoring.results.results_document`). The ``summary`` (metric -> value) is written in
+    the order of the metrics that ran, then each skipped metric as ``null``: a stable schema."""
+    summary = fields["summary"]
     return results_document(method or Path(predictions).resolve().name, None, {
-        "metrics": list(setup.metrics), "skipped": setup.skipped,
-        "provenance": results_provenance(options, inputs, record), **fields},
-        order, protocol=protocol.name, parity=options.parity)
+        **fields, "metrics": list(setup.metrics), "skipped": setup.skipped,
+        "summary": {**{m: summary[m] for m in setup.metrics}, **{m: float("nan") for m in setup.skipped}},
+        "provenance": results_provenance(options, inputs, record)}, order, protocol=protocol.name,
+        parity=options.parity)
 
 
 def as_record(obj: Any) -> dict:

@@ -160,3 +160,16 @@ def test_devil_evaluate_protocol_prove_resumes_from_values_cache(prove_dirs, tmp
     assert main(["evaluate", "--dataset", str(tmp_path), "--config", "c", "--predictions", str(tmp_path),
                  "--values-cache", str(tmp_path / "cache")]) == 2
     assert "--values-cache: only with a protocol reading folders of its own" in capsys.readouterr().err
+
+
+def test_records_stored_by_engine_workers_read_back_identical(prove_dirs, tmp_path):
+    from devil_dataset.core.engines import get_engine
+
+    def run(**kwargs):
+        return prove_run.evaluate_prove(*prove_dirs, ["bg_psnr", "masked_psnr"], method="m", **kwargs)
+
+    here = run()
+    engine = get_engine("local", jobs=2)
+    assert dumps(run(engine=engine, cache=tmp_path / "cache")) == dumps(here)
+    assert len(list((tmp_path / "cache" / "prove").glob("*.json"))) == 3
+    assert dumps(run(cache=tmp_path / "cache")) == dumps(here)  # read back in this process

@@ -353,7 +353,7 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     setup = prepare_run(PROTOCOL, metric_names, options or EvalOptions(),
                         provided=[m for m, net in METRIC_NETWORK.items() if net in injected],
                         networks=NETWORK_METRICS)
-    metrics, skipped = setup.metrics, setup.skipped
+    metrics = setup.metrics
     size = (int(size[0]), int(size[1]))
     options = replace(options or EvalOptions(), protocol=PROTOCOL.name, device=setup.device)
     videos = list_davis_videos(gt_dir, mask_dir)
@@ -402,7 +402,7 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
         "protocol": _protocol_record(metrics, options, size, flow.name if flow is not None else None),
         "weights": _weights_record(metrics, injected), "vfid": vfid_note}, fields={
         "num_videos": len(videos), "num_frames": sum(s.num_frames for s in scores),
-        "summary": {**{m: summary[m] for m in metrics}, **{m: float("nan") for m in skipped}}, "videos": per_video,
+        "summary": summary, "videos": per_video,
         "frame_counts": {s.name: s.num_frames for s in scores}, "uncertainty": uncertainty, "infinite": infinite,
         "clipped": {}, "left_out": left_out, "warnings": notes}, order=FIELDS)
 

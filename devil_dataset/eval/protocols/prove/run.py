@@ -227,7 +227,6 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
                           sources_of=lambda v: (v.inputs, v.results, v.masks))
     summary, uncertainty, unscored = mean_over_videos([s.values for s in scores], metrics, options.seed,
                                                       names=[s.name for s in scores])
-    summary.update({m: float("nan") for m in setup.skipped})
     dino = identity if identity is not None else {"name": "injected"} if network is not None else \
         dinov2(options.dino_model, setup.device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
     return folder_document(PROTOCOL, options, setup, method=method, predictions=pred_dir, inputs={
