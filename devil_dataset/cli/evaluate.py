@@ -199,6 +199,10 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
                     help="DINOv2 of RC-S / RC-T: a folder written by transformers' save_pretrained or a Hub id read "
                     f"from the Hugging Face cache (default {DEFAULT_DINO_MODEL}, PROVE's; never downloaded here). "
                     "--parity release computes the MMDs in PROVE's float32, corrected in float64")
+    pv.add_argument("--values-cache", type=Path, metavar="DIR",
+                    help="with --protocol propainter or prove: each video's values kept in DIR as soon as it is "
+                    "scored (keyed by its files' bytes and the scoring options); run again after an interruption, "
+                    "only the videos without values are scored, and the results are the same")
 
 
 def _print_summary(doc: dict) -> None:
@@ -313,6 +317,8 @@ def _run(args: argparse.Namespace) -> int:
         docs = _evaluate_folder_protocol(args, protocol)
         _write_and_print(args, docs, False)
         return 0
+    if args.values_cache is not None:
+        raise DevilError(f"--values-cache: only with a protocol reading folders of its own, not {protocol.name}")
     dataset_mode = _dataset_mode(args)
     several = dataset_mode and len(args.predictions) > 1
     _check_method_name(args, dataset_mode, several)
@@ -463,7 +469,8 @@ def _evaluate_folder_protocol(args: argparse.Namespace, protocol: EvaluationProt
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address) \
         if args.jobs > 1 or args.engine != "local" else None
     request = FolderRequest({f: getattr(args, f) for f in flags}, _metric_list(args.metrics), _eval_options(args),
-                            method=args.method_name, jobs=args.jobs, engine=engine, progress=not args.no_progress)
+                            method=args.method_name, jobs=args.jobs, engine=engine, progress=not args.no_progress,
+                            cache=args.values_cache)
     doc = protocol.run(request)
     for line in protocol.warning_lines(doc):
         print(f"devil evaluate: {line}", file=sys.stderr)

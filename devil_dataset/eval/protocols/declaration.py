@@ -68,8 +68,10 @@ class PaperTable:
 @dataclass(frozen=True)
 class FolderRequest:
     """What ``devil evaluate`` hands a protocol that reads folders: ``folders`` (option name -> path, every one of
-    the layout's), the metrics asked for (``None``: the defaults), the options, the method name, processes / engine
-    and progress."""
+    the layout's), the metrics asked for (``None``: the defaults), the options, the method name, processes / engine,
+    progress, and the folder keeping each video's values as it is scored (``cache``; none: not kept), from which a run
+    started again after an interruption scores only what is missing
+    (:class:`~devil_dataset.eval.protocols.runner.StoredVideoScores`)."""
 
     folders: Mapping[str, Path]
     metric_names: Sequence[str] | None
@@ -78,6 +80,7 @@ class FolderRequest:
     jobs: int = 1
     engine: Any = None
     progress: bool = False
+    cache: Path | None = None
 
 
 #: A metric's requirement: raises :class:`~devil_dataset.core.errors.WeightsMissingError` (naming the file or model

@@ -8,13 +8,21 @@ Results of different protocols in one table are refused.
 Numbers are printed as the papers do (the protocol's scale and digits); ``-`` marks a value the documents do not
 hold. The better direction of every column is the protocol's result key's.
 
-    >>> doc = {"protocol": "propainter", "summary": {"psnr": 34.1712, "ssim": 0.97712, "vfid": 0.0991},
+A toy protocol's table (a results document names its protocol, ``protocol=`` gives it here):
+
+    >>> from devil_dataset.eval.protocols.declaration import EvaluationProtocol, PaperTable, ResultKey
+    >>> table = PaperTable(("Set A",), ("psnr", "ssim", "ewarp"), {"psnr": ("PSNR", 1.0, 2), "ssim": ("SSIM", 1.0, 4),
+    ...     "ewarp": ("E_warp (×10⁻³)", 1e3, 3), "hole_ssim": ("hole SSIM", 1.0, 4)},
+    ...     key_notes={"ewarp": "E_warp: one per set"})
+    >>> keys = (ResultKey("psnr", True, ".2f", "PSNR"), ResultKey("ssim", True, ".4f", "SSIM"),
+    ...         ResultKey("ewarp", False, "sig4", "E_warp"), ResultKey("hole_ssim", True, ".4f", "hole SSIM"))
+    >>> toy = EvaluationProtocol("toy", "a toy protocol", keys, (), ("psnr",), ("psnr",), paper_table=table)
+    >>> doc = {"summary": {"psnr": 34.1712, "ssim": 0.97712, "ewarp": 0.0013},
     ...        "uncertainty": {"psnr": {"ci": [33.5, 34.8]}}}
-    >>> print(paper_table_markdown({"ProPainter": {"DAVIS": doc}}, datasets=("DAVIS",), keys=("psnr", "ssim",
-    ...       "vfid")), end="")
-    | Method | DAVIS PSNR ↑ | DAVIS SSIM ↑ | DAVIS VFID ↓ |
+    >>> print(paper_table_markdown({"A": {"Set A": doc}}, protocol=toy), end="")
+    | Method | Set A PSNR ↑ | Set A SSIM ↑ | Set A E_warp (×10⁻³) ↓ |
     |---|---:|---:|---:|
-    | ProPainter | 34.17 | 0.9771 | 0.099 |
+    | A | 34.17 | 0.9771 | 1.300 |
 """
 from __future__ import annotations
 
@@ -89,8 +97,15 @@ def table_keys(rows: Rows, protocol: EvaluationProtocol | None = None) -> tuple[
     """The columns of each group: the protocol's table keys, then every other key of the protocol some document
     computed, in the protocol's order.
 
-    >>> table_keys({"A": {"DAVIS": {"protocol": "propainter", "summary": {"psnr": 30.0, "hole_ssim": 0.9}}}})
-    ('psnr', 'ssim', 'vfid', 'ewarp', 'hole_ssim')
+    >>> from devil_dataset.eval.protocols.declaration import EvaluationProtocol, PaperTable, ResultKey
+    >>> table = PaperTable(("Set A",), ("psnr", "ssim", "ewarp"), {"psnr": ("PSNR", 1.0, 2), "ssim": ("SSIM", 1.0, 4),
+    ...     "ewarp": ("E_warp (×10⁻³)", 1e3, 3), "hole_ssim": ("hole SSIM", 1.0, 4)},
+    ...     key_notes={"ewarp": "E_warp: one per set"})
+    >>> keys = (ResultKey("psnr", True, ".2f", "PSNR"), ResultKey("ssim", True, ".4f", "SSIM"),
+    ...         ResultKey("ewarp", False, "sig4", "E_warp"), ResultKey("hole_ssim", True, ".4f", "hole SSIM"))
+    >>> toy = EvaluationProtocol("toy", "a toy protocol", keys, (), ("psnr",), ("psnr",), paper_table=table)
+    >>> table_keys({"A": {"Set A": {"summary": {"psnr": 30.0, "hole_ssim": 0.9}}}}, toy)
+    ('psnr', 'ssim', 'ewarp', 'hole_ssim')
     """
     protocol, spec = _spec(rows, protocol)
     computed = {k for by_dataset in rows.values() for doc in by_dataset.values()
@@ -126,11 +141,18 @@ def paper_table_latex(rows: Rows, *, datasets: Sequence[str] | None = None, keys
                       intervals: bool = False, protocol: EvaluationProtocol | None = None) -> str:
     r"""The table as a LaTeX ``tabular`` with a multicolumn header per dataset.
 
-    >>> doc = {"protocol": "propainter", "summary": {"psnr": 34.17, "ewarp": 0.0013}}
-    >>> print(paper_table_latex({"A": {"DAVIS": doc}}, datasets=("DAVIS",), keys=("psnr", "ewarp")), end="")
+    >>> from devil_dataset.eval.protocols.declaration import EvaluationProtocol, PaperTable, ResultKey
+    >>> table = PaperTable(("Set A",), ("psnr", "ssim", "ewarp"), {"psnr": ("PSNR", 1.0, 2), "ssim": ("SSIM", 1.0, 4),
+    ...     "ewarp": ("E_warp (×10⁻³)", 1e3, 3), "hole_ssim": ("hole SSIM", 1.0, 4)},
+    ...     latex_names={"ewarp": r"$E_{warp}$ ($\times 10^{-3}$)"}, key_notes={"ewarp": "E_warp: one per set"})
+    >>> keys = (ResultKey("psnr", True, ".2f", "PSNR"), ResultKey("ssim", True, ".4f", "SSIM"),
+    ...         ResultKey("ewarp", False, "sig4", "E_warp"), ResultKey("hole_ssim", True, ".4f", "hole SSIM"))
+    >>> toy = EvaluationProtocol("toy", "a toy protocol", keys, (), ("psnr",), ("psnr",), paper_table=table)
+    >>> doc = {"summary": {"psnr": 34.17, "ewarp": 0.0013}}
+    >>> print(paper_table_latex({"A": {"Set A": doc}}, keys=("psnr", "ewarp"), protocol=toy), end="")
     \begin{tabular}{lrr}
     \toprule
-     & \multicolumn{2}{c}{DAVIS} \\
+     & \multicolumn{2}{c}{Set A} \\
     Method & PSNR $\uparrow$ & $E_{warp}$ ($\times 10^{-3}$) $\downarrow$ \\
     \midrule
     A & 34.17 & 1.300 \\
@@ -156,10 +178,18 @@ def paper_table_caption(rows: Rows, keys: Sequence[str] | None = None, intervals
     computed.
 
     >>> u = {"n": 3, "ci": [1.0, 2.0], "level": 0.95, "method": "bootstrap BCa, 9999 resamples over videos, seed 0"}
-    >>> doc = {"protocol": "propainter", "summary": {"psnr": 1.5, "vfid": 0.1}, "uncertainty": {"psnr": u}}
-    >>> print(paper_table_caption({"A": {"DAVIS": doc}}, ("psnr", "vfid")))  # doctest: +NORMALIZE_WHITESPACE
+    >>> from devil_dataset.eval.protocols.declaration import EvaluationProtocol, PaperTable, ResultKey
+    >>> table = PaperTable(("Set A",), ("psnr", "ssim", "ewarp"), {"psnr": ("PSNR", 1.0, 2), "ssim": ("SSIM", 1.0, 4),
+    ...     "ewarp": ("E_warp (×10⁻³)", 1e3, 3), "hole_ssim": ("hole SSIM", 1.0, 4)},
+    ...     key_notes={"ewarp": "E_warp: one per set"})
+    >>> keys = (ResultKey("psnr", True, ".2f", "PSNR"), ResultKey("ssim", True, ".4f", "SSIM"),
+    ...         ResultKey("ewarp", False, "sig4", "E_warp"), ResultKey("hole_ssim", True, ".4f", "hole SSIM"))
+    >>> toy = EvaluationProtocol("toy", "a toy protocol", keys, (), ("psnr",), ("psnr",), paper_table=table)
+    >>> doc = {"summary": {"psnr": 1.5, "ewarp": 0.1}, "uncertainty": {"psnr": u}}
+    >>> print(paper_table_caption({"A": {"Set A": doc}}, ("psnr", "ewarp"), protocol=toy))
+    ... # doctest: +NORMALIZE_WHITESPACE
     ↑ / ↓: higher / lower is better. [lo, hi]: 95% bootstrap BCa, 9999 resamples over videos, seed 0 (PSNR).
-    VFID: one number per dataset, no interval. -: not computed.
+    E_warp: one per set. -: not computed.
     """
     protocol, spec = _spec(rows, protocol)
     keys = list(keys if keys is not None else spec.keys)

@@ -111,23 +111,44 @@ def options_record(options: EvalOptions) -> dict:
     return record
 
 
-def folder_results(protocol: str, options: EvalOptions, method: str | None, predictions: str | Path,
-                   fields: Mapping[str, Any]) -> dict:
-    """The results document of a protocol reading folders of its own: the head every results document carries
-    (format and version, ``protocol``, ``parity``, ``method``: the predictions folder's name unless given, ``slice``:
-    none), then the protocol's ``fields`` in their order.
+#: The fields of DEVIL's results documents after the head, in their order (``?``: written only when not empty).
+DEVIL_FIELDS: tuple[str, ...] = ("num_videos", "num_frames", "metrics", "summary", "videos", "uncertainty", "clipped",
+                                 "skipped", "provenance", "warnings?", "hole_problems?")
 
-    >>> doc = folder_results("toy", EvalOptions(), None, "/data/mine", {"num_videos": 2})
-    >>> list(doc), doc["method"]
-    (['format', 'format_version', 'protocol', 'parity', 'method', 'slice', 'num_videos'], 'mine')
+
+def results_document(method: str, slice_name: str | None, fields: Mapping[str, Any], order: Sequence[str], *,
+                     protocol: str | None = None, parity: str | None = None) -> dict:
+    """The one builder of every results document: the head (format and version; ``protocol`` and ``parity`` for a
+    protocol other than DEVIL's, whose documents keep the bytes they had before the fields existed; ``method``,
+    ``slice``), then ``fields`` in ``order``. A name of ``order`` ending in ``?`` is written only when its value is not
+    empty (``warnings``, ``hole_problems``); every other one must be in ``fields``, and every field must be placed.
+
+    >>> doc = results_document("mine", None, {"num_videos": 2, "warnings": []}, ("num_videos", "warnings?"),
+    ...                        protocol="toy", parity="release")
+    >>> list(doc)
+    ['format', 'format_version', 'protocol', 'parity', 'method', 'slice', 'num_videos']
     """
-    return {"format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION, "protocol": protocol,
-            "parity": options.parity, "method": method or Path(predictions).resolve().name, "slice": None, **fields}
+    head: dict[str, Any] = {"format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION}
+    if protocol is not None:
+        head.update({"protocol": protocol, "parity": parity})
+    head.update({"method": method, "slice": slice_name})
+    names = [n.rstrip("?") for n in order]
+    unplaced = [k for k in fields if k not in names]
+    if unplaced:
+        raise ValueError(f"results fields without a place in the document: {', '.join(unplaced)}")
+    for name in order:
+        key = name.rstrip("?")
+        if name.endswith("?"):
+            if fields.get(key):
+                head[key] = fields[key]
+        else:
+            head[key] = fields[key]
+    return head
 
 
-def folder_provenance(options: EvalOptions, inputs: Mapping[str, Any], fields: Mapping[str, Any]) -> dict:
-    """The ``provenance`` of a folder protocol's results: the package version, the options
-    (:func:`options_record`), the inputs, then the protocol's ``fields`` (what it did, its networks)."""
+def results_provenance(options: EvalOptions, inputs: Mapping[str, Any], fields: Mapping[str, Any]) -> dict:
+    """The ``provenance`` of every results document: the package version, the options (:func:`options_record`), the
+    inputs, then the protocol's ``fields`` (what it did, its networks, its metrics' modes)."""
     return {"package_version": __version__, "options": options_record(options), "inputs": dict(inputs), **fields}
 
 
@@ -141,7 +162,8 @@ def build_results(
     metrics: list[str],
     skipped: dict[str, str],
 ) -> dict:
-    """Assemble the results document from an :class:`~devil_dataset.eval.scoring.one_pass.Evaluation`."""
+    """Assemble DEVIL's results document from an :class:`~devil_dataset.eval.scoring.one_pass.Evaluation`
+    (:func:`results_document`, :data:`DEVIL_FIELDS`)."""
 
     summary = dict(ev.summary)
     for name in skipped:  # a stable schema: keys of skipped metrics are present, null
@@ -150,11 +172,8 @@ def build_results(
     flows = {n: f for n, p in ev.metric_provenance.items() if (f := _find(p, ("flow_backend", "flow"))) is not None}
     weights = {n: w for n, p in ev.metric_provenance.items()
                if (w := _find(p, ("weights", "weights_sha256"))) is not None}
-    return {
-        "format": RESULTS_FORMAT,
-        "format_version": RESULTS_FORMAT_VERSION,
-        "method": method,
-        "slice": slice_name,
+    inverted = hole_warning(ev.hole_problems, len(ev.videos), str(inputs.get("predictions", "")))
+    return results_document(method, slice_name, {
         "num_videos": len(ev.videos),
         "num_frames": ev.num_frames,
         "metrics": metrics,
@@ -165,17 +184,11 @@ def build_results(
         "uncertainty": {**results_uncertainty(ev.videos), **ev.set_level_uncertainty},
         "clipped": ev.clipped,
         "skipped": skipped,
-        "provenance": {
-            "package_version": __version__,
-            "options": options_record(options),
-            "inputs": inputs,
-            "flow_backend": flows,
-            "weights": weights,
-            "metrics": ev.metric_provenance,
-        },
-        **({"warnings": [w], "hole_problems": dict(ev.hole_problems)}
-           if (w := hole_warning(ev.hole_problems, len(ev.videos), str(inputs.get("predictions", "")))) else {}),
-    }
+        "provenance": results_provenance(options, inputs, {"flow_backend": flows, "weights": weights,
+                                                           "metrics": ev.metric_provenance}),
+        "warnings": [inverted] if inverted else [],
+        "hole_problems": dict(ev.hole_problems) if inverted else {},
+    }, DEVIL_FIELDS)
 
 
 # The keys of ``provenance.inputs`` that are paths (the dataset folder, a ground-truth folder, the predictions), and

@@ -13,28 +13,34 @@ from devil_dataset.eval.protocols.registry import get_protocol, higher_is_better
 TOY = '''
 """A toy protocol: per video, the mean absolute difference between the numbers of GT/<video>.txt and
 PRED/<video>.txt (lower is better)."""
+from functools import partial
 from pathlib import Path
 
-from devil_dataset.eval.protocols.declaration import (
-    EvaluationProtocol, InputLayout, PaperTable, ResultKey, runnable_metrics)
+from devil_dataset.eval.protocols.declaration import EvaluationProtocol, InputLayout, PaperTable, ResultKey
 from devil_dataset.eval.protocols.registry import register_protocol
-from devil_dataset.eval.scoring.results import RESULTS_FORMAT, RESULTS_FORMAT_VERSION
-from devil_dataset.eval.stats.intervals import video_summary
+from devil_dataset.eval.protocols.runner import folder_document, mean_over_videos, prepare_run, score_videos
+
+
+def score_pair(gt_file, pred_dir):
+    """One video's values (module level: engine workers run it)."""
+    a = [float(x) for x in gt_file.read_text().split()]
+    b = [float(x) for x in (pred_dir / gt_file.name).read_text().split()]
+    return {"toy_err": sum(abs(x - y) for x, y in zip(a, b)) / len(a)}
 
 
 def evaluate(request):
-    metrics, skipped = runnable_metrics(PROTOCOL, request.metric_names, request.options)
+    setup = prepare_run(PROTOCOL, request.metric_names, request.options)
     gt, pred = Path(request.folders["gt_dir"]), Path(request.folders["pred_dir"])
-    videos = {}
-    for f in sorted(gt.glob("*.txt")):
-        a = [float(x) for x in f.read_text().split()]
-        b = [float(x) for x in (pred / f.name).read_text().split()]
-        videos[f.stem] = {"toy_err": sum(abs(x - y) for x, y in zip(a, b)) / len(a)}
-    values = [v["toy_err"] for v in videos.values()]
-    return {"format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION, "protocol": "toy",
-            "method": request.method or pred.name, "slice": None, "num_videos": len(videos),
-            "metrics": list(metrics), "summary": {"toy_err": sum(values) / len(values)}, "videos": videos,
-            "uncertainty": {"toy_err": video_summary(values, seed=request.options.seed)}, "skipped": skipped}
+    files = sorted(gt.glob("*.txt"))  # the layout listing
+    values = score_videos(files, partial(score_pair, pred_dir=pred), engine=request.engine, progress=False,
+                          name_of=lambda f: f.stem)
+    summary, uncertainty, _ = mean_over_videos(values, setup.metrics, request.options.seed)
+    return folder_document(PROTOCOL, request.options, setup, method=request.method, predictions=pred,
+                           inputs={"gt_dir": str(gt), "predictions": str(pred)}, record={"protocol": "toy"},
+                           fields={"num_videos": len(files), "summary": summary,
+                                   "videos": {f.stem: v for f, v in zip(files, values)}, "uncertainty": uncertainty},
+                           order=("num_videos", "metrics", "summary", "videos", "uncertainty", "skipped",
+                                  "provenance"))
 
 
 PROTOCOL = register_protocol(EvaluationProtocol(
@@ -76,7 +82,9 @@ def test_a_toy_protocol_runs_through_evaluate_report_and_the_paper_table(toy, tm
         assert main(["evaluate", "--protocol", "toy", "--gt-dir", str(tmp_path / "GT"), "--pred-dir",
                      str(tmp_path / method), "--out", str(tmp_path / f"{method}.json")]) == 0
     doc = json.loads((tmp_path / "good.json").read_text())
-    assert doc["protocol"] == "toy" and doc["summary"] == {"toy_err": 0.5}
+    assert doc["protocol"] == "toy" and doc["summary"] == {"toy_err": 0.5} and doc["method"] == "good"
+    assert list(doc) == ["format", "format_version", "protocol", "parity", "method", "slice", "num_videos", "metrics",
+                         "summary", "videos", "uncertainty", "skipped", "provenance"]  # the runner's document
     capsys.readouterr()
     assert main(["report", str(tmp_path / "good.json"), str(tmp_path / "bad.json")]) == 0
     out = capsys.readouterr().out

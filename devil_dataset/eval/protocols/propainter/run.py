@@ -33,27 +33,24 @@ import warnings
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ....core.cpu_pins import cpu_pinned
-from ....core.engines.local import map_ordered
 from ....core.errors import DevilError
 from ....core.flow import flow_estimator
 from ....core.hole_check import check_hole, hole_problem, hole_warning
-from ....core.progress import progress_bar
 from ....core.weights import cached_network, weights_provenance
 from ...kernels.composite import composite
 from ...kernels.frechet import GaussianStats, blas_provenance, frechet_of
 from ...metrics.metric import EvalOptions
-from ...metrics.registry import skipped_lines
-from ...scoring.one_pass import resolve_device
-from ...scoring.results import folder_provenance, folder_results
+from ...scoring.storage import decode_value
 from ...stats.frame_weighted import frame_weighted_summary
 from ...stats.intervals import video_summary
 from ..declaration import FolderRequest
 from ..declaration import runnable_metrics as shared_runnable_metrics
+from ..runner import StoredVideoScores, as_record, folder_document, prepare_run, score_videos, scoring_identity
 from .definition import (
     DEFAULT_PROPAINTER_METRICS,
     FRAME_METRICS,
@@ -85,6 +82,12 @@ from .layout import (
     read_davis_video,
     read_prediction_video,
 )
+
+#: The metrics that run a network (the device is resolved for them).
+NETWORK_METRICS: tuple[str, ...] = ("vfid", "ewarp", "hole_lpips")
+#: The fields of a propainter results document after the head, in their order.
+FIELDS: tuple[str, ...] = ("num_videos", "num_frames", "metrics", "summary", "videos", "frame_counts", "uncertainty",
+                           "infinite", "clipped", "skipped", "left_out", "warnings", "provenance")
 
 _FRAME_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "psnr": lambda gt, comp, hole: psnr_frames(comp, gt),
@@ -188,16 +191,17 @@ def _frame_mean(values: np.ndarray) -> float:
     return math.fsum(values) / len(values)
 
 
-@dataclass
-class _NetworkPass:
-    """What the network pass gathers: the VFID statistics, the E_warp value and the hole-only LPIPS per frame of
-    each video."""
+@dataclass(frozen=True)
+class VideoNetworkScores:
+    """What the network pass gathers of one video: the I3D vectors of the real and the composite video (VFID), the
+    E_warp value, the hole-only LPIPS per frame, and the video's hole problem (masks read inverted?)."""
 
-    real: GaussianStats
-    fake: GaussianStats
-    ewarp: dict[str, float]
-    hole_lpips: dict[str, np.ndarray]
-    hole_problems: dict[str, str]
+    name: str
+    real: np.ndarray | None = None
+    fake: np.ndarray | None = None
+    ewarp: float | None = None
+    hole_lpips: np.ndarray | None = None
+    hole_problem: str | None = None
 
 
 def _i3d(options: EvalOptions, network: Any) -> Any:
@@ -228,23 +232,42 @@ def hole_lpips_frames(net: Any, gt: np.ndarray, comp: np.ndarray, hole: np.ndarr
     return out
 
 
-def _network_pass(tasks: list[tuple[DavisVideo, tuple[Path, ...]]], metrics: Sequence[str], options: EvalOptions,
-                  size: tuple[int, int], nets: dict[str, Any], flow: Any, progress: bool) -> _NetworkPass:
-    out = _NetworkPass(GaussianStats(), GaussianStats(), {}, {}, {})
-    batch_norm = BATCH_NORM_OF_PARITY[str(options.parity)]
-    net = nets.get("i3d")
-    for video, pred_paths in progress_bar(tasks, desc="propainter networks", unit="video", enabled=progress):
-        gt, comp, hole = protocol_video(video, pred_paths, size, out.hole_problems)
-        if "hole_lpips" in metrics:
-            out.hole_lpips[video.name] = hole_lpips_frames(nets["lpips"], gt, comp, hole)
-        if "vfid" in metrics:  # the real and the composite video each alone in a forward pass
-            out.real.add(video_feature(net, gt, batch_norm, options.device)[None])
-            out.fake.add(video_feature(net, comp, batch_norm, options.device)[None])
-        if "ewarp" in metrics:  # flow on the ground truth, the composite warped (docs/propainter-protocol.md)
-            fw = flow.batch(gt[:-1], gt[1:]) if len(gt) > 1 else np.zeros((0, *gt.shape[1:3], 2), np.float32)
-            bw = flow.batch(gt[1:], gt[:-1]) if len(gt) > 1 else fw
-            out.ewarp[video.name] = ewarp_video(comp, fw, bw)
-    return out
+def network_video(task: tuple[DavisVideo, tuple[Path, ...]], metrics: Sequence[str], options: EvalOptions,
+                  size: tuple[int, int], nets: dict[str, Any], flow: Any) -> VideoNetworkScores:
+    """The network metrics of one video (run in this process: the networks are loaded here)."""
+    video, pred_paths = task
+    problems: dict[str, str] = {}
+    gt, comp, hole = protocol_video(video, pred_paths, size, problems)
+    out: dict[str, Any] = {"hole_problem": problems.get(video.name)}
+    if "hole_lpips" in metrics:
+        out["hole_lpips"] = hole_lpips_frames(nets["lpips"], gt, comp, hole)
+    if "vfid" in metrics:  # the real and the composite video each alone in a forward pass
+        batch_norm = BATCH_NORM_OF_PARITY[str(options.parity)]
+        out["real"] = video_feature(nets["i3d"], gt, batch_norm, options.device)
+        out["fake"] = video_feature(nets["i3d"], comp, batch_norm, options.device)
+    if "ewarp" in metrics:  # flow on the ground truth, the composite warped (docs/propainter-protocol.md)
+        fw = flow.batch(gt[:-1], gt[1:]) if len(gt) > 1 else np.zeros((0, *gt.shape[1:3], 2), np.float32)
+        bw = flow.batch(gt[1:], gt[:-1]) if len(gt) > 1 else fw
+        out["ewarp"] = ewarp_video(comp, fw, bw)
+    return VideoNetworkScores(video.name, **out)
+
+
+def _array(values: Sequence[Any]) -> np.ndarray:
+    return np.array([decode_value(v) for v in values], np.float64)
+
+
+def _decode_frames(record: Mapping[str, Any]) -> VideoFrameScores:
+    return VideoFrameScores(record["name"], int(record["num_frames"]),
+                            {m: _array(v) for m, v in record["values"].items()}, record["hole_problem"])
+
+
+def _decode_network(record: Mapping[str, Any]) -> VideoNetworkScores:
+    def array(key: str) -> np.ndarray | None:
+        return None if record[key] is None else _array(record[key])
+
+    return VideoNetworkScores(record["name"], array("real"), array("fake"),
+                              None if record["ewarp"] is None else decode_value(record["ewarp"]),
+                              array("hole_lpips"), record["hole_problem"])
 
 
 def vfid_of(real: GaussianStats, fake: GaussianStats) -> tuple[float, dict[str, Any]]:
@@ -312,6 +335,7 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     networks: dict[str, Any] | None = None,
     flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     progress: bool = False,
+    cache: str | Path | None = None,
 ) -> dict:
     """Score ``pred_dir`` against a DAVIS / YouTube-VOS layout with the ProPainter / E2FGVI protocol; returns the
     results document (``protocol: "propainter"``; ``summary`` holds ``psnr``, ``ssim``, ``vfid`` ...).
@@ -320,65 +344,101 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     ``parity`` (``release``: their BatchNorm behaviour; ``corrected``: eval mode), ``device``, ``precision``,
     ``flow`` (E_warp), ``seed`` (intervals). ``size`` (W, H): the protocol's 432x240 unless a test asks otherwise.
     ``workers``: processes for the pixel metrics. ``networks`` (``{"i3d": ..., "lpips": ...}``) / ``flow_fn``:
-    networks / a flow function injected (tests). Every layout problem is one DevilError before anything is scored.
-    See the module docstring.
+    networks / a flow function injected (tests). ``cache``: a folder keeping each video's values as it is scored
+    (:class:`~devil_dataset.eval.protocols.runner.StoredVideoScores`): run again after an interruption, only the videos
+    without values are scored. Every layout problem is one DevilError before anything is scored. See the module
+    docstring.
     """
-    metrics, skipped = runnable_metrics(metric_names or DEFAULT_PROPAINTER_METRICS, metric_names is not None,
-                                        list(networks or ()))
-    if not metrics:
-        raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    injected = networks or {}
+    setup = prepare_run(PROTOCOL, metric_names, options or EvalOptions(),
+                        provided=[m for m, net in METRIC_NETWORK.items() if net in injected],
+                        networks=NETWORK_METRICS)
+    metrics = setup.metrics
     size = (int(size[0]), int(size[1]))
-    options = replace(options or EvalOptions(), protocol="propainter")
-    if options.device == "auto":
-        needs_device = {"vfid", "ewarp", "hole_lpips"} & set(metrics)
-        options = replace(options, device=resolve_device("auto") if needs_device else "cpu")
+    options = replace(options or EvalOptions(), protocol=PROTOCOL.name, device=setup.device)
     videos = list_davis_videos(gt_dir, mask_dir)
     preds = list_prediction_frames(pred_dir, videos)
     left_out, notes = layout_notes(gt_dir, mask_dir, videos, pred_dir)
-    notes = [*skipped_lines(skipped), *notes]
+    notes = [*setup.notes, *notes]
     flow = flow_estimator(options.flow, options.device, flow_fn, precision=options.precision) \
         if "ewarp" in metrics else None  # before the pixel pass: a missing flow network fails first
     tasks = [(v, preds[v.name]) for v in videos]
     frame_metrics = tuple(m for m in metrics if m in FRAME_METRICS)
-    score = partial(score_video_frames, metrics=frame_metrics, size=size)
-    scores = list(progress_bar(map_ordered(score, tasks, jobs=workers), total=len(tasks), desc="propainter frames",
-                               unit="video", enabled=progress)) if frame_metrics else \
+    stores = _stores(cache, metrics, options, size, injected, flow, flow_fn)
+    scores = score_videos(tasks, partial(score_video_frames, metrics=frame_metrics, size=size), jobs=workers,
+                          progress=progress, desc="propainter frames", store=stores[0], name_of=_task_name,
+                          sources_of=_sources) if frame_metrics else \
         [VideoFrameScores(v.name, len(v.frame_paths), {}) for v in videos]  # the network pass reads the frames
-    injected = networks or {}
     nets = {**({"i3d": _i3d(options, injected.get("i3d"))} if "vfid" in metrics else {}),
             **({"lpips": _lpips(options, injected.get("lpips"))} if "hole_lpips" in metrics else {})}
-    passed = _network_pass(tasks, metrics, options, size, nets, flow, progress) if nets or flow else None
-    if "hole_lpips" in metrics and passed is not None:
-        for s in scores:
-            s.values["hole_lpips"] = passed.hole_lpips[s.name]
-    problems = {s.name: s.hole_problem for s in scores if s.hole_problem} if frame_metrics else \
-        (passed.hole_problems if passed is not None else {})
+    passed = score_videos(tasks, partial(network_video, metrics=metrics, options=options, size=size, nets=nets,
+                                         flow=flow), progress=progress, desc="propainter networks",
+                          store=stores[1], name_of=_task_name, sources_of=_sources) if nets or flow else []
+    for s, n in zip(scores, passed):
+        if n.hole_lpips is not None:
+            s.values["hole_lpips"] = n.hole_lpips
+    problems = {s.name: s.hole_problem for s in (scores if frame_metrics else passed) if s.hole_problem}
     inverted = hole_warning(problems, len(videos), str(mask_dir))
     if inverted:
         notes.append(inverted)
     summary, per_video, uncertainty, infinite = _frame_summaries(
         scores, tuple(m for m in metrics if m in FRAME_METRICS + NETWORK_FRAME_METRICS), options.seed)
     vfid_note: dict[str, Any] = {}
-    if "vfid" in metrics and passed is not None:
-        summary["vfid"], vfid_note = vfid_of(passed.real, passed.fake)
-    if "ewarp" in metrics and passed is not None:
-        values = [passed.ewarp[v.name] for v in videos]
-        for v in videos:
-            per_video[v.name]["ewarp"] = passed.ewarp[v.name]
-        uncertainty["ewarp"] = video_summary(values, seed=options.seed)
+    if "vfid" in metrics:
+        real, fake = GaussianStats(), GaussianStats()
+        for n in passed:
+            real.add(np.asarray(n.real)[None])
+            fake.add(np.asarray(n.fake)[None])
+        summary["vfid"], vfid_note = vfid_of(real, fake)
+    if "ewarp" in metrics:
+        for n in passed:
+            per_video[n.name]["ewarp"] = n.ewarp
+        uncertainty["ewarp"] = video_summary([float(n.ewarp) for n in passed if n.ewarp is not None],
+                                             seed=options.seed)
         summary["ewarp"] = uncertainty["ewarp"]["mean"]
-    provenance = folder_provenance(options, {
+    return folder_document(PROTOCOL, options, setup, method=method, predictions=pred_dir, inputs={
         "mode": "propainter", "gt_dir": str(gt_dir), "frames": str(frames_root(gt_dir)), "mask_dir": str(mask_dir),
-        "predictions": str(pred_dir)}, {
+        "predictions": str(pred_dir)}, record={
         "protocol": _protocol_record(metrics, options, size, flow.name if flow is not None else None),
-        "weights": {**(weights_provenance(("i3d",), "i3d" in injected) if "vfid" in metrics else {}),
-                    **(weights_provenance(("alexnet",), "lpips" in injected) if "hole_lpips" in metrics else {})},
-        "vfid": vfid_note})
-    return folder_results("propainter", options, method, pred_dir, {
-        "num_videos": len(videos), "num_frames": sum(s.num_frames for s in scores), "metrics": list(metrics),
-        "summary": {**{m: summary[m] for m in metrics}, **{m: float("nan") for m in skipped}}, "videos": per_video,
+        "weights": _weights_record(metrics, injected), "vfid": vfid_note}, fields={
+        "num_videos": len(videos), "num_frames": sum(s.num_frames for s in scores),
+        "summary": summary, "videos": per_video,
         "frame_counts": {s.name: s.num_frames for s in scores}, "uncertainty": uncertainty, "infinite": infinite,
-        "clipped": {}, "skipped": skipped, "left_out": left_out, "warnings": notes, "provenance": provenance})
+        "clipped": {}, "left_out": left_out, "warnings": notes}, order=FIELDS)
+
+
+def _task_name(task: tuple[DavisVideo, tuple[Path, ...]]) -> str:
+    return task[0].name
+
+
+def _sources(task: tuple[DavisVideo, tuple[Path, ...]]) -> tuple[Path, ...]:
+    """The files one video is scored from: its ground-truth frames, masks and output frames."""
+    video, pred_paths = task
+    return (*video.frame_paths, *video.mask_paths, *pred_paths)
+
+
+def _weights_record(metrics: Sequence[str], injected: Mapping[str, Any]) -> dict[str, Any]:
+    return {**(weights_provenance(("i3d",), "i3d" in injected) if "vfid" in metrics else {}),
+            **(weights_provenance(("alexnet",), "lpips" in injected) if "hole_lpips" in metrics else {})}
+
+
+def _stores(cache: str | Path | None, metrics: Sequence[str], options: EvalOptions, size: tuple[int, int],
+            injected: Mapping[str, Any], flow: Any, flow_fn: Any) -> tuple[StoredVideoScores | None, ...]:
+    """Where the frame pass's and the network pass's per-video records go (``cache``), keyed by what makes the
+    values what they are (the network pass: the weights files and the flow); none for the network pass when a
+    network or flow function was injected (nothing says what it computes)."""
+    if cache is None:
+        return None, None
+    frames = StoredVideoScores(cache, PROTOCOL.name, scoring_identity(
+        PROTOCOL.name, [m for m in metrics if m in FRAME_METRICS], options, size=list(size), pass_="frames"),
+        as_record, _decode_frames)
+    if injected or flow_fn is not None:
+        return frames, None
+    networks = StoredVideoScores(cache, PROTOCOL.name, scoring_identity(
+        PROTOCOL.name, [m for m in metrics if m not in FRAME_METRICS], options, size=list(size), pass_="networks",
+        weights=_weights_record(metrics, injected), flow=flow.name if flow is not None else None),
+        as_record, _decode_network)
+    return frames, networks
 
 
 def evaluate_request(request: FolderRequest) -> dict:
@@ -387,9 +447,9 @@ def evaluate_request(request: FolderRequest) -> dict:
     folders = request.folders
     return evaluate_propainter(folders["gt_dir"], folders["mask_dir"], folders["pred_dir"], request.metric_names,
                                request.options, method=request.method, workers=request.jobs,
-                               progress=request.progress)
+                               progress=request.progress, cache=request.cache)
 
 
 __all__ = ["DEFAULT_PROPAINTER_METRICS", "evaluate_request", "FRAME_METRICS", "METRIC_WEIGHTS", "NETWORK_FRAME_METRICS",
-           "PROPAINTER_METRICS", "VideoFrameScores", "evaluate_propainter", "hole_lpips_frames", "protocol_video",
-           "runnable_metrics", "score_video_frames", "vfid_of"]
+           "PROPAINTER_METRICS", "VideoFrameScores", "VideoNetworkScores", "evaluate_propainter", "hole_lpips_frames",
+           "network_video", "protocol_video", "runnable_metrics", "score_video_frames", "vfid_of"]

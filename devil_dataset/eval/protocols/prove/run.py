@@ -26,29 +26,32 @@ theirs leaves them out), names missing from a folder (``unmatched``), masks that
 """
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import cv2
 import numpy as np
 
 from ....core.cpu_pins import cpu_pinned
 from ....core.engines import Engine
-from ....core.engines.local import map_ordered
-from ....core.errors import DevilError
 from ....core.hole_check import hole_warning
 from ....core.progress import progress_bar
 from ...metrics.metric import EvalOptions
-from ...metrics.registry import skipped_lines
 from ...metrics.removal_fidelity import REMOVAL_FIDELITY_METRICS, fidelity_video
-from ...scoring.one_pass import resolve_device
-from ...scoring.results import folder_provenance, folder_results
-from ...stats.intervals import video_summary
-from ..declaration import FolderRequest, runnable_metrics
+from ...scoring.storage import decode_value
+from ..declaration import FolderRequest
+from ..runner import (
+    StoredVideoScores,
+    as_record,
+    folder_document,
+    mean_over_videos,
+    prepare_run,
+    score_videos,
+    scoring_identity,
+)
 from . import kernels as k
 from .definition import PROTOCOL, PROVE_METRICS
 from .input_check import check_prove_sources
@@ -162,17 +165,27 @@ def protocol_record(metrics: Sequence[str], arithmetic: str = "float32") -> dict
     }
 
 
-def _summaries(scores: list[ProveVideoScores], metrics: Sequence[str], seed: int) -> tuple[dict, dict, dict]:
-    summary, uncertainty, unscored = {}, {}, {}
-    for m in metrics:
-        values = [s.values[m] for s in scores]
-        ok = [v for v in values if not math.isnan(v)]
-        summary[m] = math.fsum(ok) / len(ok) if ok else float("nan")
-        uncertainty[m] = video_summary(values, seed=seed)
-        missing = [s.name for s, v in zip(scores, values) if math.isnan(v)]
-        if missing:
-            unscored[m] = missing
-    return summary, uncertainty, unscored
+#: The fields of a prove results document after the head, in their order (``?``: written only when not empty).
+FIELDS: tuple[str, ...] = ("num_videos", "num_frames", "metrics", "directions", "summary", "videos", "video_counts",
+                           "frame_counts", "uncertainty", "unscored", "unmatched", "input_notes", "infinite", "clipped",
+                           "skipped", "provenance", "warnings?")
+
+
+def _decode_scores(record: Mapping[str, Any]) -> ProveVideoScores:
+    """A stored :class:`ProveVideoScores` back (``null`` values: NaN)."""
+    return ProveVideoScores(record["name"], {m: decode_value(v) for m, v in record["values"].items()},
+                            dict(record["counts"]), dict(record["notes"]))
+
+
+def _store(cache: str | Path | None, metrics: Sequence[str], options: EvalOptions, network: FeatureFn | None,
+           identity: dict[str, Any] | None) -> StoredVideoScores | None:
+    """Where the per-video records go (``cache``), keyed by what makes the values what they are; none for an
+    injected network without an ``identity`` (nothing says what it computes)."""
+    if cache is None or (network is not None and identity is None):
+        return None
+    model = identity if network is not None else options.dino_model if set(metrics) & set(REMOVAL_METRICS) else None
+    return StoredVideoScores(cache, PROTOCOL.name, scoring_identity(PROTOCOL.name, metrics, options, model=model,
+                                                                    max_frames=MAX_FRAMES), as_record, _decode_scores)
 
 
 @cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
@@ -189,59 +202,53 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
     identity: dict[str, Any] | None = None,
     progress: bool = False,
     on_video: Callable[[ProveVideoScores], None] | None = None,
+    cache: str | Path | None = None,
 ) -> dict:
     """Score a method's removals (``pred_dir``) with RC-S / RC-T; returns the results document (``protocol:
     "prove"``; ``summary`` holds ``rc_s``, ``rc_t``). ``options``: ``dino_model`` (a ``save_pretrained`` folder or a
     cached Hub id), ``device``, ``batch_size`` (crops per forward pass), ``seed`` (intervals). ``engine``: where the
     videos are scored (local processes or Ray; each worker loads the model once). ``network``: an injected feature
-    function (tests; then everything runs here), ``identity`` what to record about it. See the module docstring."""
+    function (tests; then everything runs here), ``identity`` what to record about it. ``cache``: a folder keeping
+    each video's values as it is scored (:class:`~devil_dataset.eval.protocols.runner.StoredVideoScores`): run again
+    after an interruption, only the videos without values are scored. See the module docstring."""
     options = options or EvalOptions(protocol="prove")
     # a missing model: RC-S / RC-T skipped with a note (default metrics) or an error (named), before any video
-    metrics, skipped = runnable_metrics(PROTOCOL, metric_names, options,
-                                        REMOVAL_METRICS if network is not None else ())
-    if not metrics:
-        raise DevilError("no metric can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
-    device = resolve_device(options.device)
+    setup = prepare_run(PROTOCOL, metric_names, options, provided=REMOVAL_METRICS if network is not None else (),
+                        networks=REMOVAL_METRICS if network is None else ())
+    metrics = setup.metrics
     layout = list_prove_videos(input_dir, pred_dir, mask_dir)
     check_prove_sources(layout)  # every bad file named in one error, before any video is scored
-    score = partial(score_prove_video, metrics=metrics, model=options.dino_model, device=device,
-                    batch_size=options.batch_size, network=network,
-                    arithmetic=ARITHMETIC_OF_PARITY[str(options.parity)],
+    arithmetic = ARITHMETIC_OF_PARITY[str(options.parity)]
+    score = partial(score_prove_video, metrics=metrics, model=options.dino_model, device=setup.device,
+                    batch_size=options.batch_size, network=network, arithmetic=arithmetic,
                     progress=progress and (engine is None or network is not None))  # crops: in this process only
-    runs = engine.map_ordered(score, layout.videos) if engine is not None and network is None \
-        else map_ordered(score, layout.videos)
-    scores = []
-    for s in progress_bar(runs, total=len(layout.videos), desc="prove", unit="video", enabled=progress):
-        scores.append(s)
-        if on_video is not None:
-            on_video(s)
-    summary, uncertainty, unscored = _summaries(scores, metrics, options.seed)
-    summary.update({m: float("nan") for m in skipped})
+    scores = score_videos(layout.videos, score, engine=engine if network is None else None, progress=progress,
+                          desc="prove", on_video=on_video, store=_store(cache, metrics, options, network, identity),
+                          sources_of=lambda v: (v.inputs, v.results, v.masks))
+    summary, uncertainty, unscored = mean_over_videos([s.values for s in scores], metrics, options.seed,
+                                                      names=[s.name for s in scores])
     dino = identity if identity is not None else {"name": "injected"} if network is not None else \
-        dinov2(options.dino_model, device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
-    provenance = folder_provenance(
-        options,
-        {"mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir), "mask_dir": str(mask_dir)},
-        {"protocol": protocol_record(metrics, ARITHMETIC_OF_PARITY[str(options.parity)]), "dino": dino})
-    return folder_results("prove", options, method, pred_dir, {
-        "num_videos": len(scores), "num_frames": sum(s.counts["frames"] for s in scores), "metrics": list(metrics),
+        dinov2(options.dino_model, setup.device).identity() if set(metrics) & set(REMOVAL_METRICS) else None
+    return folder_document(PROTOCOL, options, setup, method=method, predictions=pred_dir, inputs={
+        "mode": "prove", "input_dir": str(input_dir), "predictions": str(pred_dir), "mask_dir": str(mask_dir)},
+        record={"protocol": protocol_record(metrics, arithmetic), "dino": dino}, fields={
+        "num_videos": len(scores), "num_frames": sum(s.counts["frames"] for s in scores),
         "directions": directions(metrics), "summary": summary,
         "videos": {s.name: dict(s.values) for s in scores},
         "video_counts": {s.name: {c: v for c, v in s.counts.items() if c != "frames"} for s in scores},
         "frame_counts": {s.name: s.counts["frames"] for s in scores}, "uncertainty": uncertainty,
         "unscored": unscored, "unmatched": layout.unmatched,
         "input_notes": {s.name: s.notes for s in scores if s.notes},
-        "infinite": {}, "clipped": {}, "skipped": skipped, "provenance": provenance,
-        **({"warnings": skipped_lines(skipped)} if skipped else {}),
-    })
+        "infinite": {}, "clipped": {}, "warnings": setup.notes}, order=FIELDS)
 
 
 def evaluate_request(request: FolderRequest) -> dict:
     """``devil evaluate --protocol prove``: :func:`evaluate_prove` of the request's ``input_dir``, ``pred_dir`` and
-    ``mask_dir`` (an engine only when asked for: several processes or Ray)."""
+    ``mask_dir`` (an engine only when asked for: several processes or Ray; per-video values kept in ``cache``)."""
     folders = request.folders
     return evaluate_prove(folders["input_dir"], folders["pred_dir"], folders["mask_dir"], request.metric_names,
-                          request.options, method=request.method, engine=request.engine, progress=request.progress)
+                          request.options, method=request.method, engine=request.engine, progress=request.progress,
+                          cache=request.cache)
 
 
 def removal_lines(doc: dict) -> list[str]:

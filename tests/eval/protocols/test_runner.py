@@ -1,0 +1,175 @@
+"""The folder protocols' one runner: an interrupted run started again scores only the videos without a stored record
+and writes the document of an uninterrupted run, byte for byte; a changed file or option is scored again."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from devil_dataset.eval.metrics.metric import EvalOptions
+from devil_dataset.eval.protocols.propainter import run as propainter_run
+from devil_dataset.eval.protocols.prove import run as prove_run
+from devil_dataset.eval.protocols.runner import score_videos
+from devil_dataset.eval.scoring.results import DEVIL_FIELDS, dumps, results_document
+
+from ..davis_data import TEST_SIZE, write_davis_layout
+from ..prove_data import write_prove_layout
+
+
+def _patch_features(images):
+    """A deterministic stand-in for DINOv2: each 14x14 patch's mean colour (a function of the crop only)."""
+    out = []
+    for i in images:
+        h, w = i.shape[0] // 14 * 14, i.shape[1] // 14 * 14
+        out.append(i[:h, :w].reshape(h // 14, 14, w // 14, 14, 3).mean((1, 3)).astype(np.float32))
+    return np.stack(out)
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _counting(monkeypatch, module, name):
+    """Replace ``module.name`` by a wrapper recording the name of each video it scores."""
+    scored: list[str] = []
+    real = getattr(module, name)
+
+    def wrapper(item, *args, **kwargs):
+        scored.append(item.name if hasattr(item, "name") else item[0].name)
+        return real(item, *args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return scored
+
+
+@pytest.fixture(scope="module")
+def prove_dirs(tmp_path_factory):
+    return write_prove_layout(tmp_path_factory.mktemp("prove"), cases=("moving", "corner", "two_parts"))
+
+
+def _prove(dirs, cache=None, **kwargs):
+    return prove_run.evaluate_prove(*dirs, ["rc_s", "rc_t", "bg_psnr"], EvalOptions(protocol="prove"), method="m",
+                                    network=_patch_features, identity={"name": "patch means"}, cache=cache, **kwargs)
+
+
+def test_an_interrupted_prove_run_resumes_with_only_the_rest_and_the_same_document(prove_dirs, tmp_path,
+                                                                                  monkeypatch):
+    whole = _prove(prove_dirs)
+    seen: list[str] = []
+
+    def stop_after_first(scores):
+        seen.append(scores.name)
+        raise Interrupted
+
+    scored = _counting(monkeypatch, prove_run, "score_prove_video")
+    with pytest.raises(Interrupted):
+        _prove(prove_dirs, tmp_path / "cache", on_video=stop_after_first)
+    assert seen == ["corner"] and scored == ["corner"]  # the first video (names sorted), stored before on_video
+    scored.clear()
+    resumed = _prove(prove_dirs, tmp_path / "cache")
+    assert scored == ["moving", "two_parts"]  # only what the interrupted run had not scored
+    assert dumps(resumed) == dumps(whole)
+    scored.clear()
+    assert dumps(_prove(prove_dirs, tmp_path / "cache")) == dumps(whole) and scored == []  # all stored
+
+
+def test_a_changed_file_or_option_is_scored_again(prove_dirs, tmp_path, monkeypatch):
+    _prove(prove_dirs, tmp_path / "cache")
+    scored = _counting(monkeypatch, prove_run, "score_prove_video")
+    prove_run.evaluate_prove(*prove_dirs, ["rc_s", "rc_t", "bg_psnr"], EvalOptions(protocol="prove",
+                             parity="corrected"), network=_patch_features, identity={"name": "patch means"},
+                             cache=tmp_path / "cache")
+    assert scored == ["corner", "moving", "two_parts"]  # another parity: other values
+    scored.clear()
+    (prove_dirs[1] / "corner.mp4").write_bytes((prove_dirs[1] / "moving.mp4").read_bytes())
+    _prove(prove_dirs, tmp_path / "cache")
+    assert scored == ["corner"]  # its result's bytes changed
+    prove_run.evaluate_prove(*prove_dirs, ["rc_s"], network=_patch_features, cache=tmp_path / "anonymous")
+    assert not (tmp_path / "anonymous").exists()  # an injected network without an identity: never stored
+
+
+def test_an_interrupted_propainter_run_resumes_with_only_the_rest(tmp_path, monkeypatch):
+    data = write_davis_layout(tmp_path / "davis", (3, 2, 2))
+    args = (data.gt_dir, data.mask_dir, data.pred_dir, ["psnr", "ssim", "hole_psnr"])
+    whole = propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m")
+    scored = _counting(monkeypatch, propainter_run, "score_video_frames")
+    real = propainter_run.score_video_frames
+
+    def fail_on_v1(task, *a, **k):
+        if task[0].name == "v1":
+            raise Interrupted
+        return real(task, *a, **k)
+
+    monkeypatch.setattr(propainter_run, "score_video_frames", fail_on_v1)
+    with pytest.raises(Interrupted):
+        propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", cache=tmp_path / "cache")
+    assert scored == ["v0"]
+    monkeypatch.setattr(propainter_run, "score_video_frames", real)
+    scored = _counting(monkeypatch, propainter_run, "score_video_frames")
+    resumed = propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", cache=tmp_path / "cache")
+    assert scored == ["v1", "v2"] and dumps(resumed) == dumps(whole)
+
+
+def test_the_propainter_network_pass_is_stored_and_read_back_identical(tmp_path, monkeypatch):
+    data = write_davis_layout(tmp_path / "davis", (3, 2))
+    args = (data.gt_dir, data.mask_dir, data.pred_dir, ["psnr", "ewarp"], EvalOptions(flow="dis", device="cpu"))
+    whole = propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", cache=tmp_path / "cache")
+    scored = _counting(monkeypatch, propainter_run, "network_video")
+    again = propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", cache=tmp_path / "cache")
+    assert scored == [] and dumps(again) == dumps(whole)  # E_warp read back, not computed
+    assert whole["provenance"]["protocol"]["ewarp"]["flow"] == "dis" and whole["summary"]["ewarp"] > 0
+
+
+def test_score_videos_calls_on_video_in_order_for_stored_and_new_results():
+    got: list[float] = []
+    assert score_videos([1.0, 2.0, 3.0], abs, on_video=got.append) == [1.0, 2.0, 3.0] and got == [1.0, 2.0, 3.0]
+
+
+def test_every_field_has_a_place_in_the_document():
+    with pytest.raises(ValueError, match="without a place in the document: extra"):
+        results_document("m", None, {"extra": 1}, DEVIL_FIELDS)
+    with pytest.raises(KeyError):
+        results_document("m", None, {}, ("num_videos",))
+
+
+def test_devil_evaluate_protocol_prove_resumes_from_values_cache(prove_dirs, tmp_path, monkeypatch, capsys):
+    from devil_dataset.cli import main
+
+    command = ["evaluate", "--protocol", "prove", "--input-dir", str(prove_dirs[0]), "--pred-dir",
+               str(prove_dirs[1]), "--mask-dir", str(prove_dirs[2]), "--metrics", "bg_psnr", "masked_ssim",
+               "--no-progress"]
+    assert main([*command, "--out", str(tmp_path / "whole.json")]) == 0
+    real = prove_run.score_prove_video
+    scored: list[str] = []
+
+    def interrupted_at_moving(video, *args, **kwargs):
+        scored.append(video.name)
+        if video.name == "moving":
+            raise KeyboardInterrupt  # Ctrl-C while the second video is scored
+        return real(video, *args, **kwargs)
+
+    monkeypatch.setattr(prove_run, "score_prove_video", interrupted_at_moving)
+    cached = [*command, "--values-cache", str(tmp_path / "cache"), "--out", str(tmp_path / "resumed.json")]
+    assert main(cached) == 130  # "devil: interrupted; completed outputs are kept, re-run to resume"
+    assert not (tmp_path / "resumed.json").exists() and scored == ["corner", "moving"]
+    scored.clear()
+    monkeypatch.setattr(prove_run, "score_prove_video", lambda video, *a, **k: scored.append(video.name)
+                        or real(video, *a, **k))
+    assert main(cached) == 0
+    assert scored == ["moving", "two_parts"]
+    assert (tmp_path / "resumed.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+    assert main(["evaluate", "--dataset", str(tmp_path), "--config", "c", "--predictions", str(tmp_path),
+                 "--values-cache", str(tmp_path / "cache")]) == 2
+    assert "--values-cache: only with a protocol reading folders of its own" in capsys.readouterr().err
+
+
+def test_records_stored_by_engine_workers_read_back_identical(prove_dirs, tmp_path):
+    from devil_dataset.core.engines import get_engine
+
+    def run(**kwargs):
+        return prove_run.evaluate_prove(*prove_dirs, ["bg_psnr", "masked_psnr"], method="m", **kwargs)
+
+    here = run()
+    engine = get_engine("local", jobs=2)
+    assert dumps(run(engine=engine, cache=tmp_path / "cache")) == dumps(here)
+    assert len(list((tmp_path / "cache" / "prove").glob("*.json"))) == 3
+    assert dumps(run(cache=tmp_path / "cache")) == dumps(here)  # read back in this process
