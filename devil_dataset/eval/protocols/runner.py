@@ -166,7 +166,10 @@ class StoredVideoScores:
             return None
         if not isinstance(doc, dict) or doc.get("scoring") != self.identity or doc.get("content") != content:
             return None
-        return self.decode(doc["record"])
+        try:
+            return self.decode(doc["record"])
+        except (KeyError, TypeError, ValueError):  # a damaged record reads as missing: the video is scored again
+            return None
 
     def save(self, name: str, content: str, record: Any) -> None:
         atomic_write_text(self.path(name, content), dumps({"video": name, "scoring": self.identity,

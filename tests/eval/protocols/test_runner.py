@@ -173,3 +173,17 @@ def test_records_stored_by_engine_workers_read_back_identical(prove_dirs, tmp_pa
     assert dumps(run(engine=engine, cache=tmp_path / "cache")) == dumps(here)
     assert len(list((tmp_path / "cache" / "prove").glob("*.json"))) == 3
     assert dumps(run(cache=tmp_path / "cache")) == dumps(here)  # read back in this process
+
+
+def test_a_damaged_record_is_scored_again(prove_dirs, tmp_path, monkeypatch):
+    """A stored record that no longer decodes (bad UTF-8, a missing field, a value of the wrong type) reads as
+    missing: its video is scored again and the document is the uninterrupted run's."""
+    whole = _prove(prove_dirs, tmp_path / "cache")
+    records = sorted((tmp_path / "cache" / "prove").glob("*.json"))
+    assert len(records) == 3
+    records[0].write_bytes(b"\xff" + records[0].read_bytes()[1:])
+    doc = records[1].read_text()
+    records[1].write_text(doc.replace('"record"', '"recorded"'))
+    scored = _counting(monkeypatch, prove_run, "score_prove_video")
+    assert dumps(_prove(prove_dirs, tmp_path / "cache")) == dumps(whole)
+    assert sorted(scored) == sorted(p.name.rsplit("-", 1)[0] for p in records[:2])
