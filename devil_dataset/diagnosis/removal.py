@@ -49,7 +49,7 @@ from ..eval.protocols.prove.layout import (
     read_frames,
     read_palette_indices,
 )
-from ..eval.protocols.prove.mask_reading import PreparedMasks, mask_reading_lines, prepare_masks
+from ..eval.protocols.prove.mask_reading import PreparedMasks, prepare_masks
 from ..eval.protocols.prove.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS
 from ..eval.protocols.prove.run import PROVE_METRICS, ProveVideoScores, removal_lines, score_prove_video
 from .attributes import AttributeOptions

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -264,7 +265,7 @@ def probe(sections: tuple[str, ...] = SECTIONS) -> dict[str, str]:
             out.update(baselines(Path(tmp)))
         if "networks" in sections:
             out.update(networks(int(os.environ.get("DEVIL_PROBE_BATCH", "8"))))
-        if "removal" in sections:
+        if "removal" in sections and importlib.util.find_spec("transformers") is not None:  # the removal extra
             out.update(removal())
     return out
 
