@@ -76,7 +76,15 @@ def _write_png(path: Path, image: np.ndarray) -> None:
 def read_removal_masks(path: Path) -> PreparedMasks:
     """One mask video (white = object) read as the prove protocol reads it: palette PNGs by index, 0/1 masks scaled
     to 0/255, the notes of :func:`~devil_dataset.eval.protocols.prove.mask_reading.prepare_masks` (what was read, grey
-    values, an inverted hole); ``hole`` is the object (grey > 127 after that reading)."""
+    values, an inverted hole); ``hole`` is the object (grey > 127 after that reading).
+
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp()); m = np.zeros((8, 8), np.uint8); m[2:5, 2:5] = 1  # DAVIS-style 0/1
+        >>> _ = cv2.imwrite(str(d / "00000.png"), m)
+        >>> read = read_removal_masks(d)
+        >>> read.notes["mask_values"]["kind"], int(read.hole.sum())
+        ('zero_one', 9)
+    """
     palette = palette_pngs(path)
     return prepare_masks(read_palette_indices(path) if palette else read_frames(path), palette)
 
