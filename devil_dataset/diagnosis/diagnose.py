@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..core.engines import Engine
 from ..core.errors import DevilError
@@ -104,6 +104,10 @@ class GroundTruthInputs:
             for note in layout_notes(self.gt_dir, self.mask_dir, videos, None)[1]:
                 print(f"devil diagnose: {note}", file=sys.stderr)
         return pairs
+
+    def labelling_record(self) -> dict[str, Any]:
+        """Nothing: the masks of a dataset with ground truth are read as its layout defines them."""
+        return {}
 
     def scoring_identity(self) -> str:
         return scoring_identity(list(self.metrics), self.eval_options or EvalOptions())

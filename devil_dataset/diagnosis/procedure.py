@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 from ..core.atomic import unwritable_reason
 from ..core.engines import Engine
@@ -69,6 +69,10 @@ class DiagnosisInputs(Protocol):
     def pairs(self) -> list[Pair]:
         """The (video, mask) pairs the attribute pass labels (after :meth:`check`; may write under the output)."""
 
+    def labelling_record(self) -> dict[str, Any]:
+        """What ``attributes.json`` records (in its options) about how the inputs were read for labelling (after
+        :meth:`pairs`; empty when there is nothing to say)."""
+
     def scoring_identity(self) -> str:
         """What makes the methods' values what they are (metrics, models, parity): part of every value's cache key."""
 
@@ -114,6 +118,7 @@ def run_diagnosis(out_dir: str | Path, inputs: DiagnosisInputs, *, options: Attr
                                       progress=progress)
     for note in stats.notes():
         print(f"devil diagnose: {note}", file=sys.stderr)
+    table.options.update(inputs.labelling_record())
     result = DiagnosisResult(table, stats)
     result.paths += write_attribute_table(out_dir, table)
     if inputs.methods:

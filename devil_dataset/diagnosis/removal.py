@@ -9,8 +9,11 @@ video's values are cached by the content of its input, mask and result and by th
 model's identity, the parity's arithmetic). Without ``predictions`` only the attributes are computed.
 
 The PROVE layout (``IN/<name>.mp4``, ``MASKS/<name>.mp4``, each method's ``RESULT/<name>.mp4``, or folders of
-frames) is written once as a DAVIS-layout copy (PNG frames, masks thresholded at > 127 as PROVE does) that the
-attribute pass reads; the attribute cache keys on content, so a second run computes nothing.
+frames) is written once as a DAVIS-layout copy (PNG frames, 0/255 masks) that the attribute pass reads; the attribute
+cache keys on content, so a second run computes nothing. The masks are read as ``devil evaluate --protocol prove``
+reads them (:func:`~devil_dataset.eval.protocols.prove.mask_reading.prepare_masks`): 0/1 (DAVIS-style) and palette
+masks are objects, never empty; the object is then grey > 127. What was read is said on the console and recorded
+in ``attributes.json`` (``options.mask_reading``), as the evaluation's results record it.
 
     >>> from devil_dataset.diagnosis.removal import REMOVAL_DIAGNOSIS_METRICS
     >>> REMOVAL_DIAGNOSIS_METRICS
@@ -37,8 +40,16 @@ from ..core.progress import progress_bar
 from ..eval.kernels.device import resolve_device
 from ..eval.metrics.metric import EvalOptions
 from ..eval.protocols.propainter.layout import MASK_NAME, PROTOCOL_SIZE
-from ..eval.protocols.prove.kernels import MASK_THRESHOLD, grey_mask
-from ..eval.protocols.prove.layout import MAX_FRAMES, ProveLayout, ProveVideo, list_prove_videos, read_frames
+from ..eval.protocols.prove.layout import (
+    MAX_FRAMES,
+    ProveLayout,
+    ProveVideo,
+    list_prove_videos,
+    palette_pngs,
+    read_frames,
+    read_palette_indices,
+)
+from ..eval.protocols.prove.mask_reading import PreparedMasks, prepare_masks
 from ..eval.protocols.prove.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS
 from ..eval.protocols.prove.run import PROVE_METRICS, ProveVideoScores, removal_lines, score_prove_video
 from .attributes import AttributeOptions
@@ -62,25 +73,59 @@ def _write_png(path: Path, image: np.ndarray) -> None:
     tmp.replace(path)  # atomic: a stopped run never leaves half a frame
 
 
+def read_removal_masks(path: Path) -> PreparedMasks:
+    """One mask video (white = object) read as the prove protocol reads it: palette PNGs by index, 0/1 masks scaled
+    to 0/255, the notes of :func:`~devil_dataset.eval.protocols.prove.mask_reading.prepare_masks` (what was read, grey
+    values, an inverted hole); ``hole`` is the object (grey > 127 after that reading).
+
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp()); m = np.zeros((8, 8), np.uint8); m[2:5, 2:5] = 1  # DAVIS-style 0/1
+        >>> _ = cv2.imwrite(str(d / "00000.png"), m)
+        >>> read = read_removal_masks(d)
+        >>> read.notes["mask_values"]["kind"], int(read.hole.sum())
+        ('zero_one', 9)
+    """
+    palette = palette_pngs(path)
+    return prepare_masks(read_palette_indices(path) if palette else read_frames(path), palette)
+
+
+def _marker_notes(marker: Path) -> dict | None:
+    """The mask notes a finished video's ``.done`` marker records; None for a missing marker or one from before masks
+    were read as the prove protocol reads them (its copy is written again)."""
+    try:
+        doc = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc.get("mask_notes") if isinstance(doc, dict) and isinstance(doc.get("mask_notes"), dict) else None
+
+
 def labelling_layout(videos: Sequence[ProveVideo], root: Path) -> tuple[Path, Path]:
     """The input videos and masks as a DAVIS layout under ``root`` (``GT/<name>/%05d.png``, ``MASKS/<name>/
-    00000.png`` ... 0/255 at PROVE's threshold), each cut to the shorter of the two; written once (a ``done`` marker
-    per video)."""
+    00000.png`` ... 0/255: the object as :func:`read_removal_masks` reads it), each cut to the shorter of the two;
+    written once (a ``.done`` marker per video records the frames and the mask notes, :func:`labelling_notes`)."""
     gt, masks = root / "GT", root / "MASKS"
     for v in videos:
-        if (gt / v.name / ".done").is_file():
+        if _marker_notes(gt / v.name / ".done") is not None:
             continue
-        frames, mask = read_frames(v.inputs), read_frames(v.masks)
-        n = min(len(frames), len(mask))
+        frames, prepared = read_frames(v.inputs), read_removal_masks(v.masks)
+        n = min(len(frames), len(prepared.hole))
         for t in range(n):
             _write_png(gt / v.name / f"{t:05d}.png", cv2.cvtColor(frames[t], cv2.COLOR_RGB2BGR))
-            hole: np.ndarray = (grey_mask(mask[t]) > MASK_THRESHOLD).astype(np.uint8) * 255
+            hole: np.ndarray = prepared.hole[t].astype(np.uint8) * 255
             if hole.shape != frames[t].shape[:2]:
                 hole = np.asarray(cv2.resize(hole, (frames[t].shape[1], frames[t].shape[0]),
                                              interpolation=cv2.INTER_NEAREST))
             _write_png(masks / v.name / MASK_NAME.format(t), hole)
-        atomic_write_text(gt / v.name / ".done", f"{n}\n")
+        marker = {"frames": n, "mask_notes": plain_notes(prepared.notes)}
+        atomic_write_text(gt / v.name / ".done", json.dumps(marker, sort_keys=True) + "\n")
     return gt, masks
+
+
+def labelling_notes(videos: Sequence[ProveVideo], root: Path) -> dict[str, dict]:
+    """Video -> the mask notes of its labelling copy (:func:`labelling_layout`; only videos with a note: a plain
+    0/255 mask has none)."""
+    notes = {v.name: _marker_notes(root / "GT" / v.name / ".done") for v in videos}
+    return {name: n for name, n in notes.items() if n}
 
 
 def source_fingerprint_of(path: Path) -> str | None:
@@ -126,6 +171,7 @@ class RemovalInputs:
     network_identity: dict | None = None
     videos: list[ProveVideo] = field(default_factory=list)  # the inputs with a mask (what the attributes label)
     layouts: dict[str, ProveLayout] = field(default_factory=dict)  # method -> its matched videos
+    mask_notes: dict[str, dict] = field(default_factory=dict)  # video -> how its mask was read (labelling copy)
     _model: Any = None
 
     @property
@@ -172,8 +218,21 @@ class RemovalInputs:
             self._model = load_dinov2(self.eval_options.dino_model, resolve_device(self.eval_options.device))
 
     def pairs(self) -> list[Pair]:
+        """The labelling copy's pairs; what its masks held is said on stderr in the evaluation's words (a 0/1 or
+        palette mask read as the object, lossy or grey masks, an inverted hole)."""
         gt, masks = labelling_layout(self.videos, self.labelling_root)
+        self.mask_notes = labelling_notes(self.videos, self.labelling_root)
+        doc = {"num_videos": len(self.videos), "input_notes": self.mask_notes,
+               "provenance": {"inputs": {"mask_dir": str(self.mask_dir)}}}
+        for line in removal_lines(doc):
+            print(f"devil diagnose: attributes: {line}", file=sys.stderr)
         return davis_pairs(gt, masks, self.options.scoring_size)
+
+    def labelling_record(self) -> dict[str, Any]:
+        """``attributes.json``'s record of how the masks were read: ``mask_reading``, video -> its notes (what
+        :func:`read_removal_masks` read: ``mask_values``, ``non_binary_mask``, ``inverted_mask``), empty when every
+        mask was plain 0/255."""
+        return {"mask_reading": dict(self.mask_notes)}
 
     def _arithmetic(self) -> str:
         return ARITHMETIC_OF_PARITY[str(self.eval_options.parity)]
@@ -272,4 +331,4 @@ def diagnose_removals(  # noqa: PLR0913  (public API: keyword-only options)
 
 
 __all__ = ["LABELLING_FOLDER", "REMOVAL_DIAGNOSIS_METRICS", "RemovalInputs", "diagnose_removals", "labelling_layout",
-           "plain_notes", "source_fingerprint_of"]
+           "labelling_notes", "plain_notes", "read_removal_masks", "source_fingerprint_of"]

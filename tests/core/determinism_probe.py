@@ -9,7 +9,10 @@ Sections (``DEVIL_PROBE_SECTIONS``, comma-separated; all by default):
 - ``baselines``: Telea, aligned copy, flow propagation, and the weight-free metrics on one of them;
 - ``networks``: LPIPS, FID, PVCS, VFID and the RAFT warp error through ``evaluate_methods`` with seeded random weights
   planted in a private weights cache (the real loading path; ``DEVIL_PROBE_WEIGHTS`` names a folder where the test
-  planted them once).
+  planted them once);
+- ``removal``: RC-S and RC-T (PROVE's metrics, both MMD arithmetics) of a tiny generated video with a moving mask,
+  scored by a seeded random DINOv2 written with ``save_pretrained`` and read through the package's loader (the
+  portable network path), and the features of its crops; values as ``float.hex``.
 
 Simulated CPUs: ``DEVIL_TEST_AV_CPU_FLAGS`` (an integer) forces FFmpeg's CPU flags through ``av_force_cpu_flags``
 (0 = no SIMD), the one dispatch that has no environment variable of its own; ``DEVIL_TEST_X264_ASM`` sets x264's
@@ -21,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -34,7 +38,7 @@ devil_dataset.pin_process()  # as the devil command: the CPU pins before torch a
 
 import numpy as np  # noqa: E402
 
-SECTIONS = ("media", "labels", "baselines", "networks")
+SECTIONS = ("media", "labels", "baselines", "networks", "removal")
 
 
 def _force_av_cpu_flags() -> None:
@@ -213,6 +217,42 @@ def networks(batch_size: int = 8) -> dict[str, str]:
     return {**{f"network_{k}": repr(v) for k, v in sorted(result.summary.items())}, "network_raft": digest(flows)}
 
 
+def removal_video() -> tuple[np.ndarray, np.ndarray]:
+    """Three 64x48 frames of seeded noise and a 16x20 white square (the removed object) moving 4 px a frame."""
+    frames = np.random.default_rng(11).integers(0, 256, (3, 48, 64, 3), dtype=np.uint8)
+    masks = np.zeros((3, 48, 64), np.uint8)
+    for t in range(3):
+        masks[t, 14:30, 16 + 4 * t:36 + 4 * t] = 255
+    return frames, masks
+
+
+def removal() -> dict[str, str]:
+    """RC-S and RC-T of :func:`removal_video` in both MMD arithmetics (``float32``: PROVE's own, the ``release``
+    parity; ``float64``: ``corrected``) with a seeded random DINOv2 (hidden 32, 2 layers, 2 heads) loaded from its
+    ``save_pretrained`` folder as ``--dino-model`` is, and a digest of the network's features of every crop."""
+    from devil_dataset.core.networks.dinov2 import save_random_dinov2
+    from devil_dataset.eval.protocols.prove.kernels import MMD_ARITHMETICS
+    from devil_dataset.eval.protocols.prove.removal import dinov2, removal_scores
+
+    frames, masks = removal_video()
+    out: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        network = dinov2(str(save_random_dinov2(tmp, hidden_size=32, layers=2, heads=2, seed=0)), "cpu")
+        seen: list[np.ndarray] = []
+
+        def features(images):
+            f = network.patch_features(images)
+            seen.append(f)
+            return f
+
+        for arithmetic in MMD_ARITHMETICS:
+            scores = removal_scores(frames, masks, features, arithmetic=arithmetic)
+            out[f"removal_rc_s_{arithmetic}"] = float(scores.rc_s).hex()
+            out[f"removal_rc_t_{arithmetic}"] = float(scores.rc_t).hex()
+        out["removal_features"] = bytes_digest(*(np.ascontiguousarray(f, np.float32).tobytes() for f in seen))
+    return out
+
+
 def probe(sections: tuple[str, ...] = SECTIONS) -> dict[str, str]:
     """The values of the chosen sections (see the module docstring)."""
     out: dict[str, str] = {}
@@ -225,6 +265,8 @@ def probe(sections: tuple[str, ...] = SECTIONS) -> dict[str, str]:
             out.update(baselines(Path(tmp)))
         if "networks" in sections:
             out.update(networks(int(os.environ.get("DEVIL_PROBE_BATCH", "8"))))
+        if "removal" in sections and importlib.util.find_spec("transformers") is not None:  # the removal extra
+            out.update(removal())
     return out
 
 

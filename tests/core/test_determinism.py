@@ -164,6 +164,16 @@ def test_networks_below_avx2_within_the_stated_tolerance(runs, probe_weights, cp
             assert relative_deviation(runs["native"][k], value) <= NETWORK_CPU_TOLERANCE, (k, runs["native"][k], value)
 
 
+def _version_of(package: str) -> str:
+    """An optional package's version, ``absent`` when it is not installed (the ``removal`` extra's transformers)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "absent"
+
+
 def _versions() -> dict[str, str]:
     import av
     import cv2
@@ -175,6 +185,7 @@ def _versions() -> dict[str, str]:
 
     return {"opencv": cv2.__version__, "numpy": numpy.__version__, "scipy": scipy.__version__, "av": av.__version__,
             "pillow": PIL.__version__, "pyarrow": pyarrow.__version__, "torch": torch.__version__.split("+")[0],
+            "transformers": _version_of("transformers"),
             "machine": "arm64" if ARM64 else "x86_64", "pins": "avx2" if _has_avx2() else "none"}
 
 

@@ -193,3 +193,60 @@ def test_cli_warm_run_with_a_model_scores_nothing(tmp_path, capsys):
     assert main([*argv, "--out", str(tmp_path / "b")]) == 0
     assert "metric values: 2 (method, pair) from cache, 0 scored" in capsys.readouterr().out
     assert (tmp_path / "a" / "diagnosis.md").read_bytes() == (tmp_path / "b" / "diagnosis.md").read_bytes()
+
+
+def _png_masks(masks: Path, root: Path, kind: str) -> Path:
+    """The mask videos of ``masks`` (object > 127) as folders of PNG frames holding 0/255 (``binary``), 0/1
+    (``zero_one``: DAVIS-style label PNGs) or palette indices 0/1 with DAVIS's palette (``palette``)."""
+    from PIL import Image
+
+    out = root / kind
+    for video in sorted(masks.glob("*.mp4")):
+        (out / video.stem).mkdir(parents=True)
+        for t, m in enumerate(read_frames(video)):
+            obj = (grey_mask(m) > 127).astype(np.uint8)
+            if kind == "palette":
+                image = Image.fromarray(obj, "P")
+                image.putpalette([0, 0, 0, 128, 0, 0] + [0] * (3 * 254))
+            else:
+                image = Image.fromarray(obj * (255 if kind == "binary" else 1), "L")
+            image.save(out / video.stem / f"{t:05d}.png")
+    return out
+
+
+@pytest.mark.parametrize(("kind", "said"), [("zero_one", "masks hold 0/1 (not 0/255) in 3 of 3 videos"),
+                                            ("palette", "masks are palette PNGs (DAVIS annotations) in 3 of 3 videos")])
+def test_masks_read_as_the_prove_protocol_reads_them(tmp_path, capsys, kind, said):
+    """0/1 and palette masks label the same attributes as the same masks at 0/255 (PROVE's > 127 alone reads them as
+    empty: no size, no motion), and the console and attributes.json say what was read."""
+    inputs, masks, _ = write_varied_layout(tmp_path / "set", videos=3, frames=4, methods=())
+
+    def attributes(mask_dir: Path, out: Path) -> dict:
+        code = main(["diagnose", "--input-dir", str(inputs), "--mask-dir", str(mask_dir), "--out", str(out),
+                     "--scoring-size", "96x80", "--detector", "orb", "--cache", "none", "--quiet"])
+        assert code == 0
+        return json.loads((out / "attributes.json").read_text())
+
+    plain = attributes(_png_masks(masks, tmp_path, "binary"), tmp_path / "plain")
+    assert "masks hold" not in capsys.readouterr().err and plain["options"]["mask_reading"] == {}
+    read = attributes(_png_masks(masks, tmp_path, kind), tmp_path / kind)
+    assert said in capsys.readouterr().err
+    assert {v["mask_values"]["kind"] for v in read["options"]["mask_reading"].values()} == {kind}
+    assert read["rows"] == plain["rows"]
+    assert all(r["scores"]["fg_size"] > 0 for r in read["rows"])
+
+
+def test_labelling_copy_of_an_older_run_is_written_again(tmp_path):
+    """A labelling copy whose marker does not record the mask reading (written before masks were read as the prove
+    protocol reads them) is written again, not reused."""
+    inputs, masks, _ = write_varied_layout(tmp_path / "set", videos=1, frames=3, methods=())
+    layout = list_prove_videos(inputs, inputs, masks)
+    root = tmp_path / "lab"
+    labelling_layout(layout.videos, root)
+    first = (root / "MASKS" / "v00" / "00000.png").read_bytes()
+    (root / "MASKS" / "v00" / "00000.png").write_bytes(b"stale")
+    labelling_layout(layout.videos, root)  # a marker of this version: reused
+    assert (root / "MASKS" / "v00" / "00000.png").read_bytes() == b"stale"
+    (root / "GT" / "v00" / ".done").write_text("3\n")  # the older marker: the frame count alone
+    labelling_layout(layout.videos, root)
+    assert (root / "MASKS" / "v00" / "00000.png").read_bytes() == first
