@@ -48,8 +48,8 @@ from .clip_material import (  # noqa: F401  (error_map, write_clip_mp4: this mod
     error_map,
     frame_files_digest,
     grey_to_rgb,
-    masked_input,
     shrink,
+    shrink_masked,
     stream_key,
     write_clip_mp4,
     write_stream,
@@ -226,7 +226,7 @@ def _show_streams(show: _ClipShow, cid: str, metric: str, predictions: dict[str,
         keys = (("material", stream_key("gt", src.gt)), ("material", stream_key("masked", src.gt, src.hole)))
     streams: list[tuple[str, tuple, Any]] = [
         ("ground truth", keys[0], lambda: shrink(ground_truth()[0])),
-        ("masked input", keys[1], lambda: shrink(masked_input(*ground_truth())))]
+        ("masked input", keys[1], lambda: shrink_masked(*ground_truth()))]
     for m, (folder, videos) in show.per_method.items():
         store = PredictionStore(folder)
         files_key = _prediction_digest(store, cid)

@@ -11,6 +11,7 @@ from devil_dataset.eval.report.clip_material import (
     error_grey,
     masked_input,
     shrink,
+    shrink_masked,
     stream_key,
 )
 
@@ -33,6 +34,8 @@ def test_masked_input_paints_only_the_hole():
     out = masked_input(gt, hole)
     assert np.array_equal(out[hole], np.broadcast_to(np.array([0, 160, 0], np.uint8), out[hole].shape))
     assert np.array_equal(out[~hole], gt[~hole]) and out is not gt
+    assert np.array_equal(shrink_masked(gt, hole), shrink(out))
+    assert np.array_equal(shrink_masked(gt[:, :100, :200], hole[:, :100, :200]), out[:, :100, :200])
 
 
 def test_shrink_is_opencv_area_resize_to_the_even_clip_size():
