@@ -10,6 +10,10 @@ with the method's identity in the values cache (:class:`~devil_dataset.eval.scor
 so work finished before a Ctrl-C or a crash is kept even when its result never reached the main process. A method
 that fails on a clip (:class:`~devil_dataset.core.errors.DevilError`, its message naming the clip) is reported in
 the item's ``error``; the clip's other items go on.
+
+With a clip material folder (``ClipTask.material``), the worker also encodes the HTML report's streams of each item
+from the frames in memory (:class:`~devil_dataset.eval.report.clip_material.ClipMaterial`: the unit's ground truth
+and masked input, the prediction's output and error map), so that the report copies them instead of decoding.
 """
 from __future__ import annotations
 

@@ -3,7 +3,9 @@
 The folder holds ``index.html`` (Jinja2 template ``templates/report.html.j2``, inline CSS and JS), ``plots/``
 (the PNG plots of :func:`devil_dataset.eval.report.write_plots`) and ``clips/`` (small H.264 mp4 files made with
 PyAV: per slice and method the worst and best clips by a chosen metric, as ground truth, masked input, each
-method's output and error map, played in sync and steppable frame by frame).
+method's output and error map, played in sync and steppable frame by frame). The clips are made from the decoded
+frames (:mod:`devil_dataset.eval.report.clip_material`), or copied from clip material made ahead (``devil benchmark``
+and ``devil demo`` make it while inpainting): the same files either way.
 
 Number formats, titles, best-per-slice, relative improvements, per-slice intervals over videos and what was
 skipped come from :mod:`devil_dataset.eval.report` (one source of truth); the marks of methods not significantly
