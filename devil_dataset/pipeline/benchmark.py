@@ -12,7 +12,9 @@ folder or a Hub repo id), in four steps over one :class:`~devil_dataset.pipeline
    every unit once, one clip at a time in the engine's workers, largest clips first, into
    ``OUT/predictions/<method>/<slice>/<clip id>/frame_%04d_pred.png`` (the release layout with the manifest of
    :mod:`devil_dataset.inpaint.run`; the other slices of a unit get hard links), scored from memory with the pixel
-   metrics. Per-video values are cached, so a re-run resumes at the clip level;
+   metrics. Per-video values are cached, so a re-run resumes at the clip level. The HTML report's clip streams
+   of each unit are encoded meanwhile from the frames in memory (``OUT/<cache>/clips``,
+   :mod:`devil_dataset.eval.report.clip_material`), so that step 4 copies them instead of decoding again;
 3. **results** (:func:`write_slice_results`): ``OUT/results/<method>/<slice>.json`` (network metrics through
    :func:`devil_dataset.eval.scoring.evaluate.evaluate_slice` when their weights are present);
 4. **report** (:func:`write_benchmark_report`): ``OUT/table1.md``/``.tsv``, relative improvements, the figures, the
@@ -51,6 +53,7 @@ from ..eval.metrics.metric import EvalOptions
 from ..eval.metrics.registry import skipped_lines
 from ..eval.protocols.registry import resolve_metrics, scoring_identity
 from ..eval.report.caveats import caveats_of
+from ..eval.report.clip_material import ClipMaterial, ClipSource
 from ..eval.report.comparisons import power_note, significance
 from ..eval.report.files import write_report
 from ..eval.report.findings import Finding, check_findings, write_findings
@@ -61,7 +64,8 @@ from ..inpaint.contract import Inpainter
 from ..inpaint.external import callable_identity
 from ..inpaint.method_spec import MethodSpec
 from ..inpaint.run import PredictionFolder, dataset_run_info
-from .inpaint_and_score import inpaint_and_score, slice_results
+from .clip_task import ground_truth_identity
+from .inpaint_and_score import InpaintScoreRun, inpaint_and_score, slice_results
 from .plan import BenchmarkPlan, plan_units
 from .report_stamp import REPORT_STAMP, read_report_stamp, report_key, write_report_stamp
 
@@ -73,6 +77,7 @@ BENCHMARK_FLOW = "dis"
 PREDICTIONS_DIR = "predictions"
 RESULTS_DIR = "results"
 CACHE_DIR = ".devil-benchmark"  # per-video metric values (resume); not part of the outputs
+CLIP_MATERIAL_DIR = "clips"  # inside the cache folder: the HTML report's streams, made while inpainting
 LOG_NAME = "benchmark.log"
 # A method name becomes a folder name (predictions/<method>/, results/<method>/) and a Table 1 row label.
 METHOD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -288,6 +293,7 @@ KEPT_NOTE = "inputs unchanged since the last report: kept"  # the report stage's
 def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str], Path], *,
                            ci: str | None, baselines: Sequence[tuple[Path, dict]] = (),
                            allow_mixed: bool = False, stamp: Path | None = None, dataset_key: str = "",
+                           clip_material: Path | None = None,
                            say: Callable[[str], None] | None = None) -> BenchmarkReport:
     """Step 4: Table 1 (with the significance marks and ``ci``), relative improvements, figures, findings and the
     HTML report, from the results files as written and the ``baselines``' results of the same slices
@@ -297,7 +303,10 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
     ``stamp``: a report stamp (:mod:`devil_dataset.pipeline.report_stamp`): when it records a report of the same
     inputs (results files' bytes, ``ci``, ``allow_mixed``, the slices and methods, ``dataset_key``, the package
     version) whose files are all still as written, that report is kept, not written again (and ``say`` told so);
-    after writing one, the stamp is written."""
+    after writing one, the stamp is written. ``clip_material``: the folder where :func:`~devil_dataset.pipeline.
+    inpaint_and_score.inpaint_and_score` made the HTML report's streams (``material``, with the same
+    ``dataset_key``): the clips found there are copied, the others decoded and encoded (the same files either
+    way)."""
     own = [(results[(m, s)], read_results(results[(m, s)])) for s in plan.slices for m in plan.methods]
     named = own + [(p, d) for p, d in baselines if d.get("slice") in plan.slices]
     written = [d for _, d in named]
@@ -316,7 +325,9 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
     keys = sorted({k for row in table.values() for k, v in row.items() if not math.isnan(v)},
                   key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
     # the HTML report's clips are encoded in the engine's workers while the tables, figures and findings are made
-    encoding = ClipEncoding(written, plan.out / HTML_DIR, keys, engine=plan.engine)
+    material = None if clip_material is None else ClipMaterial(clip_material)
+    encoding = ClipEncoding(written, plan.out / HTML_DIR, keys, engine=plan.engine, material=material,
+                            sources=clip_sources(plan, dataset_key) if material is not None else None)
     try:
         comparisons, intervals = significance(written)  # comparisons.json, Table 1 marks, intervals
         tolerances = cpu_tolerances(written)  # network metrics computed without the CPU pins
@@ -336,6 +347,23 @@ def write_benchmark_report(plan: BenchmarkPlan, results: Mapping[tuple[str, str]
     if stamp is not None:
         write_report_stamp(stamp, key, plan.out, files, table_md, findings)
     return BenchmarkReport(table, table_md, findings, files, html_index)
+
+
+def clip_sources(plan: BenchmarkPlan, dataset_key: str) -> dict[tuple[str, str], ClipSource]:
+    """(slice, clip id) -> where the HTML report finds the streams of that row in the clip material the plan's run
+    made (its ground truth named by ``dataset_key`` and the clip id, its hole by the unit's fingerprint)."""
+    dataset = os.path.realpath(plan.dataset)
+    return {(s, u.clip_id): ClipSource(dataset, ground_truth_identity(dataset_key, u.clip_id), u.fingerprint,
+                                       u.num_frames)
+            for u in plan.units.values() for s in u.slices}
+
+
+def _worker_cpu_note(run: InpaintScoreRun) -> str:
+    """The inpaint+evaluate stage's note: the workers' CPU seconds per method (inpainting, scoring) and for the
+    HTML report's clip material."""
+    return ("worker CPU inpaint " + ", ".join(f"{m} {c:.0f}s" for m, c in run.inpaint_cpu.items())
+            + "; scoring " + ", ".join(f"{m} {c:.0f}s" for m, c in run.score_cpu.items())
+            + f"; report clips {run.material_cpu:.0f}s")
 
 
 def _stage(timings: list[StageTiming], say: Callable[[str], None], first: int, name: str, number: int) -> StageTimer:
@@ -447,15 +475,16 @@ def benchmark(  # noqa: PLR0913  (public API: keyword-only options)
     with stage("inpaint+evaluate", 2) as st:  # 2. inpaint + pixel metrics, one clip at a time, scored from memory
         cache = ValuesCache(out / cache_dir / "values", dataset_digest(dataset), plan.pixel_metrics,
                             scoring_identity(plan.pixel_metrics, options))
-        run = inpaint_and_score(plan, cache=cache, progress=progress, say=say)
-        st.note = ("worker CPU inpaint " + ", ".join(f"{m} {c:.0f}s" for m, c in run.inpaint_cpu.items())
-                   + "; scoring " + ", ".join(f"{m} {c:.0f}s" for m, c in run.score_cpu.items()))
+        run = inpaint_and_score(plan, cache=cache, progress=progress, say=say,  # and the HTML report's clips
+                                material=out / cache_dir / CLIP_MATERIAL_DIR, dataset_key=cache.digest)
+        st.note = _worker_cpu_note(run)
     plan = _without_failed(plan, run.failures, say)
     with stage("results", 3):  # 3. results (network metrics through the evaluation engine when their weights exist)
         results = write_slice_results(plan, run.values, progress=progress)
     with stage("report", 4) as st:  # 4. report + findings (kept when its inputs did not change)
         report = write_benchmark_report(plan, results, ci=ci, baselines=baselines, allow_mixed=allow_mixed,
-                                        stamp=out / cache_dir / REPORT_STAMP, dataset_key=cache.digest, say=say)
+                                        stamp=out / cache_dir / REPORT_STAMP, dataset_key=cache.digest,
+                                        clip_material=out / cache_dir / CLIP_MATERIAL_DIR, say=say)
         st.note = KEPT_NOTE if report.kept else ""
     result = BenchmarkResult(out, ds, plan.methods, plan.slices, plan.metrics, dict(plan.skipped_metrics),
                              report.table, report.table_markdown, results, report.files, report.findings,
@@ -497,7 +526,8 @@ def _without_failed(plan: BenchmarkPlan, failures: Mapping[str, Sequence[str]],
     return left
 
 
-__all__ = ["BENCHMARK_FLOW", "BenchmarkReport", "BenchmarkResult", "CACHE_DIR", "LOG_NAME", "METHOD_NAME_RE", "Method",
-           "MethodSpec", "MethodsFailedError", "PREDICTIONS_DIR", "RESULTS_DIR", "RunLog", "TABLE1_SLICES", "benchmark",
-           "check_dataset_source", "check_method_name", "dataset_label", "failures_text", "make_plan",
-           "read_baseline_results", "resolve_methods", "write_benchmark_report", "write_slice_results"]
+__all__ = ["BENCHMARK_FLOW", "BenchmarkReport", "BenchmarkResult", "CACHE_DIR", "CLIP_MATERIAL_DIR", "LOG_NAME",
+           "METHOD_NAME_RE", "Method", "MethodSpec", "MethodsFailedError", "PREDICTIONS_DIR", "RESULTS_DIR",
+           "RunLog", "TABLE1_SLICES", "benchmark", "check_dataset_source", "check_method_name", "clip_sources",
+           "dataset_label", "failures_text", "make_plan", "read_baseline_results", "resolve_methods",
+           "write_benchmark_report", "write_slice_results"]

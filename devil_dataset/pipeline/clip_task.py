@@ -10,6 +10,10 @@ with the method's identity in the values cache (:class:`~devil_dataset.eval.scor
 so work finished before a Ctrl-C or a crash is kept even when its result never reached the main process. A method
 that fails on a clip (:class:`~devil_dataset.core.errors.DevilError`, its message naming the clip) is reported in
 the item's ``error``; the clip's other items go on.
+
+With a clip material folder (``ClipTask.material``), the worker also encodes the HTML report's streams of each item
+from the frames in memory (:class:`~devil_dataset.eval.report.clip_material.ClipMaterial`: the unit's ground truth
+and masked input, the prediction's output and error map), so that the report copies them instead of decoding.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from ..core.hole_check import check_hole, hole_problem
 from ..core.release_format import read_frame_pngs
 from ..data import iter_slice
 from ..eval.metrics.metric import EvalOptions
+from ..eval.report.clip_material import ClipMaterial, prediction_folder_digest
 from ..eval.scoring.clip_scoring import ClipScorer
 from ..eval.scoring.results import ValuesCache
 from ..inpaint.contract import Inpainter
@@ -60,6 +65,8 @@ class ClipTask:
     work: float  # :func:`clip_work`: clips run largest first
     cache: ValuesCache | None = None  # where each finished item's values go (None: not stored)
     identities: dict[str, str | None] = field(default_factory=dict)  # method -> identity (None: a baseline)
+    material: str | None = None  # the clip material's folder: the HTML report's streams made here (None: not made)
+    gt_identity: str = ""  # :func:`ground_truth_identity` of the clip (the material's name of its ground truth)
 
 
 class ItemResult(NamedTuple):
@@ -73,6 +80,18 @@ class ItemResult(NamedTuple):
     score_cpu: float
     error: str | None = None
     hole_problem: str | None = None  # masks read inverted? (:func:`devil_dataset.core.hole_check.hole_problem`)
+    material_cpu: float = 0.0  # CPU seconds of the HTML report's streams made from this item (and its unit)
+
+
+def ground_truth_identity(dataset_key: str, clip_id: str) -> str:
+    """The identity of a clip's ground truth frames in clip material: the dataset's digest
+    (:func:`~devil_dataset.eval.scoring.results.dataset_digest`) and the clip id (a clip's frames are the same in
+    every slice holding it: the benchmark reads them from one slice for all).
+
+    >>> ground_truth_identity("0123abcd", "scene-01")
+    '0123abcd/scene-01'
+    """
+    return f"{dataset_key}/{clip_id}"
 
 
 def clip_frames(dataset: str | os.PathLike, slice_name: str, clip_id: str) -> np.ndarray:
@@ -96,6 +115,7 @@ def clip_task(task: ClipTask) -> list[ItemResult]:
     shared = (time.process_time() - c) / max(1, len(scored))
     out = []
     current: tuple[str, np.ndarray] | None = None  # one unit's hole at a time
+    made_units: set[str] = set()  # units whose ground truth and masked input streams are made (clip material)
     for it in task.items:
         if current is None or current[0] != it.key:
             current = (it.key, unpack_hole(it.hole_bits, it.hole_shape))
@@ -123,8 +143,27 @@ def clip_task(task: ClipTask) -> list[ItemResult]:
         problem = hole_problem(check_hole(hole, pred, gt)) if pred is not None else None
         if task.cache is not None and (values is not None or (it.target is not None and not task.metric_names)):
             task.cache.save(it.method, task.clip_id, fingerprint, values or {}, task.identities.get(it.method))
-        out.append(ItemResult(it.key, it.method, inpaint_cpu, values, score_cpu, None, problem))
+        material_cpu = _make_material(task, it, gt, hole, pred, made_units)
+        out.append(ItemResult(it.key, it.method, inpaint_cpu, values, score_cpu, None, problem, material_cpu))
     return out
 
 
-__all__ = ["ClipItem", "ClipTask", "ItemResult", "clip_frames", "clip_task"]
+def _make_material(task: ClipTask, it: ClipItem, gt: np.ndarray, hole: np.ndarray, pred: np.ndarray | None,
+                   made_units: set[str]) -> float:
+    """The HTML report's streams of one item, from the frames in memory (:class:`~devil_dataset.eval.report.
+    clip_material.ClipMaterial`): its unit's ground truth and masked input (once per unit) and the prediction's
+    output and error map, each unless already made; returns the CPU seconds spent."""
+    if task.material is None or pred is None:
+        return 0.0
+    c = time.process_time()
+    material = ClipMaterial(task.material)
+    if it.key not in made_units:
+        made_units.add(it.key)
+        material.make_unit(task.gt_identity, gt, it.key[len(task.clip_id) + 1:], hole)
+    pred_id = prediction_folder_digest(Path(str(it.target if it.target is not None else it.source)))
+    if pred_id is not None:  # the digest of the files just written: the report finds the stream by them
+        material.make_prediction(task.gt_identity, gt, pred_id, pred)
+    return time.process_time() - c
+
+
+__all__ = ["ClipItem", "ClipTask", "ItemResult", "clip_frames", "clip_task", "ground_truth_identity"]

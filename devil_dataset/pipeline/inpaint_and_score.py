@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import operator
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from ..eval.scoring.evaluate import evaluate_slice
 from ..eval.scoring.one_pass import evaluation_from_values
 from ..eval.scoring.results import ValuesCache, build_results, merge_results
 from ..inpaint.run import clip_complete, link_prediction
-from .clip_task import ClipItem, ClipTask, ItemResult, clip_task
+from .clip_task import ClipItem, ClipTask, ItemResult, clip_task, ground_truth_identity
 from .plan import BenchmarkPlan, Unit, clip_work
 
 # How results documents describe the shared ground-truth work of the warp error (provenance; the release's metrics).
@@ -48,6 +49,7 @@ class InpaintScoreRun:
     failures: dict[str, list[str]] = field(default_factory=dict)
     #: method -> unit key -> what looked wrong (masks read inverted? :mod:`devil_dataset.core.hole_check`)
     hole_problems: dict[str, dict[str, str]] = field(default_factory=dict)
+    material_cpu: float = 0.0  # worker CPU seconds of the HTML report's clip material made meanwhile
 
 
 def _holding_slices(plan: BenchmarkPlan, method: str, unit: Unit) -> list[str]:
@@ -107,9 +109,10 @@ def _work_items(plan: BenchmarkPlan, cache: ValuesCache | None, values: dict[tup
     return todo
 
 
-def _clip_tasks(plan: BenchmarkPlan, todo: dict[str, list[ClipItem]], cache: ValuesCache | None) -> list[ClipTask]:
+def _clip_tasks(plan: BenchmarkPlan, todo: dict[str, list[ClipItem]], cache: ValuesCache | None,
+                material: str | None = None, dataset_key: str = "") -> list[ClipTask]:
     """One task per clip with work, carrying only the inpainters its items use (and where the worker stores each
-    finished item's values)."""
+    finished item's values, and the HTML report's clip material)."""
     clip_units: dict[str, list[Unit]] = {}
     for unit in plan.units.values():
         if unit.clip_id in todo:
@@ -117,7 +120,8 @@ def _clip_tasks(plan: BenchmarkPlan, todo: dict[str, list[ClipItem]], cache: Val
     return [ClipTask(plan.dataset, clip_units[c][0].slices[0], c, todo[c],
                      {m: plan.inpainters[m] for m in dict.fromkeys(it.method for it in todo[c])},
                      list(plan.pixel_metrics), plan.options, clip_work(clip_units[c], len(todo[c])), cache,
-                     {m: plan.identity(m) for m in dict.fromkeys(it.method for it in todo[c])})
+                     {m: plan.identity(m) for m in dict.fromkeys(it.method for it in todo[c])},
+                     material, ground_truth_identity(dataset_key, c))
             for c in sorted(todo)]
 
 
@@ -148,12 +152,16 @@ class _SliceProgress:
 
 
 def inpaint_and_score(plan: BenchmarkPlan, *, cache: ValuesCache | None = None, progress: bool = True,
-                      say: Callable[[str], None] | None = None) -> InpaintScoreRun:
+                      say: Callable[[str], None] | None = None, material: str | os.PathLike | None = None,
+                      dataset_key: str = "") -> InpaintScoreRun:
     """Predictions of every (method, slice) of the plan and their per-video values, one clip at a time.
 
     The plan's ``pixel_metrics`` are scored from memory (values cached in ``cache``); its engine runs the clips
     (default: this process). ``say`` gets one line per slice when all of its videos are done. A method that fails
     on a unit is listed in the run's ``failures`` (its predictions are not linked); the other methods finish.
+    ``material``: a folder where the workers also write the HTML report's streams of every unit they inpaint or
+    score, from the frames in memory (:class:`~devil_dataset.eval.report.clip_material.ClipMaterial`, the ground
+    truth named by ``dataset_key`` and the clip id: :func:`~devil_dataset.pipeline.clip_task.ground_truth_identity`).
     """
     values: dict[tuple[str, str], dict[str, float]] = {}
     todo = _work_items(plan, cache, values, say)
@@ -167,6 +175,7 @@ def inpaint_and_score(plan: BenchmarkPlan, *, cache: ValuesCache | None = None, 
             unit = plan.units[r.key]
             run.inpaint_cpu[r.method] += r.inpaint_cpu
             run.score_cpu[r.method] += r.score_cpu
+            run.material_cpu += r.material_cpu
             bar.update(1)
             if r.error is not None:
                 run.failures.setdefault(r.method, []).append(r.error)
@@ -183,7 +192,7 @@ def inpaint_and_score(plan: BenchmarkPlan, *, cache: ValuesCache | None = None, 
     # Clips go to the workers largest first (longest-processing-time order): the last tasks are the short ones, so
     # no worker waits long at the end for the other to finish a big clip (28 s on one core before).
     try:
-        tasks = _clip_tasks(plan, todo, cache)
+        tasks = _clip_tasks(plan, todo, cache, None if material is None else str(material), dataset_key)
         for results in plan.engine.map_ordered(clip_task, tasks, cost=operator.attrgetter("work")):
             finish(results)
     finally:

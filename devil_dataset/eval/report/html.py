@@ -3,7 +3,9 @@
 The folder holds ``index.html`` (Jinja2 template ``templates/report.html.j2``, inline CSS and JS), ``plots/``
 (the PNG plots of :func:`devil_dataset.eval.report.write_plots`) and ``clips/`` (small H.264 mp4 files made with
 PyAV: per slice and method the worst and best clips by a chosen metric, as ground truth, masked input, each
-method's output and error map, played in sync and steppable frame by frame).
+method's output and error map, played in sync and steppable frame by frame). The clips are made from the decoded
+frames (:mod:`devil_dataset.eval.report.clip_material`), or copied from clip material made ahead (``devil benchmark``
+and ``devil demo`` make it while inpainting): the same files either way.
 
 Number formats, titles, best-per-slice, relative improvements, per-slice intervals over videos and what was
 skipped come from :mod:`devil_dataset.eval.report` (one source of truth); the marks of methods not significantly
@@ -18,13 +20,13 @@ import hashlib
 import html
 import json
 import math
+import os
 import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-import cv2
 import numpy as np
 
 from ...core.atomic import atomic_path, atomic_write_text
@@ -38,6 +40,22 @@ from ..scoring.results import require_inputs
 from ..stats.intervals import DEFAULT_LEVEL, Intervals, result_cell, video_intervals
 from ..stats.significance import SIGNIFICANCE_ALPHA, indistinguishable_from_best
 from .caveats import IDENTICAL_MARK, Caveats, counted, significance_floor_note
+from .clip_material import (  # noqa: F401  (error_map, write_clip_mp4: this module's API before clip_material)
+    CLIP_FPS,
+    ERROR_GAIN,
+    ClipMaterial,
+    ClipSource,
+    copy_stream,
+    error_grey,
+    error_map,
+    frame_files_digest,
+    grey_to_rgb,
+    shrink,
+    shrink_masked,
+    stream_key,
+    write_clip_mp4,
+    write_stream,
+)
 from .files import built_in_sibling
 from .plots import write_plots
 from .tables import (
@@ -57,85 +75,11 @@ from .tables import (
     title,
 )
 
-# Clip video: longest side in pixels, frame rate and H.264 quality. Small on purpose (the demo's
-# report stays under 50 MB); baseline profile + yuv420p play in every Chromium build, Debian's included.
-CLIP_MAX_SIDE = 256
-CLIP_FPS = 10
-CLIP_CRF = 28
-# Error map: mean absolute RGB error times this gain, clipped to 255 (a 64-level error is full white).
-ERROR_GAIN = 4
 # Clips shown per slice and method at each end (worst and best).
 DEFAULT_PER_END = 1
 # Table 1 puts methods side by side per metric; at most this many value columns per table (metrics are split over
 # several tables beyond), so that five or more methods still fit a 1,400 px window without a horizontal scroll.
 T1_MAX_COLUMNS = 12
-POSTER_QUALITY = 80  # JPEG quality of each player's poster (its first frame: never a blank player)
-
-
-def error_grey(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
-    """Grey error per frame, ``min(255, ERROR_GAIN * mean_c |pred - gt|)`` as uint8 ``[T, H, W]``.
-
-    >>> error_grey(np.zeros((1, 2, 2, 3), np.uint8), np.full((1, 2, 2, 3), 10, np.uint8))[0].tolist()
-    [[40, 40], [40, 40]]
-    """
-
-    out = np.empty(gt.shape[:3], np.uint8)
-    for t, (a, b) in enumerate(zip(gt, pred)):
-        d = cv2.absdiff(a, b)
-        total = d[..., 0].astype(np.uint16)
-        total += d[..., 1]
-        total += d[..., 2]
-        out[t] = np.minimum(total.astype(np.float32) * (ERROR_GAIN / 3.0), 255).astype(np.uint8)
-    return out
-
-
-def error_map(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
-    """:func:`error_grey` as uint8 RGB ``[T, H, W, 3]``."""
-    return np.repeat(error_grey(gt, pred)[..., None], 3, axis=-1)
-
-
-def _shrink(frames: np.ndarray, max_side: int = CLIP_MAX_SIDE) -> np.ndarray:
-    """Frames resized (area interpolation) to the clip size, so that encoding only converts colours."""
-
-    oh, ow = _even_size(frames.shape[1], frames.shape[2], max_side)
-    if (oh, ow) == frames.shape[1:3]:
-        return frames
-    return np.stack([cv2.resize(f, (ow, oh), interpolation=cv2.INTER_AREA) for f in frames])
-
-
-def masked_input(gt: np.ndarray, hole: np.ndarray) -> np.ndarray:
-    """The method's input as a person sees it: hole pixels painted mid-grey-green."""
-    out = gt.copy()
-    out[hole] = (0, 160, 0)
-    return out
-
-
-def _even_size(h: int, w: int, max_side: int) -> tuple[int, int]:
-    s = min(1.0, max_side / max(h, w))
-    return max(2, int(round(h * s / 2)) * 2), max(2, int(round(w * s / 2)) * 2)
-
-
-def write_clip_mp4(frames: np.ndarray, path: str | Path, fps: int = CLIP_FPS, max_side: int = CLIP_MAX_SIDE) -> Path:
-    """Encode uint8 RGB ``[T, H, W, 3]`` as H.264 (baseline, yuv420p, faststart) with PyAV, atomically."""
-    import av
-
-    path = Path(path)
-    t, h, w = frames.shape[:3]
-    oh, ow = _even_size(h, w, max_side)
-    with atomic_path(path) as tmp:
-        with av.open(str(tmp), "w", format="mp4", options={"movflags": "+faststart"}) as c:
-            st = c.add_stream("libx264", rate=fps)
-            st.width, st.height, st.pix_fmt = ow, oh, "yuv420p"
-            st.options = {"profile": "baseline", "crf": str(CLIP_CRF), "preset": "veryfast", "threads": "1"}
-            for i in range(t):
-                f = av.VideoFrame.from_ndarray(np.ascontiguousarray(frames[i]), format="rgb24")
-                f = f.reformat(width=ow, height=oh, format="yuv420p")
-                f.pts = i
-                for pkt in st.encode(f):
-                    c.mux(pkt)
-            for pkt in st.encode():
-                c.mux(pkt)
-    return path
 
 
 def pick_clips(videos: Mapping[str, Mapping[str, float]], key: str, per_end: int = DEFAULT_PER_END
@@ -184,12 +128,14 @@ def _slug(*parts: str) -> str:
 
 @dataclass
 class _ClipShow:
-    """One slice's player group of a clip: why it is shown, where its ground truth is and each method's predictions."""
+    """One slice's player group of a clip: why it is shown, where its ground truth is and each method's predictions;
+    ``source``: where its streams are in clip material (None: made from the decoded frames)."""
 
     slice: str
     why: list[str]  # why the clip is shown on this slice (``worst for <method>``, ...)
     inputs: dict  # the results' ``provenance.inputs`` (where the ground truth is)
     per_method: dict  # method -> (predictions folder, per-video values)
+    source: ClipSource | None = None
 
 
 @dataclass
@@ -200,6 +146,7 @@ class _ClipTask:
     shows: list[_ClipShow]
     metric: str
     out: str
+    material: str | None = None  # the clip material's folder (:class:`ClipMaterial`), if any
 
 
 def _digest(*arrays: np.ndarray) -> str:
@@ -221,82 +168,111 @@ def _prediction_digest(store: PredictionStore, clip_id: str) -> str | None:
     else:
         folder = store.root if store.layout == "single" else store.root / clip_id
         files = list_frames(folder, "pred") if folder.is_dir() else []
-    if not files:
-        return None
-    h = hashlib.sha256(store.layout.encode())
-    for f in files:
-        h.update(f.read_bytes())
-    return h.hexdigest()
+    return frame_files_digest(files, store.layout) if files else None
 
 
 class _ClipWriter:
     """Writes one clip's streams (H.264 mp4 and a JPEG poster each) into ``out``; a stream whose frames were already
     written under another name (the same clip shown on several slices: its ground truth, or a (clip, hole) unit the
-    slices share) is copied, not made and encoded again: the encoding is deterministic, so the bytes are the same."""
+    slices share) is copied, not made and encoded again, and so is a stream found in the clip ``material``: the
+    encoding is deterministic, so the bytes are the same."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, material: ClipMaterial | None = None) -> None:
         self.out = out
-        self.written: dict[tuple, tuple[str, str]] = {}  # what the stream is made of -> (mp4, poster) written
+        self.material = material
+        self.written: dict[tuple, tuple[Path, Path]] = {}  # what the stream is made of -> (mp4, poster) written
 
     def stream(self, key: tuple, rel: str, frames) -> dict:
         """Write the stream ``rel`` (an ``.mp4`` path relative to ``out``) of the frames ``frames()`` returns, or
-        copy the files written for the same ``key``; returns its player entry without the label."""
+        copy the files written for the same ``key`` (a tuple; ``("material", name)``: the stream ``name`` of the
+        clip material); returns its player entry without the label."""
         poster = rel[:-4] + ".jpg"
         done = self.written.get(key)
+        if done is None and self.material is not None and key[0] == "material":
+            done = self.material.find(key[1])
         if done is not None:
-            for src, dst in zip(done, (rel, poster)):
-                with atomic_path(self.out / dst) as tmp:
-                    shutil.copyfile(self.out / src, tmp)
+            copy_stream(done, self.out / rel, self.out / poster)
         else:
-            shown = frames()
-            write_clip_mp4(shown, self.out / rel)
-            with atomic_path(self.out / poster) as tmp:
-                ok, buf = cv2.imencode(".jpg", cv2.cvtColor(shown[0], cv2.COLOR_RGB2BGR),
-                                       [cv2.IMWRITE_JPEG_QUALITY, POSTER_QUALITY])
-                Path(tmp).write_bytes(buf.tobytes())
-            self.written[key] = (rel, poster)
+            write_stream(frames(), self.out / rel, self.out / poster)
+            done = (self.out / rel, self.out / poster)
+        self.written[key] = done
         return {"src": rel, "poster": poster}
+
+
+class _MissingGroundTruth(Exception):
+    """A show's ground truth is not in its inputs: the show has no player group."""
+
+
+def _show_streams(show: _ClipShow, cid: str, metric: str, predictions: dict[str, np.ndarray]
+                  ) -> tuple[list[tuple[str, tuple, Any]], int]:
+    """One show's streams as (label, key, frames maker) and its number of frames. Without a ``source`` the ground
+    truth is decoded now and the streams are keyed by the frames' digests; with one, they are keyed by their
+    clip-material names and the frames are decoded only for a stream the material lacks."""
+    gt_frames: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def ground_truth() -> tuple[np.ndarray, np.ndarray]:
+        if not gt_frames:
+            found = _load_gt(show.inputs, {cid}).get(cid)
+            if found is None:
+                raise _MissingGroundTruth(cid)
+            gt_frames.append(found)
+        return gt_frames[0]
+
+    src = show.source
+    if src is None:
+        gt, hole = ground_truth()
+        gt_key, num_frames = _digest(gt), int(gt.shape[0])
+        keys: tuple[tuple, tuple] = (("gt", gt_key), ("masked", gt_key, _digest(hole)))
+    else:
+        gt_key, num_frames = src.gt, src.num_frames
+        keys = (("material", stream_key("gt", src.gt)), ("material", stream_key("masked", src.gt, src.hole)))
+    streams: list[tuple[str, tuple, Any]] = [
+        ("ground truth", keys[0], lambda: shrink(ground_truth()[0])),
+        ("masked input", keys[1], lambda: shrink_masked(*ground_truth()))]
+    for m, (folder, videos) in show.per_method.items():
+        store = PredictionStore(folder)
+        files_key = _prediction_digest(store, cid)
+
+        def pred(store=store, key=files_key or f"{folder}/{cid}"):
+            if key not in predictions:
+                predictions.clear()  # one clip's frames in memory at a time
+                predictions[key] = store.read(cid)
+            return predictions[key]
+
+        if src is not None and files_key is not None:
+            pred_key: tuple = ("material", stream_key("pred", files_key))
+            error_key: tuple = ("material", stream_key("error", src.gt, files_key))
+        else:
+            pred_key = ("pred", files_key or f"{folder}/{cid}")
+            error_key = ("error", gt_key, pred_key[1])
+        v = videos.get(cid, {}).get(metric)
+        label = f"{m} ({key_title(metric)} {fmt(metric, v if v is not None else None)})"
+        # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
+        streams += [(label, pred_key, lambda pred=pred: shrink(pred())),
+                    (f"{m} error x{ERROR_GAIN}", error_key,
+                     lambda pred=pred: grey_to_rgb(shrink(error_grey(ground_truth()[0], pred()))))]
+    return streams, num_frames
 
 
 def _write_clip_groups(task: _ClipTask) -> list[dict | None]:
     """Encode one clip's player groups, one per slice of ``task.shows`` (None where the ground truth is missing):
     ground truth, masked input, each method's output and error map. What several slices share (the same ground
-    truth frames, hole or prediction files) is computed and encoded once (:class:`_ClipWriter`)."""
+    truth frames, hole or prediction files) is computed and encoded once (:class:`_ClipWriter`); what the clip
+    material holds is copied from there."""
 
     out, cid = Path(task.out), task.clip_id
-    writer = _ClipWriter(out)
+    writer = _ClipWriter(out, ClipMaterial(task.material) if task.material is not None else None)
     predictions: dict[str, np.ndarray] = {}  # prediction files' digest -> frames
     groups: list[dict | None] = []
     for show in task.shows:
-        gts = _load_gt(show.inputs, {cid})
-        if cid not in gts:
+        try:
+            streams, num_frames = _show_streams(show, cid, task.metric, predictions)
+            vids = [{"label": label, **writer.stream(key, f"clips/{_slug(show.slice, cid, str(i))}.mp4", frames)}
+                    for i, (label, key, frames) in enumerate(streams)]
+        except _MissingGroundTruth:
             groups.append(None)
             continue
-        gt, hole = gts[cid]
-        gt_key = _digest(gt)
-        streams: list[tuple[str, tuple, Any]] = [
-            ("ground truth", ("gt", gt_key), lambda gt=gt: _shrink(gt)),
-            ("masked input", ("masked", gt_key, _digest(hole)),
-             lambda gt=gt, hole=hole: _shrink(masked_input(gt, hole)))]
-        for m, (folder, videos) in show.per_method.items():
-            store = PredictionStore(folder)
-            pred_key = _prediction_digest(store, cid) or f"{folder}/{cid}"
-
-            def pred(store=store, key=pred_key):
-                if key not in predictions:
-                    predictions.clear()  # one clip's frames in memory at a time
-                    predictions[key] = store.read(cid)
-                return predictions[key]
-
-            v = videos.get(cid, {}).get(task.metric)
-            label = f"{m} ({key_title(task.metric)} {fmt(task.metric, v if v is not None else None)})"
-            # shrink the grey error, then make it RGB: the same pixels as shrinking the RGB map, a third of the work
-            streams += [(label, ("pred", pred_key), lambda pred=pred: _shrink(pred())),
-                        (f"{m} error x{ERROR_GAIN}", ("error", gt_key, pred_key),
-                         lambda gt=gt, pred=pred: np.repeat(_shrink(error_grey(gt, pred()))[..., None], 3, axis=-1))]
-        vids = [{"label": label, **writer.stream(key, f"clips/{_slug(show.slice, cid, str(i))}.mp4", frames)}
-                for i, (label, key, frames) in enumerate(streams)]
-        groups.append({"clip_id": cid, "why": ", ".join(show.why), "videos": vids, "num_frames": int(gt.shape[0])})
+        groups.append({"clip_id": cid, "why": ", ".join(show.why), "videos": vids, "num_frames": num_frames})
     return groups
 
 
@@ -423,12 +399,22 @@ def _chosen_clips(data: _ReportData, slice_name: str, metric: str, per_end: int)
     return chosen
 
 
-def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path
+def _same_dataset(inputs: Mapping, source: ClipSource) -> bool:
+    """Whether results ``inputs`` read their ground truth from the dataset folder of ``source``."""
+    dataset = inputs.get("dataset")
+    return inputs.get("mode") == "dataset" and isinstance(dataset, str) and \
+        os.path.realpath(dataset) == os.path.realpath(source.dataset)
+
+
+def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path, material: ClipMaterial | None = None,
+                sources: Mapping[tuple[str, str], ClipSource] | None = None
                 ) -> tuple[list[_ClipTask], dict[str, list[str]]]:
     """One clip-encoding task per clip shown, holding every slice that shows it (in slice order); and per slice
-    with clips to show, its clips in the order they were chosen."""
+    with clips to show, its clips in the order they were chosen. ``sources``: (slice, clip id) -> where its streams
+    are in the clip ``material`` (used where the show's ground truth is read from the source's dataset)."""
     tasks: dict[str, _ClipTask] = {}
     order: dict[str, list[str]] = {}
+    folder = None if material is None else str(material.folder)
     for s in data.slices:
         chosen = _chosen_clips(data, s, metric, per_end)
         if not chosen:
@@ -439,8 +425,11 @@ def _clip_tasks(data: _ReportData, metric: str, per_end: int, out: Path
         inputs = data.by[(present[0], s)]["provenance"]["inputs"]
         order[s] = list(chosen)
         for cid, why in chosen.items():
-            task = tasks.setdefault(cid, _ClipTask(cid, [], metric, str(out)))
-            task.shows.append(_ClipShow(s, why, inputs, per_method))
+            task = tasks.setdefault(cid, _ClipTask(cid, [], metric, str(out), folder))
+            source = (sources or {}).get((s, cid))
+            if source is not None and not _same_dataset(inputs, source):
+                source = None  # the results read their ground truth elsewhere
+            task.shows.append(_ClipShow(s, why, inputs, per_method, source if material is not None else None))
     return list(tasks.values()), order
 
 
@@ -502,7 +491,10 @@ class ClipEncoding:
     this is made, so that the caller computes and draws the rest of the report meanwhile; :meth:`sections` waits for
     them, :meth:`cancel` stops what is still queued. Results without their inputs (ground truth, predictions) are
     refused here, before anything is written. ``docs``, ``out_dir``, ``keys``, ``clip_metric`` and ``per_end`` are
-    those the report is written with.
+    those the report is written with. ``material`` (:class:`~devil_dataset.eval.report.clip_material.ClipMaterial`)
+    and ``sources`` ((slice, clip id) -> :class:`~devil_dataset.eval.report.clip_material.ClipSource`): streams made
+    ahead (``devil benchmark`` makes them while inpainting), copied instead of decoded and encoded again (the same
+    files); a stream the material lacks is made from the decoded frames.
 
     Example:
         >>> encoding = ClipEncoding(docs, "report-html", engine=get_engine())  # doctest: +SKIP
@@ -510,11 +502,14 @@ class ClipEncoding:
     """
 
     def __init__(self, docs: Iterable[Mapping], out_dir: str | Path, keys: Sequence[str] | None = None, *,
-                 engine: Engine, clip_metric: str | None = None, per_end: int = DEFAULT_PER_END) -> None:
+                 engine: Engine, clip_metric: str | None = None, per_end: int = DEFAULT_PER_END,
+                 material: ClipMaterial | None = None,
+                 sources: Mapping[tuple[str, str], ClipSource] | None = None) -> None:
         data = _gather(docs, keys, None)
         require_inputs(data.docs, "the HTML report's clips (--clips-per-end 0: a report without them)")
         metric = _clip_metric(clip_metric, data.keys)
-        tasks, self._order = _clip_tasks(data, metric, per_end, Path(out_dir)) if metric is not None else ([], {})
+        tasks, self._order = (_clip_tasks(data, metric, per_end, Path(out_dir), material, sources)
+                              if metric is not None else ([], {}))
         self._tasks = largest_first(tasks, lambda t: len(t.shows))  # the clips shown on most slices first
         self._made: dict[tuple[str, str], dict | None] = {}
         self._error: BaseException | None = None

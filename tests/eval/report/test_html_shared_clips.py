@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from devil_dataset.core.engines import get_engine
-from devil_dataset.eval.report import html as html_report
+from devil_dataset.eval.report import clip_material
 from devil_dataset.eval.report.html import ClipEncoding, write_html_report
 
 from .test_html import make_tiny_evaluation
@@ -32,8 +32,8 @@ def _files(folder: Path, under: str = "") -> dict[str, str]:
 
 def test_shared_clips_are_encoded_once_with_the_files_of_each_slice_alone(tmp_path, shared_docs, monkeypatch):
     encoded = []
-    original = html_report.write_clip_mp4
-    monkeypatch.setattr(html_report, "write_clip_mp4", lambda frames, path, *a, **k: encoded.append(path)
+    original = clip_material.write_clip_mp4
+    monkeypatch.setattr(clip_material, "write_clip_mp4", lambda frames, path, *a, **k: encoded.append(path)
                         or original(frames, path, *a, **k))
     both = write_html_report(shared_docs, tmp_path / "both", engine=get_engine("local")).parent
     clips = _files(both, "clips/")
