@@ -4,19 +4,27 @@ generated set (a few short lossless mp4 videos, masks white = object, PROVE's la
 written by ``save_pretrained`` (nothing downloaded but the peers).
 
     python benchmarks/prove_peers.py                       # tiny DINOv2 (32 x 2 layers), then a base-sized one
-    python benchmarks/prove_peers.py --models tiny --repeat 3
-    python benchmarks/prove_peers.py --prove-source /path/to/a/clone/of/prove   # PROVE from a local copy
+    python benchmarks/prove_peers.py --models tiny --repeat 3 --record
+    python benchmarks/prove_peers.py --models base --videos 2 --frames 3 --record
+    python benchmarks/prove_peers.py --prove-source /path/to/a/clone/of/prove   # PROVE from a local copy or mirror
 
 The peers install into a cache folder (``--cache``, default ``~/.cache/devil-dataset/prove-peers``): PROVE is
-cloned from its public source (``git clone``; PROVE is on GitHub only), ayase installs with pip into a virtual
-environment of its own (``ayase==0.2.1`` without its 60-odd optional dependencies, its PROVE module's few, and the
-transformers 4 it pins; torch, OpenCV and the rest are this interpreter's, read through a ``.pth`` file). A peer that
-cannot be installed here (no network) is said so; without PROVE's code the plain restatement
-``benchmarks/prove_reference.py`` is timed in its place, labelled "stand-in".
+cloned from its public source (``git clone``; PROVE is on GitHub only; ``--prove-source`` names another place to
+clone it from, such as a local mirror of the public repository where GitHub cannot be reached, and the output says
+which was used), ayase installs with pip into a virtual environment of its own (``ayase==0.2.1`` without its 60-odd
+optional dependencies, its PROVE module's few, and the transformers 4 it pins; torch, OpenCV and the rest are this
+interpreter's, read through a ``.pth`` file). PROVE's script runs in this interpreter (it runs under transformers 5:
+``AutoModel`` / ``AutoImageProcessor`` from the folder). A peer that cannot be installed here (no network) is said
+so; without PROVE's code the plain restatement ``benchmarks/prove_reference.py`` is timed in its place, labelled
+"stand-in".
 
 Each implementation runs as its own process (start-up, model load, decoding and scoring all counted; the best of
-``--repeat`` runs). Printed: the seconds of each, our speed-up over each peer and over the faster one, and the
-largest relative difference of the per-video RC-S / RC-T from PROVE's (or the stand-in's).
+``--repeat`` runs). The peers compute RC-S and RC-T only, so ours is timed on the same two metrics
+(``--metrics rc_s rc_t``: the speed-up is over the same work) and, as a further row, with its default six metrics
+(RC-S, RC-T and the background / masked PSNR and SSIM). Printed: the wall and CPU seconds of each, our speed-up over
+the faster peer, the largest relative difference of the per-video RC-S / RC-T from PROVE's (or the stand-in's), the
+CPU and the load average. ``--record`` appends the figures to ``benchmarks/results/prove_peers.jsonl``
+(:mod:`results_log`).
 """
 from __future__ import annotations
 
@@ -216,10 +224,17 @@ def timed(command: list[str], repeat: int, env: dict[str, str] | None = None) ->
     return best, values
 
 
-def ours(model: Path, dirs: tuple[Path, Path, Path], repeat: int) -> tuple[float, dict]:
+#: Our rows: the label and the extra arguments of ``devil evaluate --protocol prove`` (the first: the peers' work).
+OURS_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("devil evaluate --protocol prove --metrics rc_s rc_t", ("--metrics", "rc_s", "rc_t")),
+    ("devil evaluate --protocol prove (default: six metrics)", ()),
+)
+
+
+def ours(model: Path, dirs: tuple[Path, Path, Path], repeat: int, extra: tuple[str, ...] = ()) -> tuple[float, dict]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-c", OURS_DRIVER, "evaluate", "--protocol", "prove", "--input-dir", str(dirs[0]),
-           "--pred-dir", str(dirs[1]), "--mask-dir", str(dirs[2]), "--dino-model", str(model), "--json"]
+           "--pred-dir", str(dirs[1]), "--mask-dir", str(dirs[2]), "--dino-model", str(model), "--json", *extra]
     seconds, doc = timed(cmd, repeat, env)
     return seconds, doc.get("videos", {})
 
@@ -249,15 +264,18 @@ def run_model(name: str, work: Path, dirs: tuple[Path, Path, Path], prove: Path 
     if ayase is not None:
         rows["ayase 0.2.1"] = timed([str(ayase), "-c", AYASE_DRIVER, str(model), str(dirs[1]), str(dirs[2])], repeat)
         cpu["ayase 0.2.1"] = LAST_CPU[0]
-    rows["devil evaluate --protocol prove"] = ours(model, dirs, repeat)
-    cpu["devil evaluate --protocol prove"] = LAST_CPU[0]
+    for label, extra in OURS_ROWS:
+        rows[label] = ours(model, dirs, repeat, extra)
+        cpu[label] = LAST_CPU[0]
     reference = next(iter(rows.values()))[1]
-    peers = [s for label, (s, _) in rows.items() if not label.startswith("devil")]
-    mine = rows["devil evaluate --protocol prove"][0]
-    table = {k: {"seconds": s, "cpu_seconds": cpu[k], "max_rel_diff": largest_difference(v, reference)}
-             for k, (s, v) in rows.items()}
-    return {"model": name, "rows": table,
-            "speedup_vs_faster_peer": min(peers) / mine}
+    peers = {label: s for label, (s, _) in rows.items() if not label.startswith("devil")}
+    faster = min(peers, key=peers.__getitem__)
+    table = {k: {"seconds": round(s, 2), "cpu_seconds": round(cpu[k], 2),
+                 "max_rel_diff": float(f"{largest_difference(v, reference):.3g}")} for k, (s, v) in rows.items()}
+    return {"model": name, "shape": MODELS[name], "rows": table, "faster_peer": faster,
+            "speedup_vs_faster_peer": round(peers[faster] / rows[OURS_ROWS[0][0]][0], 2),
+            "speedup_default_metrics": round(peers[faster] / rows[OURS_ROWS[1][0]][0], 2),
+            "cpu_ratio_vs_faster_peer": round(cpu[faster] / cpu[OURS_ROWS[0][0]], 2)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,30 +288,46 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", type=Path, default=Path("~/.cache/devil-dataset/prove-peers").expanduser())
     p.add_argument("--prove-source", default=PROVE_SOURCE, help="where PROVE's code is cloned from")
     p.add_argument("--no-ayase", action="store_true", help="leave ayase out")
+    p.add_argument("--record", action="store_true", help="append the figures to benchmarks/results/prove_peers.jsonl")
     args = p.parse_args(argv)
-    import platform
+    from results_log import cpu_name
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else "?"
-    print(f"CPU: {cpu}, {os.cpu_count()} cores; set: {args.videos} videos x {args.frames} frames, "
+    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; set: {args.videos} videos x {args.frames} frames, "
           f"{args.size[0]}x{args.size[1]}, lossless H.264")
     args.cache.mkdir(parents=True, exist_ok=True)
     prove = install_prove(args.cache, args.prove_source)
     if prove is None:
         print("PROVE's own code is not reachable here: timing benchmarks/prove_reference.py (a plain restatement "
               "of it) as the stand-in")
+    else:
+        print(f"PROVE: cloned from {args.prove_source}" + ("" if args.prove_source == PROVE_SOURCE else
+                                                          f" (a copy of its public repository {PROVE_SOURCE})"))
     ayase = None if args.no_ayase else install_ayase(args.cache)
+    loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         dirs = write_set(work / "set", args.videos, args.frames, tuple(args.size))
-        results = [run_model(name, work, dirs, prove, ayase, args.repeat) for name in args.models]
+        results = []
+        for name in args.models:
+            results.append(run_model(name, work, dirs, prove, ayase, args.repeat))
+            loads.append(os.getloadavg()[0])
     for r in results:
         print(f"\nDINOv2 {r['model']} ({MODELS[r['model']]}), whole processes, best of {args.repeat}:")
         print("| implementation | seconds | CPU seconds | max rel diff from the first row |")
         print("|---|---:|---:|---:|")
         for label, row in r["rows"].items():
             print(f"| {label} | {row['seconds']:.1f} | {row['cpu_seconds']:.1f} | {row['max_rel_diff']:.1e} |")
-        print(f"devil evaluate --protocol prove: {r['speedup_vs_faster_peer']:.2f}x the faster peer")
+        print(f"ours (rc_s rc_t): {r['speedup_vs_faster_peer']:.2f}x the faster peer ({r['faster_peer']}) in wall "
+              f"time, {r['cpu_ratio_vs_faster_peer']:.2f}x in CPU time; with the default six metrics "
+              f"{r['speedup_default_metrics']:.2f}x")
+    print(f"load average (1 min) at the start and after each model: {', '.join(f'{x:.2f}' for x in loads)}")
+    if args.record:
+        from results_log import record
+
+        record("prove_peers", {"set": {"videos": args.videos, "frames": args.frames, "size": list(args.size)},
+                               "repeat": args.repeat, "prove_source": args.prove_source if prove else None,
+                               "load_averages": [round(x, 2) for x in loads], "models": results},
+               list(argv if argv is not None else sys.argv[1:]))
     return 0
 
 

@@ -83,6 +83,29 @@ def test_sgemm_ignores_alignment():
     assert len(results) == 1
 
 
+def test_sgemm_writes_into_out_without_reading_it():
+    """``out`` (uninitialised memory in a batched product) is written whole: BLAS's beta = 0 never reads C, so a NaN
+    left there cannot reach the result, and the bits are those of a fresh product; an empty inner dimension gives
+    zeros."""
+    g = torch.Generator().manual_seed(4)
+    a, b = torch.randn(37, 19, generator=g), torch.randn(19, 45, generator=g)
+    out = torch.full((37, 45), float("nan"))
+    assert sgemm(a, b, out) is out
+    assert torch.equal(out, sgemm(a, b)) and bool(torch.isfinite(out).all())
+    assert torch.equal(sgemm(torch.ones(3, 0), torch.ones(0, 2), torch.full((3, 2), float("nan"))), torch.zeros(3, 2))
+
+
+def test_batched_matmul_equals_each_product():
+    """A batched (and broadcast) product is each matrix's :func:`sgemm`, bit for bit, written into one tensor."""
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(2, 3, 17, 9, generator=g)
+    b = torch.randn(3, 11, 9, generator=g).transpose(-1, -2)  # non-contiguous [3, 9, 11], as the attention's key
+    with portable_arithmetic():
+        got = a @ b
+    for i, j in itertools.product(range(2), range(3)):
+        assert torch.equal(got[i, j], sgemm(a[i, j].contiguous(), b[j].contiguous()))
+
+
 def test_square_roots_are_correctly_rounded():
     """torch's float32 sqrt goes through MKL's VML, which is not correctly rounded and follows the vendor; the
     portable one is IEEE's (a double square root rounded to float32 is correctly rounded: 53 >= 2 * 24 + 2)."""

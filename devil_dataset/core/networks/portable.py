@@ -63,8 +63,9 @@ PATCH_BUFFER_ELEMENTS = 1 << 24  # 64 MiB
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
 
-def sgemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b`` of two float32 CPU matrices [M, K] x [K, N] on scipy's OpenBLAS ``sgemm`` (float32 [M, N]).
+def sgemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``a @ b`` of two float32 CPU matrices [M, K] x [K, N] on scipy's OpenBLAS ``sgemm`` (float32 [M, N]; into
+    ``out``, a contiguous float32 [M, N] tensor, when given).
 
     The product is formed as ``(b.T @ a.T).T`` in BLAS's column-major terms, so row-major inputs are not copied, and
     written into a tensor from torch's allocator (64-byte aligned, as oneDNN's outputs were): ATen's vectorised
@@ -77,9 +78,12 @@ def sgemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """
     an = np.asarray(a.detach().numpy(), dtype=np.float32)
     bn = np.asarray(b.detach().numpy(), dtype=np.float32)
-    out = torch.zeros(an.shape[0], bn.shape[1], dtype=torch.float32)
+    if out is None:
+        out = torch.empty(an.shape[0], bn.shape[1], dtype=torch.float32)
     if an.shape[0] == 0 or bn.shape[1] == 0 or an.shape[1] == 0:
-        return out
+        return out.zero_()
+    # beta = 0: BLAS writes C without reading it (OpenBLAS's beta step stores zeros first), so ``out`` need not be
+    # cleared, and no NaN left in fresh memory can reach the product
     target = out.numpy().T  # Fortran [N, M] over the same memory
     written = blas.sgemm(1.0, bn.T, an.T, beta=0.0, c=target, overwrite_c=1)
     if not np.shares_memory(written, target):  # scipy copied (it should not for a Fortran-ordered float32 c)
@@ -189,11 +193,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return matmul(a, b[:, None]).squeeze(-1)
     if a.dim() == 2 and b.dim() == 2:
         return sgemm(a, b)
-    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = a.shape[:-2] if a.shape[:-2] == b.shape[:-2] else torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a3 = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
     b3 = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
-    out = torch.stack([sgemm(x, y) for x, y in zip(a3, b3)]) if len(a3) else \
-        torch.zeros(0, a.shape[-2], b.shape[-1])
+    out = torch.empty(len(a3), a.shape[-2], b.shape[-1], dtype=torch.float32)
+    for x, y, o in zip(a3, b3, out):  # each product written in place (what stacking them would copy)
+        sgemm(x, y, o)
     return out.reshape(*batch, a.shape[-2], b.shape[-1])
 
 
