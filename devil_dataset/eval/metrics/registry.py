@@ -3,7 +3,8 @@
 Classes are imported lazily (``"module:Class"``) so that pixel-only evaluation never imports torch networks. The
 table holds the metric classes of this floor; a metric class that belongs to one evaluation protocol is declared by
 that protocol (:attr:`~devil_dataset.eval.protocols.declaration.EvaluationProtocol.metric_classes`) and added here by
-the protocol registry when it reads the protocols (:func:`register_metric`).
+the protocol registry when it reads the protocols (:func:`register_metric`), which the table asks it to do
+(:data:`METRIC_PLUGINS`) before it calls a name unknown.
 
     >>> METRICS["pcons"].keys
     ('pcons_psnr_mask',)
@@ -86,6 +87,25 @@ DEVIL_METRICS: tuple[str, ...] = ("psnr", "ssim", "lpips", "pvcs", "fid", "vfid"
 PIXEL_METRICS: tuple[str, ...] = ("psnr", "ssim", "pcons", "warp_error")
 
 
+#: Functions (``"module:function"``) that add metric classes to this table: the evaluation protocols' registry, which
+#: adds each protocol's own classes (``EvaluationProtocol.metric_classes``, e.g. PROVE's ``rc_s`` and ``rc_t``). The
+#: table calls them, by name as it imports its classes, before it first answers that a name or key is unknown, so
+#: that a lookup never depends on what its caller happened to import first.
+METRIC_PLUGINS: tuple[str, ...] = ("devil_dataset.eval.protocols.registry:protocols",)
+_plugins_read = False
+
+
+def _read_plugins() -> None:
+    """Call every :data:`METRIC_PLUGINS` function once per process."""
+    global _plugins_read
+    if _plugins_read:
+        return
+    _plugins_read = True
+    for target in METRIC_PLUGINS:
+        module, function = target.split(":")
+        getattr(importlib.import_module(module), function)()
+
+
 def register_metric(entry: MetricEntry, *, before: str | None = None) -> MetricEntry:
     """Add ``entry`` to the metric table (placed before the entry named ``before`` when there is one, else last: the
     report's column order follows the table); returns it. Adding the same entry again changes nothing; another entry
@@ -120,6 +140,8 @@ def unregister_metric(name: str) -> None:
 
 def metric_entry(name: str) -> MetricEntry:
     """Look up a metric by CLI name; the error lists the valid names."""
+    if name not in METRICS:
+        _read_plugins()
     try:
         return METRICS[name]
     except KeyError:
@@ -137,6 +159,8 @@ def build_metrics(
     A metric named explicitly must run: its error is raised.
     """
     explicit = names is not None
+    if names is not None and any(n not in METRICS for n in names):
+        _read_plugins()  # a protocol's own class, or a result key
     by_key = {k: e.name for e in METRICS.values() for k in e.keys}  # result keys work as names too
     wanted = list(dict.fromkeys(by_key.get(n, n) if n not in METRICS else n for n in names)) if names is not None \
         else list(DEVIL_METRICS)
@@ -214,6 +238,8 @@ def higher_is_better(key: str) -> bool:
     >>> higher_is_better("psnr"), higher_is_better("warp_error_mask"), higher_is_better("ff_alpha")
     (True, False, False)
     """
+    if key not in _METRIC_KEYS:
+        _read_plugins()
     try:
         return _METRIC_KEYS[key][0]
     except KeyError:
@@ -235,6 +261,8 @@ def resolve_metrics(metric_names: Sequence[str] | None,
         _, skipped = build_metrics(None, options)
         runnable = [m for m in METRICS if m not in skipped and m in DEVIL_METRICS]
     else:
+        if any(n not in METRICS for n in metric_names):
+            _read_plugins()
         by_key = {k: e.name for e in METRICS.values() for k in e.keys}
         runnable = list(dict.fromkeys(by_key.get(n, n) for n in metric_names))
         build_metrics(runnable, options)  # raises for unknown names / missing weights

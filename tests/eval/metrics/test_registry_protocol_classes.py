@@ -76,3 +76,32 @@ def test_no_module_of_eval_outside_protocols_names_a_protocol():
             if text in PROTOCOL_WORDS or any(f"protocols.{w}" in text for w in PROTOCOL_WORDS):
                 offending.append(f"{rel}: {text!r}")
     assert offending == []
+
+
+def test_a_fresh_process_finds_the_protocol_classes_without_importing_the_protocols():
+    """A library user's first lookup (``evaluate_directory(..., ["rc_s"])``, ``higher_is_better("rc_t")``) in a process
+    that never imported the protocols finds the protocols' classes: the table reads its plug-ins before it calls a
+    name unknown, so no lookup depends on import order; an unknown name is still refused."""
+    import json
+    import subprocess
+    import sys
+
+    code = """if True:
+        import json, sys
+        from devil_dataset.eval.metrics.registry import higher_is_better, metric_entry, resolve_metrics
+        from devil_dataset.eval.metrics.metric import EvalOptions
+        before = "devil_dataset.eval.protocols.registry" in sys.modules
+        try:
+            metric_entry("no_such_metric")
+        except Exception as error:
+            refused = type(error).__name__
+        print(json.dumps({"before": before, "rc_t": higher_is_better("rc_t"), "entry": metric_entry("rc_s").name,
+                          "resolved": resolve_metrics(["bg_psnr", "psnr"], EvalOptions())[:2],
+                          "refused": refused}))
+    """
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=str(EVAL.parents[1]))
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"before": False, "rc_t": False, "entry": "rc_s", "resolved": [["psnr"], ["bg_psnr"]],
+                    "refused": "UnknownNameError"}

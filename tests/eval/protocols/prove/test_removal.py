@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("transformers", reason="the removal metrics' DINOv2 needs the [removal] extra")
 
 from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
-from devil_dataset.eval.metrics.registry import METRICS, higher_is_better
+from devil_dataset.eval.metrics.registry import higher_is_better, metric_entry
 from devil_dataset.eval.protocols.prove.removal import RCSMetric, RCTMetric, removal_scores
 from devil_dataset.eval.scoring.evaluate import evaluate_directory
 
@@ -25,7 +25,7 @@ def model(tmp_path_factory):
 def test_directions_are_declared_once():
     assert not higher_is_better("rc_t") and higher_is_better("rc_s")
     assert all(higher_is_better(k) for k in ("bg_psnr", "bg_ssim", "masked_psnr", "masked_ssim"))
-    assert METRICS["rc_s"].needs_weights and not METRICS["bg_psnr"].needs_weights
+    assert metric_entry("rc_s").needs_weights and not metric_entry("bg_psnr").needs_weights
 
 
 def test_release_layout_scores_rc_beside_psnr(model, eval_release_dirs):
