@@ -461,7 +461,6 @@ def _evaluate_folder_protocol(args: argparse.Namespace, protocol: EvaluationProt
     from ..eval.protocols.declaration import FolderRequest
     from ..eval.protocols.registry import protocols
 
-
     flags = protocol.layouts[0].flags
     folder_flags = {f for p in protocols().values() for layout in p.layouts for f in layout.flags}
     _check_folder_mode(args, protocol.name, flags, tuple(f for f in ("dataset", "config", "predictions", "gt_dir")

@@ -187,3 +187,30 @@ def test_a_damaged_record_is_scored_again(prove_dirs, tmp_path, monkeypatch):
     scored = _counting(monkeypatch, prove_run, "score_prove_video")
     assert dumps(_prove(prove_dirs, tmp_path / "cache")) == dumps(whole)
     assert sorted(scored) == sorted(p.name.rsplit("-", 1)[0] for p in records[:2])
+
+
+class _RecordingEngine:
+    """An engine that runs each call here and records what it was given (what `--engine ray` would run remotely)."""
+
+    def __init__(self):
+        self.items: list[str] = []
+
+    def map_ordered(self, fn, items):
+        for item in items:
+            self.items.append(_task_name_of(item))
+            yield fn(item)
+
+
+def _task_name_of(item) -> str:
+    return item.name if hasattr(item, "name") else item[0].name
+
+
+def test_propainter_pixel_pass_runs_on_the_given_engine(tmp_path):
+    """`devil evaluate --protocol propainter --engine ray` hands the pixel pass to the engine, as PROVE's does, with
+    the document of a run in this process."""
+    data = write_davis_layout(tmp_path / "davis", (3, 2))
+    args = (data.gt_dir, data.mask_dir, data.pred_dir, ["psnr", "ssim", "hole_psnr"])
+    here = propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m")
+    engine = _RecordingEngine()
+    assert dumps(propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", engine=engine)) == dumps(here)
+    assert engine.items == ["v0", "v1"]

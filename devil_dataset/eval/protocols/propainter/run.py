@@ -38,6 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ....core.cpu_pins import cpu_pinned
+from ....core.engines import Engine
 from ....core.errors import DevilError
 from ....core.flow import flow_estimator
 from ....core.hole_check import check_hole, hole_problem, hole_warning
@@ -332,6 +333,7 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     method: str | None = None,
     size: tuple[int, int] = PROTOCOL_SIZE,
     workers: int = 1,
+    engine: Engine | None = None,
     networks: dict[str, Any] | None = None,
     flow_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     progress: bool = False,
@@ -343,8 +345,9 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     ``metric_names``: of :data:`PROPAINTER_METRICS` (default :data:`DEFAULT_PROPAINTER_METRICS`). ``options``:
     ``parity`` (``release``: their BatchNorm behaviour; ``corrected``: eval mode), ``device``, ``precision``,
     ``flow`` (E_warp), ``seed`` (intervals). ``size`` (W, H): the protocol's 432x240 unless a test asks otherwise.
-    ``workers``: processes for the pixel metrics. ``networks`` (``{"i3d": ..., "lpips": ...}``) / ``flow_fn``:
-    networks / a flow function injected (tests). ``cache``: a folder keeping each video's values as it is scored
+    ``workers``: processes for the pixel metrics, or ``engine`` (local processes or Ray) runs them. ``networks``
+    (``{"i3d": ..., "lpips": ...}``) / ``flow_fn``: networks / a flow function injected (tests). ``cache``: a
+    folder keeping each video's values as it is scored
     (:class:`~devil_dataset.eval.protocols.runner.StoredVideoScores`): run again after an interruption, only the videos
     without values are scored. Every layout problem is one DevilError before anything is scored. See the module
     docstring.
@@ -365,7 +368,8 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     tasks = [(v, preds[v.name]) for v in videos]
     frame_metrics = tuple(m for m in metrics if m in FRAME_METRICS)
     stores = _stores(cache, metrics, options, size, injected, flow, flow_fn)
-    scores = score_videos(tasks, partial(score_video_frames, metrics=frame_metrics, size=size), jobs=workers,
+    scores = score_videos(tasks, partial(score_video_frames, metrics=frame_metrics, size=size), engine=engine,
+                          jobs=workers,
                           progress=progress, desc="propainter frames", store=stores[0], name_of=_task_name,
                           sources_of=_sources) if frame_metrics else \
         [VideoFrameScores(v.name, len(v.frame_paths), {}) for v in videos]  # the network pass reads the frames
@@ -443,10 +447,11 @@ def _stores(cache: str | Path | None, metrics: Sequence[str], options: EvalOptio
 
 def evaluate_request(request: FolderRequest) -> dict:
     """``devil evaluate --protocol propainter``: :func:`evaluate_propainter` of the request's ``gt_dir``, ``mask_dir``
-    and ``pred_dir`` (``jobs`` processes for the pixel metrics)."""
+    and ``pred_dir`` (the pixel metrics on the request's engine: several processes or Ray)."""
     folders = request.folders
     return evaluate_propainter(folders["gt_dir"], folders["mask_dir"], folders["pred_dir"], request.metric_names,
                                request.options, method=request.method, workers=request.jobs,
+                               engine=request.engine,
                                progress=request.progress, cache=request.cache)
 
 
