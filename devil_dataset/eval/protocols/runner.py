@@ -187,18 +187,18 @@ def score_videos(  # noqa: PLR0913 - keyword-only options of the one loop every 
     on_video: Callable[[R], None] | None = None,
     store: StoredVideoScores | None = None,
     name_of: Callable[[Any], str] = lambda item: str(item.name),
-    sources_of: Callable[[T], Sequence[Path]] | None = None,
+    content_of: Callable[[T], str] | None = None,
 ) -> list[R]:
     """``score(item)`` of every item, in item order: on ``engine`` (local processes or Ray) when given, else in
     ``jobs`` local processes (1: here); a progress bar over the videos, ``on_video`` called with each result in
-    order. With a ``store`` (and ``sources_of``: the files each item is scored from), the items with a stored record
-    are not scored again, and each new result is stored before ``on_video`` sees it: an interrupted run loses at most
-    the videos in flight."""
+    order. With a ``store`` (and ``content_of``: the :func:`content_digest` of the files each item is scored from),
+    the items with a stored record are not scored again, and each new result is stored before ``on_video`` sees it:
+    an interrupted run loses at most the videos in flight."""
     stored: dict[int, R] = {}
     contents: dict[int, str] = {}  # each item's content digest, read once
-    if store is not None and sources_of is not None:
+    if store is not None and content_of is not None:
         for i, item in enumerate(items):
-            contents[i] = content_digest(sources_of(item))
+            contents[i] = content_of(item)
             found = store.load(name_of(item), contents[i])
             if found is not None:
                 stored[i] = found

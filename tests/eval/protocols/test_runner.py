@@ -214,3 +214,22 @@ def test_propainter_pixel_pass_runs_on_the_given_engine(tmp_path):
     engine = _RecordingEngine()
     assert dumps(propainter_run.evaluate_propainter(*args, size=TEST_SIZE, method="m", engine=engine)) == dumps(here)
     assert engine.items == ["v0", "v1"]
+
+
+def test_propainter_hashes_each_videos_files_once_for_both_passes(tmp_path, monkeypatch):
+    """The frame pass and the network pass key their records by the same files: each video is hashed once."""
+    data = write_davis_layout(tmp_path / "davis", (3, 2))
+    hashed: list[int] = []
+    real = propainter_run.content_digest
+
+    def counting(paths):
+        paths = tuple(paths)
+        hashed.append(len(paths))
+        return real(paths)
+
+    monkeypatch.setattr(propainter_run, "content_digest", counting)
+    propainter_run.evaluate_propainter(data.gt_dir, data.mask_dir, data.pred_dir, ["psnr", "ewarp"],
+                                       EvalOptions(flow="dis", device="cpu"), size=TEST_SIZE, method="m",
+                                       cache=tmp_path / "cache")
+    assert len(hashed) == 2  # two videos, each once
+    assert len(list((tmp_path / "cache" / "propainter").glob("*.json"))) == 4  # each pass stored both videos

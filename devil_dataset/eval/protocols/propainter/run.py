@@ -51,7 +51,15 @@ from ...stats.frame_weighted import frame_weighted_summary
 from ...stats.intervals import video_summary
 from ..declaration import FolderRequest
 from ..declaration import runnable_metrics as shared_runnable_metrics
-from ..runner import StoredVideoScores, as_record, folder_document, prepare_run, score_videos, scoring_identity
+from ..runner import (
+    StoredVideoScores,
+    as_record,
+    content_digest,
+    folder_document,
+    prepare_run,
+    score_videos,
+    scoring_identity,
+)
 from .definition import (
     DEFAULT_PROPAINTER_METRICS,
     FRAME_METRICS,
@@ -368,16 +376,17 @@ def evaluate_propainter(  # noqa: PLR0913 - keyword-only options of a public ent
     tasks = [(v, preds[v.name]) for v in videos]
     frame_metrics = tuple(m for m in metrics if m in FRAME_METRICS)
     stores = _stores(cache, metrics, options, size, injected, flow, flow_fn)
+    content_of = _content_once()  # both passes key their records by the same files: each video hashed once
     scores = score_videos(tasks, partial(score_video_frames, metrics=frame_metrics, size=size), engine=engine,
                           jobs=workers,
                           progress=progress, desc="propainter frames", store=stores[0], name_of=_task_name,
-                          sources_of=_sources) if frame_metrics else \
+                          content_of=content_of) if frame_metrics else \
         [VideoFrameScores(v.name, len(v.frame_paths), {}) for v in videos]  # the network pass reads the frames
     nets = {**({"i3d": _i3d(options, injected.get("i3d"))} if "vfid" in metrics else {}),
             **({"lpips": _lpips(options, injected.get("lpips"))} if "hole_lpips" in metrics else {})}
     passed = score_videos(tasks, partial(network_video, metrics=metrics, options=options, size=size, nets=nets,
                                          flow=flow), progress=progress, desc="propainter networks",
-                          store=stores[1], name_of=_task_name, sources_of=_sources) if nets or flow else []
+                          store=stores[1], name_of=_task_name, content_of=content_of) if nets or flow else []
     for s, n in zip(scores, passed):
         if n.hole_lpips is not None:
             s.values["hole_lpips"] = n.hole_lpips
@@ -415,10 +424,18 @@ def _task_name(task: tuple[DavisVideo, tuple[Path, ...]]) -> str:
     return task[0].name
 
 
-def _sources(task: tuple[DavisVideo, tuple[Path, ...]]) -> tuple[Path, ...]:
-    """The files one video is scored from: its ground-truth frames, masks and output frames."""
-    video, pred_paths = task
-    return (*video.frame_paths, *video.mask_paths, *pred_paths)
+def _content_once() -> Callable[[tuple[DavisVideo, tuple[Path, ...]]], str]:
+    """The :func:`~devil_dataset.eval.protocols.runner.content_digest` of the files one video is scored from (its
+    ground-truth frames, masks and output frames), each video's computed once for the calls of one evaluation."""
+    digests: dict[str, str] = {}
+
+    def content_of(task: tuple[DavisVideo, tuple[Path, ...]]) -> str:
+        video, pred_paths = task
+        if video.name not in digests:
+            digests[video.name] = content_digest((*video.frame_paths, *video.mask_paths, *pred_paths))
+        return digests[video.name]
+
+    return content_of
 
 
 def _weights_record(metrics: Sequence[str], injected: Mapping[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from ..declaration import FolderRequest
 from ..runner import (
     StoredVideoScores,
     as_record,
+    content_digest,
     folder_document,
     mean_over_videos,
     prepare_run,
@@ -224,7 +225,7 @@ def evaluate_prove(  # noqa: PLR0913 - keyword-only options of a public entry po
                     progress=progress and (engine is None or network is not None))  # crops: in this process only
     scores = score_videos(layout.videos, score, engine=engine if network is None else None, progress=progress,
                           desc="prove", on_video=on_video, store=_store(cache, metrics, options, network, identity),
-                          sources_of=lambda v: (v.inputs, v.results, v.masks))
+                          content_of=lambda v: content_digest((v.inputs, v.results, v.masks)))
     summary, uncertainty, unscored = mean_over_videos([s.values for s in scores], metrics, options.seed,
                                                       names=[s.name for s in scores])
     dino = identity if identity is not None else {"name": "injected"} if network is not None else \
