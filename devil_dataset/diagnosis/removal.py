@@ -45,9 +45,8 @@ from ..eval.protocols.prove.layout import (
     ProveLayout,
     ProveVideo,
     list_prove_videos,
-    palette_pngs,
     read_frames,
-    read_palette_indices,
+    read_masks,
 )
 from ..eval.protocols.prove.mask_reading import PreparedMasks, prepare_masks
 from ..eval.protocols.prove.removal import ARITHMETIC_OF_PARITY, REMOVAL_METRICS
@@ -85,8 +84,7 @@ def read_removal_masks(path: Path) -> PreparedMasks:
         >>> read.notes["mask_values"]["kind"], int(read.hole.sum())
         ('zero_one', 9)
     """
-    palette = palette_pngs(path)
-    return prepare_masks(read_palette_indices(path) if palette else read_frames(path), palette)
+    return prepare_masks(*read_masks(path))
 
 
 def _marker_notes(marker: Path) -> dict | None:

@@ -156,6 +156,14 @@ def read_palette_indices(path: Path, limit: int = MAX_FRAMES) -> np.ndarray:
     return np.stack(frames)
 
 
+def read_masks(path: Path, limit: int = MAX_FRAMES) -> tuple[np.ndarray, bool]:
+    """A mask video's frames as uint8 [T, H, W, 3] and whether they are palette indices (a folder of palette PNGs,
+    :func:`read_palette_indices`; else the frames as :func:`read_frames` reads them): what
+    :func:`~devil_dataset.eval.protocols.prove.mask_reading.prepare_masks` takes."""
+    palette = palette_pngs(path)
+    return (read_palette_indices(path, limit) if palette else read_frames(path, limit)), palette
+
+
 def _size_of(path: Path) -> tuple[int, int]:
     """(W, H) of an image file, so that :func:`read_protocol_frame` keeps its size."""
     data = np.fromfile(path, np.uint8)
@@ -169,8 +177,7 @@ def read_prove_video(video: ProveVideo, limit: int = MAX_FRAMES) -> ProveFrames:
     """The three sources of one video, cut and resized as their code does (module docstring)."""
     result = read_frames(video.results, limit)
     inputs = read_frames(video.inputs, limit)  # read in full: a result shorter than its input is noted
-    palette = palette_pngs(video.masks)
-    masks = read_palette_indices(video.masks, limit) if palette else read_frames(video.masks, limit)
+    masks, palette = read_masks(video.masks, limit)
     counts = {"inputs": len(inputs), "results": len(result), "masks": len(masks)}
     n = min(counts.values())
     result, masks, inputs = result[:n], masks[:n], inputs[:n]
@@ -183,4 +190,5 @@ def read_prove_video(video: ProveVideo, limit: int = MAX_FRAMES) -> ProveFrames:
 
 
 __all__ = ["FOLDERS", "MAX_FRAMES", "VIDEO_SUFFIXES", "ProveFrames", "ProveLayout", "ProveVideo",
-           "list_prove_videos", "palette_pngs", "read_frames", "read_palette_indices", "read_prove_video"]
+           "list_prove_videos", "palette_pngs", "read_frames", "read_masks", "read_palette_indices",
+           "read_prove_video"]
