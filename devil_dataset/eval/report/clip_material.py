@@ -23,7 +23,7 @@ import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import cv2
 import numpy as np
@@ -226,23 +226,20 @@ class ClipMaterial:
         self.folder.mkdir(parents=True, exist_ok=True)
         write_stream(frames, self.folder / f"{key}.mp4", self.folder / f"{key}.jpg")
 
+    def _make(self, key: str, frames: Callable[[], np.ndarray]) -> None:
+        """The stream ``key`` from ``frames()``, computed and encoded only when it is not already made."""
+        if self.find(key) is None:
+            self.put(key, frames())
+
     def make_unit(self, gt_id: str, gt: np.ndarray, hole_id: str, hole: np.ndarray) -> None:
         """The ground truth's and the masked input's streams of a (clip, hole) unit, each unless already made."""
-        key = stream_key("gt", gt_id)
-        if self.find(key) is None:
-            self.put(key, shrink(gt))
-        key = stream_key("masked", gt_id, hole_id)
-        if self.find(key) is None:
-            self.put(key, shrink_masked(gt, hole))
+        self._make(stream_key("gt", gt_id), lambda: shrink(gt))
+        self._make(stream_key("masked", gt_id, hole_id), lambda: shrink_masked(gt, hole))
 
     def make_prediction(self, gt_id: str, gt: np.ndarray, pred_id: str, pred: np.ndarray) -> None:
         """A prediction's streams (its output and its error map), each unless already made."""
-        key = stream_key("pred", pred_id)
-        if self.find(key) is None:
-            self.put(key, shrink(pred))
-        key = stream_key("error", gt_id, pred_id)
-        if self.find(key) is None:
-            self.put(key, grey_to_rgb(shrink(error_grey(gt, pred))))
+        self._make(stream_key("pred", pred_id), lambda: shrink(pred))
+        self._make(stream_key("error", gt_id, pred_id), lambda: grey_to_rgb(shrink(error_grey(gt, pred))))
 
 
 __all__ = ["CLIP_CRF", "CLIP_FPS", "CLIP_MAX_SIDE", "ClipMaterial", "ClipSource", "ERROR_GAIN", "MASK_COLOUR",
