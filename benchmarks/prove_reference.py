@@ -51,6 +51,16 @@ def square_of(binary: np.ndarray):
     return int(x), int(y), int(x + final), int(y + final)
 
 
+def transformers_model(folder: str | Path):
+    """transformers' own ``Dinov2Model`` of a ``save_pretrained`` folder, as their ``DinoPredictor`` loads it
+    (``AutoModel.from_pretrained``, eval mode)."""
+    from transformers import AutoModel
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    return AutoModel.from_pretrained(str(folder), local_files_only=True).eval()
+
+
 class ReferenceDino:
     """One crop at a time through the model, as their ``DinoPredictor.set_image``."""
 

@@ -49,7 +49,7 @@ MODELS = {"tiny": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_hea
 
 def random_dinov2(shape: dict, seed: int = 0) -> Dinov2Features:
     """A seeded random DINOv2 of ``shape`` written with save_pretrained and loaded as the package loads a model (the
-    reference runs transformers' own model of the same folder: ``net.model``, ``net.processor``)."""
+    reference runs transformers' own model of the same folder: ``prove_reference.transformers_model``)."""
     folder = Path(tempfile.mkdtemp(prefix="dinov2-"))
     extra = {k: v for k, v in shape.items() if k not in ("hidden_size", "num_hidden_layers", "num_attention_heads")}
     save_random_dinov2(folder, hidden_size=shape["hidden_size"], layers=shape["num_hidden_layers"],
@@ -60,7 +60,7 @@ def random_dinov2(shape: dict, seed: int = 0) -> Dinov2Features:
 
 
 def compare(name: str, net: Dinov2Features, dirs: tuple[Path, Path, Path]) -> dict:
-    ref_net = prove_reference.ReferenceDino(net.model, net.processor)
+    ref_net = prove_reference.ReferenceDino(prove_reference.transformers_model(net.folder), net.processor)
     t0 = time.perf_counter()
     ref = prove_reference.folder_values(ref_net, *dirs)
     t_ref = time.perf_counter() - t0

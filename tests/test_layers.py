@@ -62,7 +62,7 @@ EVAL_TOP = frozenset({"__init__", "functional"})  # eval/__init__.py, eval/funct
 # absent), and modules of the package whose head imports one of them (deferring those buys the same).
 HEAVY_DEPENDENCIES = frozenset({"torch", "torchvision", "lpips", "pytorch_fid", "matplotlib", "jinja2", "av", "ray",
                                 "decord", "scenedetect", "yt_dlp", "skvideo", "selenium", "datasets", "pyarrow",
-                                "huggingface_hub", "transformers", "numba", "scipy"})
+                                "huggingface_hub", "transformers", "safetensors", "numba", "scipy"})
 # Units whose functions may import any module of the package: the ``devil`` commands declare their parsers with light
 # imports and import the library when the command runs (``devil --help`` answers at once: tests/cli/test_startup.py).
 DEFERRING_UNITS = frozenset({"cli"})

@@ -7,13 +7,15 @@ a DINOv2 (``model_type`` ``dinov2``), the weights must be a ``model.safetensors`
 (:func:`~devil_dataset.core.weights.check_safetensors`); a pickle (``pytorch_model.bin``) is refused, since reading
 one can run code. Each is a :class:`~devil_dataset.core.errors.WeightsCorruptError` naming the file (exit 2).
 
-The forward pass is Hugging Face ``transformers``' own ``Dinov2Model`` (``modeling_dinov2.py``), with eager
-attention, built from the checked folder by ``from_pretrained`` (safetensors only, local files only, float32; a
-tensor the model needs and the file lacks is a :class:`~devil_dataset.core.errors.WeightsCorruptError`), its
-progress bars and logging off while it loads. On the CPU every pass runs one image at a time inside
+The forward pass is :func:`~devil_dataset.core.networks.dinov2_forward.dinov2_forward`: transformers'
+``Dinov2Model`` (``modeling_dinov2.py``, eager attention) restated as torch functions over the folder's tensors, the
+same functions in the same order, so the same bits (``tests/core/test_networks_dinov2_forward.py``), without the 4 to
+6 s that importing transformers' model module costs a process (transformers stays the reference of the tests, of
+:func:`save_random_dinov2` and of :attr:`Dinov2Features.processor`). A tensor the model needs and the file lacks is a
+:class:`~devil_dataset.core.errors.WeightsCorruptError`. On the CPU every pass runs one image at a time inside
 :func:`~devil_dataset.core.networks.precision.network_threads`, so in
 :func:`~devil_dataset.core.networks.portable.portable_arithmetic` where it is in force: the mode intercepts the
-torch functions transformers' model calls (the convolution and the products on OpenBLAS ``sgemm``, layer norm,
+torch functions the pass calls (the convolution and the products on OpenBLAS ``sgemm``, layer norm,
 softmax and GELU at the pinned level). The features are then the same bits on every x86-64 CPU with AVX2, Intel or
 AMD, and do not depend on how crops are batched (``tests/core/test_networks_dinov2.py``).
 
@@ -48,6 +50,7 @@ from ..errors import WeightsCorruptError, WeightsMissingError
 from ..thread_map import default_threads, thread_map
 from ..weights import check_safetensors
 from . import DEFAULT_DINO_MODEL
+from .dinov2_forward import Dinov2Weights, dinov2_forward, patch_grid_of, read_dinov2_weights  # noqa: TID253
 from .precision import network_precision, network_threads  # noqa: TID253
 
 #: The weights file a model folder must hold (safetensors: tensors only, no code).
@@ -162,11 +165,11 @@ def preprocess(images: Sequence[np.ndarray], settings: dict[str, Any], table: np
 
 @dataclass
 class Dinov2Features:
-    """A loaded DINOv2 (``model``: transformers' ``Dinov2Model``, eval mode, eager attention; the folder's
-    ``config``; the processor ``settings``) on ``device``; :meth:`patch_features` runs it."""
+    """A loaded DINOv2 (``weights``: its tensors, :class:`~devil_dataset.core.networks.dinov2_forward.Dinov2Weights`;
+    the folder's ``config``; the processor ``settings``) on ``device``; :meth:`patch_features` runs it."""
 
     name: str
-    model: Any
+    weights: Dinov2Weights
     config: dict[str, Any]
     settings: dict[str, Any] = field(default_factory=lambda: dict(PROCESSOR_DEFAULTS))
     device: str = "cpu"
@@ -191,16 +194,16 @@ class Dinov2Features:
         pixels = preprocess(images, self.settings, self._table).to(self.device)
         if torch.device(self.device).type != "cpu":
             with network_precision("float32", self.device):
-                tokens = self.model(pixel_values=pixels).last_hidden_state[:, 1:, :]
+                hidden = dinov2_forward(self.weights, pixels)
         else:  # the float32 flags are process-wide: set once here; each worker thread pins its own pass
             with network_precision("float32", "cpu"):
-                tokens = torch.cat(thread_map(self._one_pass, list(pixels.split(1)), threads=min(n, self.threads)))
-        return tokens.float().cpu().numpy().reshape(n, h // 14, w // 14, -1)
+                hidden = torch.cat(thread_map(self._one_pass, list(pixels.split(1)), threads=min(n, self.threads)))
+        return patch_grid_of(hidden, h, w, int(self.weights.config["patch_size"])).float().cpu().numpy()
 
     def _one_pass(self, pixels: torch.Tensor) -> torch.Tensor:
         """One image's CPU pass (in the calling thread: inference mode and the portable mode are per thread)."""
         with torch.inference_mode(), network_threads("cpu"), torch.autocast("cpu", enabled=False):
-            return self.model(pixel_values=pixels).last_hidden_state[:, 1:, :]
+            return dinov2_forward(self.weights, pixels)
 
     @property
     def processor(self) -> Any:
@@ -254,31 +257,12 @@ def _resolve(model: str) -> tuple[Path, str | None]:
     return folder, folder.name
 
 
-def read_model(folder: Path, device: str = "cpu") -> Any:
-    """transformers' ``Dinov2Model`` of a checked folder (:func:`check_model_folder`) on ``device``: float32, eager
-    attention, eval mode, read by ``from_pretrained`` from its ``model.safetensors`` only (local files, no pickle),
-    quietly (:func:`transformers_quiet`). A tensor the model needs and the file lacks, or of another shape, is a
-    :class:`WeightsCorruptError` naming the file (``from_pretrained`` would initialise it at random)."""
-    path = folder / WEIGHTS_FILE
-    try:  # the module alone, not the package's lazy top level
-        from transformers.models.dinov2.modeling_dinov2 import Dinov2Model
-    except ImportError:  # pragma: no cover - the error names the extra
-        raise _missing(str(folder), "transformers is not installed") from None
-    try:
-        with transformers_quiet():
-            loaded: Any = Dinov2Model.from_pretrained(
-                str(folder), local_files_only=True, use_safetensors=True, dtype=torch.float32,
-                attn_implementation="eager", output_loading_info=True)
-        model, info = loaded
-    except (OSError, ValueError, RuntimeError) as exc:  # safetensors' and torch's errors for a damaged file
-        raise WeightsCorruptError(f"{path}: cannot be read as a DINOv2 ({exc})") from None
-    absent = [k for k in info.get("missing_keys", ()) if not k.endswith("mask_token")]
-    absent += [str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys", ())]
-    if absent:
-        raise WeightsCorruptError(f"{path}: lacks {len(absent)} tensor(s) of a {model.config.num_hidden_layers}-"
-                                  f"layer DINOv2, or holds them in another shape ({', '.join(absent[:3])}"
-                                  f"{' ...' if len(absent) > 3 else ''})")
-    return model.to(device).eval()
+def read_model(folder: Path, config: dict[str, Any], device: str = "cpu") -> Dinov2Weights:
+    """The tensors of a checked folder (:func:`check_model_folder`) on ``device``, float32, read from its
+    ``model.safetensors`` only (no pickle) by
+    :func:`~devil_dataset.core.networks.dinov2_forward.read_dinov2_weights`: a tensor the model needs and the file
+    lacks, or of another shape, is a :class:`WeightsCorruptError` naming the file."""
+    return read_dinov2_weights(folder, config, WEIGHTS_FILE).to(device)
 
 
 def load_dinov2(model: str = DEFAULT_DINO_MODEL, device: str = "cpu") -> Dinov2Features:
@@ -286,7 +270,7 @@ def load_dinov2(model: str = DEFAULT_DINO_MODEL, device: str = "cpu") -> Dinov2F
     folder is checked first (:func:`check_model_folder`)."""
     folder, revision = _resolve(str(model))
     config, _ = check_model_folder(folder)
-    network = read_model(folder, device)
+    network = read_model(folder, config, device)
     settings, source = processor_settings(folder)
     if source.startswith("defaults"):
         print(f"note: DINOv2 {model}: {folder} has no preprocessor_config.json; images are normalised with "

@@ -48,7 +48,7 @@ def _reference(model, dirs, names):
         s.mkdir(exist_ok=True)
         for n in names:
             shutil.copy(d / f"{n}.mp4", s / f"{n}.mp4")
-    return ref.folder_values(ref.ReferenceDino(net.model, net.processor), *sub)
+    return ref.folder_values(ref.ReferenceDino(ref.transformers_model(model), net.processor), *sub)
 
 
 def _assert_equal(doc, ref, tol=1e-4):
