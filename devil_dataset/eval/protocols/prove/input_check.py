@@ -30,6 +30,7 @@ from pathlib import Path
 import cv2
 
 from ....core.errors import DevilError
+from ....core.thread_map import default_threads, thread_map
 from ....core.video_io import libav_messages, quiet_libav
 from ..propainter.layout import FRAME_SUFFIXES, image_files
 from .layout import FOLDERS, MAX_FRAMES, ProveLayout
@@ -38,10 +39,10 @@ from .layout import FOLDERS, MAX_FRAMES, ProveLayout
 MAX_LISTED = 20
 
 
-def _video_problem(path: Path, limit: int) -> str | None:
-    problem = _decoding_problem(path, limit)
-    if problem is None:
-        return None
+def _with_libav_reasons(path: Path, problem: str) -> str:
+    """A video's problem with libav's own reasons for it (PyAV's log level is process-wide: one file at a time)."""
+    if path.is_dir() or problem.startswith("cannot be read"):
+        return problem
     reasons = [m.split(": libav: ", 1)[-1] for m in libav_messages(path, limit=2)]
     return problem + (f"; libav: {'; '.join(reasons)}" if reasons else "")
 
@@ -78,28 +79,32 @@ def _folder_problem(path: Path, limit: int) -> str | None:
     return "frames of different sizes" if len(sizes) > 1 else None
 
 
-def source_problem(path: str | Path, limit: int = MAX_FRAMES) -> str | None:
-    """What is wrong with one source (a ``.mp4`` or a folder of frames), in words, or ``None``."""
-    path = Path(path)
+def _decoded_problem(path: Path, limit: int) -> str | None:
+    """What decoding finds wrong with one source (libav's reasons not yet added), or ``None``."""
     try:
         path.stat()
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
-    return _folder_problem(path, limit) if path.is_dir() else _video_problem(path, limit)
+    return _folder_problem(path, limit) if path.is_dir() else _decoding_problem(path, limit)
+
+
+def source_problem(path: str | Path, limit: int = MAX_FRAMES) -> str | None:
+    """What is wrong with one source (a ``.mp4`` or a folder of frames), in words, or ``None``."""
+    path = Path(path)
+    problem = _decoded_problem(path, limit)
+    return None if problem is None else _with_libav_reasons(path, problem)
 
 
 def check_prove_sources(layout: ProveLayout, limit: int = MAX_FRAMES) -> None:
     """Decode every source of ``layout``'s videos once; raise ONE DevilError naming every bad file (see the module
     docstring), or return when all are readable. libav's own lines stay off the terminal: each bad file's message
-    carries libav's reasons, attributed (:func:`~devil_dataset.core.video_io.libav_messages`)."""
+    carries libav's reasons, attributed (:func:`~devil_dataset.core.video_io.libav_messages`). The files are
+    decoded on the CPUs this process may use (OpenCV decodes outside the GIL); the error lists them in layout order."""
+    paths = [Path(getattr(video, what)) for video in layout.videos for what in FOLDERS]
     with quiet_libav():
-        bad = []
-        for video in layout.videos:
-            for what in FOLDERS:
-                path = getattr(video, what)
-                problem = source_problem(path, limit)
-                if problem is not None:
-                    bad.append(f"{path}: {problem}")
+        problems = thread_map(lambda p: _decoded_problem(p, limit), paths, threads=default_threads())
+        bad = [f"{path}: {_with_libav_reasons(path, problem)}" for path, problem in zip(paths, problems)
+               if problem is not None]
     if bad:
         listed = bad[:MAX_LISTED] + ([f"... and {len(bad) - MAX_LISTED} more"] if len(bad) > MAX_LISTED else [])
         raise DevilError(f"{len(bad)} bad input file(s), nothing scored:\n  " + "\n  ".join(listed))

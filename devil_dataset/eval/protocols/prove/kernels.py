@@ -297,11 +297,16 @@ def set_mmd(k_xx: np.ndarray, k_yy: np.ndarray, k_xy: np.ndarray, x: np.ndarray,
 
 
 def float32_mmds(x_features: np.ndarray, y_features: np.ndarray, x_sets: np.ndarray, y_sets: np.ndarray
-                 ) -> list[Any]:
+                 ) -> np.ndarray:
     """The MMD of each pair of sets in PROVE's own arithmetic (``utils/predictors.py`` ``compute_rbf_mmd``): torch
-    float32, rows L2-normalised, ``cdist(...).pow(2)``, ``exp``, ``mean``, one window at a time. Returns 0-d float32
-    tensors (RC-S sums them as such). The float32 rounding of a difference of means near 1 moves a small MMD by up to
-    a few 1e-4 of its value: the ``release`` parity keeps it, ``corrected`` uses :func:`set_mmd` (float64)."""
+    float32, rows L2-normalised, ``cdist(...).pow(2)``, ``exp``, ``mean``, one window at a time, then
+    ``(k_xx + k_yy - 2 k_xy) / 1 * 1000`` in float32. float32 [windows]. The float32 rounding of a difference of means
+    near 1 moves a small MMD by up to a few 1e-4 of its value: the ``release`` parity keeps it, ``corrected`` uses
+    :func:`set_mmd` (float64).
+
+    Rows are normalised once per crop (a row's norm is its own reduction: the same bits as normalising each window's
+    rows) and the last step runs on all windows at once in numpy float32 (each operation one IEEE float32 rounding, as
+    torch's on one window's 0-d tensors)."""
     import torch
 
     fx = torch.as_tensor(np.asarray(x_features, np.float32))
@@ -309,25 +314,45 @@ def float32_mmds(x_features: np.ndarray, y_features: np.ndarray, x_sets: np.ndar
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small matrices: one thread is ~15x faster than several (measured on 2 cores)
     try:
-        return _float32_mmds(torch, fx, fy, x_sets, y_sets)
+        k_xx, k_yy, k_xy = _float32_kernel_means(torch, fx, fy, x_sets, y_sets)
     finally:
         torch.set_num_threads(threads)
+    return (k_xx + k_yy - np.float32(2) * k_xy) / np.float32(1) * np.float32(MMD_SCALE)
 
 
-def _float32_mmds(torch: Any, fx: Any, fy: Any, x_sets: np.ndarray, y_sets: np.ndarray) -> list[Any]:
+def _float32_kernel_means(torch: Any, fx: Any, fy: Any, x_sets: np.ndarray, y_sets: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """float32 [windows] each: the means of exp(-gamma cdist^2) over X x X, Y x Y and X x Y of every window."""
     gamma = 1.0 / (2.0 * MMD_SIGMA ** 2)
-    out = []
+    normalize = torch.nn.functional.normalize
+    nx = normalize(fx, p=2, dim=1)
+    ny = nx if fy is fx else normalize(fy, p=2, dim=1)
+    means: list[Any] = []
     k_yy_of: dict[bytes, Any] = {}  # RC-S's inner windows share the crop's known set: its K(Y, Y), computed once
     for xs, ys in zip(x_sets, y_sets):
-        x = torch.nn.functional.normalize(fx[torch.as_tensor(np.flatnonzero(xs))], p=2, dim=1)
-        y = torch.nn.functional.normalize(fy[torch.as_tensor(np.flatnonzero(ys))], p=2, dim=1)
-        k_xx = torch.exp(-gamma * torch.cdist(x, x).pow(2)).mean()
+        x = nx[torch.from_numpy(np.flatnonzero(xs))]
         key = np.packbits(ys).tobytes()
+        y = ny[torch.from_numpy(np.flatnonzero(ys))]
         if key not in k_yy_of:
             k_yy_of[key] = torch.exp(-gamma * torch.cdist(y, y).pow(2)).mean()
-        k_xy = torch.exp(-gamma * torch.cdist(x, y).pow(2)).mean()
-        out.append((k_xx + k_yy_of[key] - 2 * k_xy) / 1 * MMD_SCALE)
-    return out
+        means += [torch.exp(-gamma * torch.cdist(x, x).pow(2)).mean(), k_yy_of[key],
+                  torch.exp(-gamma * torch.cdist(x, y).pow(2)).mean()]
+    table = torch.stack(means).numpy().reshape(-1, 3) if means else np.zeros((0, 3), np.float32)
+    return table[:, 0], table[:, 1], table[:, 2]
+
+
+def float32_mean(values: np.ndarray) -> float:
+    """The mean of float32 values as PROVE's RC-S takes it: Python's ``sum`` of 0-d float32 tensors (one float32
+    addition after another, from 0), divided by their count in float32.
+
+    >>> float32_mean(np.array([0.1, 0.2, 0.3], np.float32)) == float((np.float32(0.1) + np.float32(0.2)
+    ...                                                                  + np.float32(0.3)) / np.float32(3))
+    True
+    """
+    total = np.float32(0)
+    for v in np.asarray(values, np.float32):
+        total = np.float32(total + v)
+    return float(total / np.float32(len(values)))
 
 
 #: How the MMDs compute: ``float32`` as PROVE's code (parity ``release``), ``float64`` exact (``corrected``).
@@ -342,8 +367,7 @@ def rcs_crop_value(features: np.ndarray, pooled: np.ndarray, arithmetic: str = "
     if not len(hole):
         return float("nan")
     if arithmetic == "float32":
-        scores = float32_mmds(features, features, hole, known)
-        raw = float(sum(scores) / len(scores))  # 0-d float32 tensors summed, as theirs
+        raw = float32_mean(float32_mmds(features, features, hole, known))  # 0-d float32 tensors summed, as theirs
     else:
         f = normalized(features)
         k = rbf_kernel(f, f)
@@ -359,7 +383,7 @@ def rct_pair_value(features_t: np.ndarray, features_t1: np.ndarray, pooled_t: np
     if not len(cells):
         return float("nan")
     if arithmetic == "float32":
-        scores = [float(v.item()) for v in float32_mmds(features_t, features_t1, cells, cells)]
+        scores = [float(v) for v in float32_mmds(features_t, features_t1, cells, cells)]
         return sum(scores) / len(scores)  # Python floats, as theirs (``.item()``)
     a, b = normalized(features_t), normalized(features_t1)
     return float(np.mean(set_mmd(rbf_kernel(a, a), rbf_kernel(b, b), rbf_kernel(a, b), cells, cells)))
@@ -367,6 +391,7 @@ def rct_pair_value(features_t: np.ndarray, features_t1: np.ndarray, pooled_t: np
 
 __all__ = ["DINO_TARGET_SIZE", "MASK_THRESHOLD", "MIN_COMPONENT_AREA", "MMD_ARITHMETICS", "MMD_SCALE", "MMD_SIGMA",
            "PAD_RGB", "PATCH_SIZE", "RCS_MIN_CELLS", "RCS_TAU", "RCT_MIN_CELLS", "SQUARE_EXPANSION", "Box",
-           "GridGeometry", "bounding_square", "first_channel_mask", "float32_mmds", "grey_mask", "grid_geometry",
+           "GridGeometry", "bounding_square", "first_channel_mask", "float32_mean", "float32_mmds", "grey_mask",
+           "grid_geometry",
            "kept_components", "network_input", "normalized", "pooled_mask", "rbf_kernel", "rcs_crop_value",
            "rcs_window_sets", "rct_pair_value", "rct_window_sets", "set_mmd", "window_cells", "window_geometry"]

@@ -25,13 +25,16 @@ name, and :mod:`.input_check` names it and every other unreadable source before 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any, Callable
 
 import cv2
 import numpy as np
 from PIL import Image
 
 from ....core.errors import DevilError
+from ....core.thread_map import default_threads, thread_map
 from ..propainter.layout import FRAME_SUFFIXES, image_files, read_protocol_frame
 
 #: Frames read per video (``run_prove_metrics.py``: ``get_video_frames(gen_path)[:81]``, ``max_frames=81``).
@@ -174,10 +177,12 @@ def _size_of(path: Path) -> tuple[int, int]:
 
 
 def read_prove_video(video: ProveVideo, limit: int = MAX_FRAMES) -> ProveFrames:
-    """The three sources of one video, cut and resized as their code does (module docstring)."""
-    result = read_frames(video.results, limit)
-    inputs = read_frames(video.inputs, limit)  # read in full: a result shorter than its input is noted
-    masks, palette = read_masks(video.masks, limit)
+    """The three sources of one video, cut and resized as their code does (module docstring); the three are decoded
+    at once on the CPUs this process may use (OpenCV decodes outside the GIL)."""
+    readers: list[Callable[[], Any]] = [partial(read_frames, video.results, limit),
+                                        partial(read_frames, video.inputs, limit),  # in full: a short result is noted
+                                        partial(read_masks, video.masks, limit)]
+    result, inputs, (masks, palette) = thread_map(lambda read: read(), readers, threads=default_threads())
     counts = {"inputs": len(inputs), "results": len(result), "masks": len(masks)}
     n = min(counts.values())
     result, masks, inputs = result[:n], masks[:n], inputs[:n]
