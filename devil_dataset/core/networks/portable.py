@@ -193,7 +193,9 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return matmul(a, b[:, None]).squeeze(-1)
     if a.dim() == 2 and b.dim() == 2:
         return sgemm(a, b)
-    batch = a.shape[:-2] if a.shape[:-2] == b.shape[:-2] else torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    # numpy's broadcast of the batch shapes: torch.broadcast_shapes imports torch.fx's symbolic shapes (~0.5 s, once)
+    batch = a.shape[:-2] if a.shape[:-2] == b.shape[:-2] else np.broadcast_shapes(tuple(a.shape[:-2]),
+                                                                                  tuple(b.shape[:-2]))
     a3 = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
     b3 = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
     out = torch.empty(len(a3), a.shape[-2], b.shape[-1], dtype=torch.float32)
