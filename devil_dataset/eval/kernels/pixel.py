@@ -23,7 +23,7 @@ import math
 from typing import Sequence
 
 import numpy as np
-from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+from skimage import metrics as skimage_metrics  # a lazy module: its functions load on first use (~1-2 s)
 
 from ...core.errors import UnknownNameError
 from ...core.hole_box import hole_window
@@ -127,8 +127,8 @@ def ssim_frames(test: np.ndarray, gt: np.ndarray, mode: str = "release",
         raise ValueError(f"shape mismatch: test {test.shape} vs gt {gt.shape}")
     data_range = _ssim_data_range(mode)
     if min(gt.shape[1:3]) < SSIM_WIN_SIZE:  # scikit-image's own error for frames smaller than the window
-        structural_similarity(_as_float(gt[0]), _as_float(test[0]), win_size=SSIM_WIN_SIZE, data_range=data_range,
-                              channel_axis=-1)
+        skimage_metrics.structural_similarity(_as_float(gt[0]), _as_float(test[0]), win_size=SSIM_WIN_SIZE,
+                                              data_range=data_range, channel_axis=-1)
     return np.array([_ssim_frame(test[t], gt[t], data_range, None if changed is None else changed[t])
                      for t in range(len(gt))], np.float64)
 
@@ -388,7 +388,7 @@ def pcons_release_loop(
                 if b.shape != a.shape:
                     continue
                 with np.errstate(divide="ignore"):
-                    value = peak_signal_noise_ratio(a, b, data_range=PSNR_DATA_RANGE)
+                    value = skimage_metrics.peak_signal_noise_ratio(a, b, data_range=PSNR_DATA_RANGE)
                 if value > best:
                     best = value
         out.append(float(best))

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import numpy as np
-from skimage.metrics import structural_similarity
+from skimage import metrics as skimage_metrics  # a lazy module: its functions load on first use (~1-2 s)
 
 from .pixel import one_grey_level_psnr
 
@@ -58,7 +58,8 @@ def background_ssim_frames(reference: np.ndarray, result: np.ndarray, hole: np.n
     out = np.full(len(reference), np.nan)
     for t, (a, b, h) in enumerate(zip(reference, result, hole)):
         if (~h).any():
-            _, smap = structural_similarity(a, b, win_size=SSIM_WINDOW, data_range=PEAK, channel_axis=-1, full=True)
+            _, smap = skimage_metrics.structural_similarity(a, b, win_size=SSIM_WINDOW, data_range=PEAK,
+                                                            channel_axis=-1, full=True)
             out[t] = float(smap[~h].mean())
     return out
 
@@ -82,7 +83,8 @@ def masked_ssim_frames(reference: np.ndarray, result: np.ndarray, hole: np.ndarr
     [1.0]
     """
     m = hole[..., None].astype(np.uint8)
-    return np.array([structural_similarity(a * k, b * k, win_size=SSIM_WINDOW, data_range=PEAK, channel_axis=-1)
+    ssim = skimage_metrics.structural_similarity
+    return np.array([ssim(a * k, b * k, win_size=SSIM_WINDOW, data_range=PEAK, channel_axis=-1)
                      for a, b, k in zip(reference, result, m)], np.float64)
 
 
