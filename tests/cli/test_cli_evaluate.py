@@ -107,7 +107,6 @@ def test_evaluate_argument_errors(argv, needle, capsys):
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--engine", "ray"], "--engine/--ray-address work in dataset mode"),
     (["--dataset", "org/devil", "--config", "c", "--predictions", "{pred}", "{gt}", "--method-name", "m"],
      "--method-name names one method"),
     (["--dataset", "org/devil", "--config", "c", "--predictions", "a={pred}", "--method-name", "m"],
