@@ -320,9 +320,9 @@ def _run(args: argparse.Namespace) -> int:
         _write_and_print(args, docs, False)
         return 0
     dataset_mode = _dataset_mode(args)
-    if args.values_cache is not None and protocol.layout("dataset" if dataset_mode else "directory").evaluate is None:
-        raise DevilError(f"--values-cache: only with a protocol reading folders of its own, not {protocol.name}"
-                         f" in {'dataset' if dataset_mode else 'directory'} mode")
+    if args.values_cache is not None and dataset_mode:  # the release's folders run through the one runner
+        raise DevilError(f"--values-cache: only with a protocol reading folders of its own, not {protocol.name} in "
+                         "dataset mode (its --gt-dir/--pred-dir directory mode keeps one)")
     several = dataset_mode and len(args.predictions) > 1
     _check_method_name(args, dataset_mode, several)
     _check_out(args, several)
@@ -420,11 +420,23 @@ def _evaluate_directory_mode(args: argparse.Namespace, protocol: EvaluationProto
 
     engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address) \
         if args.jobs > 1 or args.engine != "local" else None
-    request = FolderRequest({f: getattr(args, f) for f in protocol.layout("directory").flags}, metrics, options,
+    scorer = _directory_protocol(protocol)
+    request = FolderRequest({f: getattr(args, f) for f in scorer.layout("directory").flags}, metrics, options,
                             method=args.method_name, jobs=args.jobs, engine=engine, progress=not args.no_progress,
                             cache=args.values_cache, slice_name=args.slice_name)
-    doc = protocol.run(request, layout="directory")
+    doc = scorer.run(request, layout="directory")
     return {doc["method"]: doc}
+
+
+def _directory_protocol(protocol: EvaluationProtocol) -> EvaluationProtocol:
+    """The protocol whose ``directory`` layout scores the release's folders (``--gt-dir --pred-dir``): this one when it
+    declares one, else DEVIL's (a protocol declaring no folders of its own is scored by DEVIL's pass, as it always
+    was)."""
+    from ..eval.protocols.registry import get_protocol
+
+    if any(layout.name == "directory" and layout.evaluate is not None for layout in protocol.layouts):
+        return protocol
+    return get_protocol("devil")
 
 
 def _flag(name: str) -> str:
