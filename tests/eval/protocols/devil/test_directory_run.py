@@ -187,3 +187,16 @@ def test_the_registry_dispatches_devils_directory_layout_only():
     assert devil.layout("dataset").evaluate is None and devil.evaluate is None
     with pytest.raises(Exception, match="reads no folders of its own in the dataset layout"):
         devil.run(None, layout="dataset")  # type: ignore[arg-type]
+
+
+def test_metric_classes_without_declared_state_merge_their_value_lists(release_dirs):
+    """The fidelity metrics keep their per-video values in plain lists (no declared state): scored clip by clip in
+    worker processes, their values and provenance are those of one pass."""
+    source = DirectorySource(*release_dirs)
+    options = EvalOptions(device="cpu", flow="dis")
+    names = ["ff_alpha", "unchanged_region", "psnr"]
+    one_pass = evaluate(source, scoring_evaluate.build_metrics(names, options)[0], progress=False)
+    _, metrics, _ = scoring_evaluate.prepare_metrics(names, options)
+    merged = devil_run.score_directory(source, metrics, options, engine=get_engine("local", jobs=2))
+    assert merged.summary == one_pass.summary and merged.videos == one_pass.videos
+    assert merged.metric_provenance == one_pass.metric_provenance and np.isfinite(merged.summary["ff_alpha"])
