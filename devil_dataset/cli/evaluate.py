@@ -110,10 +110,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="<clip id>/frame_%%04d_pred.png folders or <clip id>.mp4 files; several folders score "
                    "several methods in one pass. The method is NAME when given, else the one the folder's "
                    ".devil-inpaint.json records (devil inpaint/benchmark write it), else the folder name")
-    d.add_argument("--jobs", type=positive_int, default=1, help="processes scoring parts of the slice (default 1)")
+    d.add_argument("--jobs", type=positive_int, default=1,
+                   help="processes scoring parts of the slice, or the clips of --gt-dir (default 1)")
     d.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local processes (default) or Ray tasks (the `ray` extra): --jobs parts, default one per "
-                   "cluster CPU (per GPU on a GPU cluster)")
+                   "cluster CPU (per GPU on a GPU cluster); in directory mode one task per clip")
     d.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join with --engine ray (default: "
                    "RAY_ADDRESS, else a new local Ray)")
     d.add_argument("--gt-cache", type=Path, metavar="DIR",
@@ -200,7 +201,8 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
                     f"from the Hugging Face cache (default {DEFAULT_DINO_MODEL}, PROVE's; never downloaded here). "
                     "--parity release computes the MMDs in PROVE's float32, corrected in float64")
     pv.add_argument("--values-cache", type=Path, metavar="DIR",
-                    help="with --protocol propainter or prove: each video's values kept in DIR as soon as it is "
+                    help="with --protocol propainter or prove, or --gt-dir/--pred-dir: each video's values kept in "
+                    "DIR as soon as it is "
                     "scored (keyed by its files' bytes and the scoring options); run again after an interruption, "
                     "only the videos without values are scored, and the results are the same")
 
@@ -317,9 +319,10 @@ def _run(args: argparse.Namespace) -> int:
         docs = _evaluate_folder_protocol(args, protocol)
         _write_and_print(args, docs, False)
         return 0
-    if args.values_cache is not None:
-        raise DevilError(f"--values-cache: only with a protocol reading folders of its own, not {protocol.name}")
     dataset_mode = _dataset_mode(args)
+    if args.values_cache is not None and dataset_mode:  # the release's folders run through the one runner
+        raise DevilError(f"--values-cache: only with a protocol reading folders of its own, not {protocol.name} in "
+                         "dataset mode (its --gt-dir/--pred-dir directory mode keeps one)")
     several = dataset_mode and len(args.predictions) > 1
     _check_method_name(args, dataset_mode, several)
     _check_out(args, several)
@@ -328,7 +331,7 @@ def _run(args: argparse.Namespace) -> int:
     if dataset_mode:
         docs = _evaluate_dataset_mode(args, metrics, options, several)
     else:
-        docs = _evaluate_directory_mode(args, metrics, options)
+        docs = _evaluate_directory_mode(args, protocol, metrics, options)
     _write_and_print(args, docs, several)
     return 0
 
@@ -344,8 +347,6 @@ def _dataset_mode(args: argparse.Namespace) -> bool:
         raise DevilError("dataset mode needs --dataset, --config and --predictions")
     if dir_mode and (args.gt_dir is None or args.pred_dir is None):
         raise DevilError("directory mode needs --gt-dir and --pred-dir")
-    if dir_mode and (args.engine != "local" or args.ray_address is not None):
-        raise DevilError("--engine/--ray-address work in dataset mode (--dataset/--config/--predictions)")
     return dataset_mode
 
 
@@ -409,15 +410,33 @@ def _evaluate_dataset_mode(args: argparse.Namespace, metrics: list[str] | None, 
     return docs
 
 
-def _evaluate_directory_mode(args: argparse.Namespace, metrics: list[str] | None,
+def _evaluate_directory_mode(args: argparse.Namespace, protocol: EvaluationProtocol, metrics: list[str] | None,
                              options: EvalOptions) -> dict[str, dict]:
-    """Method -> results document of the release-layout folders (one method)."""
-    from ..eval.scoring.evaluate import evaluate_directory
+    """Method -> results document of the release-layout folders (one method): the protocol's directory layout run
+    through the one runner (``--jobs``/``--engine``, ``--values-cache``)."""
+    from ..core.engines import get_engine
+    from ..eval.protocols.declaration import FolderRequest
 
 
-    doc = evaluate_directory(args.gt_dir, args.pred_dir, metrics, options, method=args.method_name,
-                             slice_name=args.slice_name, progress=not args.no_progress)
+    engine = get_engine(args.engine, jobs=args.jobs, address=args.ray_address) \
+        if args.jobs > 1 or args.engine != "local" else None
+    scorer = _directory_protocol(protocol)
+    request = FolderRequest({f: getattr(args, f) for f in scorer.layout("directory").flags}, metrics, options,
+                            method=args.method_name, jobs=args.jobs, engine=engine, progress=not args.no_progress,
+                            cache=args.values_cache, slice_name=args.slice_name)
+    doc = scorer.run(request, layout="directory")
     return {doc["method"]: doc}
+
+
+def _directory_protocol(protocol: EvaluationProtocol) -> EvaluationProtocol:
+    """The protocol whose ``directory`` layout scores the release's folders (``--gt-dir --pred-dir``): this one when it
+    declares one, else DEVIL's (a protocol declaring no folders of its own is scored by DEVIL's pass, as it always
+    was)."""
+    from ..eval.protocols.registry import get_protocol
+
+    if any(layout.name == "directory" and layout.evaluate is not None for layout in protocol.layouts):
+        return protocol
+    return get_protocol("devil")
 
 
 def _flag(name: str) -> str:

@@ -3,7 +3,7 @@
 - built dataset: :func:`devil_dataset.eval.scoring.evaluate.evaluate_slice` per config, the predictions of a config
   in ``PRED/<config>/`` (the layout ``devil benchmark`` and ``devil demo`` write; a folder without config
   subfolders serves a single config); a pair held by several configs takes the values of its first config;
-- directory mode: :func:`~devil_dataset.eval.scoring.evaluate.evaluate_directory`;
+- directory mode: :func:`~devil_dataset.eval.protocols.devil.run.evaluate_directory`;
 - DAVIS / YouTube-VOS: :func:`~devil_dataset.eval.scoring.one_pass.evaluate_methods` over the videos at the
   protocol's 432x240 (:mod:`~devil_dataset.eval.protocols.propainter.layout`), outputs ``PRED/<video>/*.png``; the
   hole is the protocol's mask as read (not dilated).
@@ -27,9 +27,10 @@ from ..core.hole_check import hole_warning
 from ..core.progress import progress_bar
 from ..core.slices import SLICES
 from ..eval.metrics.metric import EvalOptions
+from ..eval.protocols.devil.run import evaluate_directory
 from ..eval.protocols.propainter.layout import list_prediction_frames, read_davis_video, read_prediction_video
 from ..eval.protocols.registry import build_metrics
-from ..eval.scoring.evaluate import evaluate_directory, evaluate_slice
+from ..eval.scoring.evaluate import evaluate_slice
 from ..eval.scoring.one_pass import evaluate_methods, resolve_device
 from .metric_cache import MetricValuesCache, prediction_fingerprint
 from .pairs import Pair

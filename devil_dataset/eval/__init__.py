@@ -30,9 +30,10 @@ if TYPE_CHECKING:
     from .metrics.metric import EvalOptions, Metric, VideoSample
     from .metrics.registry import DEVIL_METRICS
     from .protocols.declaration import EvaluationProtocol
+    from .protocols.devil.run import evaluate_directory
     from .protocols.propainter.run import evaluate_propainter
     from .protocols.registry import METRICS, get_protocol, register_protocol
-    from .scoring.evaluate import evaluate_dataset, evaluate_directory, evaluate_slice
+    from .scoring.evaluate import evaluate_dataset, evaluate_slice
     from .scoring.one_pass import evaluate_methods
 
 # Each name is imported on first use (core/lazy_exports.py): `import devil_dataset.eval.metrics.metric` or the
@@ -42,9 +43,10 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".metrics.metric": ("EvalOptions", "Metric", "VideoSample"),
     ".metrics.registry": ("DEVIL_METRICS",),
     ".protocols.declaration": ("EvaluationProtocol",),
+    ".protocols.devil.run": ("evaluate_directory",),
     ".protocols.propainter.run": ("evaluate_propainter",),
     ".protocols.registry": ("METRICS", "get_protocol", "register_protocol"),  # the table with the protocols' classes
-    ".scoring.evaluate": ("evaluate_dataset", "evaluate_directory", "evaluate_slice"),
+    ".scoring.evaluate": ("evaluate_dataset", "evaluate_slice"),
     ".scoring.one_pass": ("evaluate_methods",),
 })
 

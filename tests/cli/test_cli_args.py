@@ -59,7 +59,7 @@ def test_set_level_ci_option_states_its_measured_cost(capsys):
 def test_evaluate_and_demo_pass_set_level_ci_on(monkeypatch, tmp_path):
     """The flag becomes EvalOptions(set_level_ci=True) (evaluate) and run_demo(set_level_ci=True) (demo)."""
     import devil_dataset.demo as demo_module
-    import devil_dataset.eval.scoring.evaluate as evaluate_module
+    import devil_dataset.eval.protocols.devil.run as evaluate_module
     from devil_dataset.cli import main
 
     seen: dict = {}

@@ -107,7 +107,6 @@ def test_evaluate_argument_errors(argv, needle, capsys):
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--gt-dir", "{gt}", "--pred-dir", "{pred}", "--engine", "ray"], "--engine/--ray-address work in dataset mode"),
     (["--dataset", "org/devil", "--config", "c", "--predictions", "{pred}", "{gt}", "--method-name", "m"],
      "--method-name names one method"),
     (["--dataset", "org/devil", "--config", "c", "--predictions", "a={pred}", "--method-name", "m"],
@@ -205,7 +204,7 @@ def test_middle_frame_of_another_size_names_the_file(tmp_path, capsys):
 
 def test_out_under_an_existing_file_fails_before_scoring(tmp_path, capsys, monkeypatch):
     """Item 8: `--out FILE/r.json` is refused before any metric runs (the results were lost after scoring)."""
-    import devil_dataset.eval.scoring.evaluate as ev_mod
+    import devil_dataset.eval.protocols.devil.run as ev_mod
 
     gt, pred = _write_clips(tmp_path, n=1)
     (tmp_path / "afile").write_text("x")

@@ -43,11 +43,14 @@ class ResultKey:
 @dataclass(frozen=True)
 class InputLayout:
     """A layout of input folders a protocol reads: the ``devil evaluate`` options (argparse names) it needs, in the
-    order they are named, and what it is."""
+    order they are named, and what it is. ``evaluate``: ``"module:function"`` of :class:`FolderRequest` -> results
+    document, where this layout of a protocol with several is scored through the one runner
+    (:meth:`EvaluationProtocol.run` with ``layout``; DEVIL's release folders)."""
 
     name: str
     flags: tuple[str, ...]
     description: str = ""
+    evaluate: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,8 @@ class FolderRequest:
     the layout's), the metrics asked for (``None``: the defaults), the options, the method name, processes / engine,
     progress, and the folder keeping each video's values as it is scored (``cache``; none: not kept), from which a run
     started again after an interruption scores only what is missing
-    (:class:`~devil_dataset.eval.protocols.runner.StoredVideoScores`)."""
+    (:class:`~devil_dataset.eval.protocols.runner.StoredVideoScores`), and the slice the folders hold
+    (``slice_name``: recorded by a protocol whose document names one)."""
 
     folders: Mapping[str, Path]
     metric_names: Sequence[str] | None
@@ -81,6 +85,7 @@ class FolderRequest:
     engine: Any = None
     progress: bool = False
     cache: Path | None = None
+    slice_name: str | None = None
 
 
 #: A metric's requirement: raises :class:`~devil_dataset.core.errors.WeightsMissingError` (naming the file or model
@@ -135,11 +140,26 @@ class EvaluationProtocol:
         modes = "; ".join(f"{m} = {d}" if d else m for m, d in self.parity_modes.items()) or "release only"
         raise DevilError(f"--parity {parity}: the {self.name} protocol has no {parity} mode (its modes: {modes})")
 
-    def run(self, request: FolderRequest) -> dict:
-        """Evaluate ``request`` (a folder protocol): the results document."""
-        if self.evaluate is None:
-            raise DevilError(f"--protocol {self.name}: reads no folders of its own")
-        return _load(self.evaluate)(request)
+    def layout(self, name: str) -> InputLayout:
+        """The input layout ``name``.
+
+            >>> toy = EvaluationProtocol("toy", "", (), (InputLayout("folders", ("gt_dir",)),), (), ())
+            >>> toy.layout("folders").flags
+            ('gt_dir',)
+        """
+        for layout in self.layouts:
+            if layout.name == name:
+                return layout
+        raise unknown_name(f"input layout of the {self.name} protocol", name, [x.name for x in self.layouts])
+
+    def run(self, request: FolderRequest, layout: str | None = None) -> dict:
+        """Evaluate ``request``: the results document of a folder protocol (:attr:`evaluate`), or of its ``layout``
+        (:attr:`InputLayout.evaluate`) when given."""
+        target = self.evaluate if layout is None else self.layout(layout).evaluate
+        if target is None:
+            raise DevilError(f"--protocol {self.name}: reads no folders of its own"
+                             + (f" in the {layout} layout" if layout is not None else ""))
+        return _load(target)(request)
 
     def warning_lines(self, doc: Mapping) -> list[str]:
         """The lines a results document of this protocol prints on stderr (none without ``notes``)."""

@@ -1,9 +1,11 @@
-"""The one runner of the protocols that read folders of their own (ProPainter's, PROVE's, any registered one).
+"""The one runner of the protocols that read folders of their own (ProPainter's, PROVE's, any registered one, and
+DEVIL's release folders: :mod:`devil_dataset.eval.protocols.devil.run`).
 
 A protocol supplies four things: its layout listing (the videos to score, each with a ``name``), its per-video
 scoring function (a module-level function or a ``functools.partial`` of one: engine workers run it), its summary
-rule (:func:`mean_over_videos`, or its own, e.g. ProPainter's frame-weighted one) and its provenance record. The runner
-does the rest, the same way for every protocol:
+rule (:func:`mean_over_videos`, or its own, e.g. ProPainter's frame-weighted one, or DEVIL's merge of each clip's
+metric state fed through ``on_video``) and its provenance record. The runner does the rest, the same way for every
+protocol:
 
 - which metrics run (:func:`prepare_run`: the protocols' one rule,
   :func:`~devil_dataset.eval.protocols.declaration.runnable_metrics`, a skipped metric's note, the device resolved);

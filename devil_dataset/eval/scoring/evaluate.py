@@ -1,9 +1,9 @@
-"""Evaluate a slice, a built dataset or a release-layout directory: inputs checked, one pass, a results document.
+"""Evaluate a slice of a built dataset: inputs checked, one pass, a results document per method.
 
 :func:`evaluate_slice` scores several methods' prediction folders on one slice in one pass over its ground truth
-(in this process or in an engine's workers, parts merged exactly); :func:`evaluate_dataset` and
-:func:`evaluate_directory` are its one-method forms for the two input modes. Each returns the results document of
-:mod:`devil_dataset.eval.scoring.results`.
+(in this process or in an engine's workers, parts merged exactly); :func:`evaluate_dataset` is its one-method form.
+Each returns the results document of :mod:`devil_dataset.eval.scoring.results` (:func:`finish_document`, which the
+release-layout directory mode, :func:`devil_dataset.eval.protocols.devil.run.evaluate_directory`, writes too).
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from ..metrics.metric import EvalOptions, VideoMetric, VideoSample
 from ..metrics.registry import build_metrics
 from .gt_cache import GroundTruthCache, open_gt_cache
 from .inputs import (
-    DirectorySource,
     PredictionStore,
     VideoShapeInfo,
     check_slice_manifest,
@@ -31,11 +30,17 @@ from .inputs import (
     slice_folders_hint,
     validate_clips,
 )
-from .one_pass import Evaluation, _one_pass, collect, evaluate, resolve_device
+from .one_pass import (
+    Evaluation,
+    _one_pass,
+    collect,
+    evaluate,  # noqa: F401 - importable from here as before (docs/evaluation.md)
+    resolve_device,
+)
 from .results import build_results
 
 
-def _finish(
+def finish_document(
     ev: Evaluation, metrics, skipped, options: EvalOptions, *, method: str, slice_name: str | None, inputs: dict,
     report: bool = True,
 ) -> dict:
@@ -50,7 +55,10 @@ def _finish(
     return doc
 
 
-def _prepare(metric_names: Sequence[str] | None, options: EvalOptions) -> tuple[EvalOptions, dict, dict]:
+def prepare_metrics(metric_names: Sequence[str] | None, options: EvalOptions) -> tuple[EvalOptions, dict, dict]:
+    """``(options with the device resolved, metric name -> metric object, skipped metric -> reason)``: DEVIL's
+    metrics built (:func:`~devil_dataset.eval.metrics.registry.build_metrics`); the device is resolved when a metric
+    may need torch (none runs: raises, naming every reason)."""
     needs_torch = metric_names is None or any(n not in ("psnr", "ssim", "pcons") for n in metric_names)
     device = resolve_device(options.device) if needs_torch else ("cpu" if options.device == "auto" else options.device)
     options = replace(options, device=device)
@@ -76,32 +84,6 @@ class _SliceEval:
     gt_cache: GroundTruthCache | None = None
     progress: bool = False
     watch: tuple[str, ...] = ()
-
-
-@cpu_pinned()  # OpenCV pinned for the call, given back after (core/cpu_pins)
-def evaluate_directory(
-    gt_dir: str | Path,
-    pred_dir: str | Path,
-    metric_names: Sequence[str] | None = None,
-    options: EvalOptions | None = None,
-    *,
-    method: str | None = None,
-    slice_name: str | None = None,
-    progress: bool = True,
-) -> dict:
-    """Directory mode: release-layout ground truth/masks vs predictions; returns the results document.
-
-    Validation of every clip happens before any metric is built or run.
-    """
-
-    source = DirectorySource(gt_dir, pred_dir)
-    source.validate()
-    options, metrics, skipped = _prepare(metric_names, options or EvalOptions())
-    ev = evaluate(source, metrics, total=len(source), progress=progress)
-    inputs = {"mode": "directory", "gt_dir": str(gt_dir), "predictions": str(pred_dir),
-              "prediction_layout": source.predictions.layout}
-    return _finish(ev, metrics, skipped, options, method=method or Path(pred_dir).resolve().name,
-                   slice_name=slice_name, inputs=inputs)
 
 
 def _slice_rows(dataset: str, config: str, columns: Sequence[str] | None = None):
@@ -294,7 +276,7 @@ def evaluate_slice(
     # folder's inpaint manifest records other masks; without a manifest, flagged while scoring (on every engine)
     watch = _manifest_checks(stores, predictions, config,
                              lambda: _slice_iter(dataset, config, rows, ("clip_id", "hole")))
-    options, first, skipped = _prepare(metric_names, options or EvalOptions())
+    options, first, skipped = prepare_metrics(metric_names, options or EvalOptions())
     run = _SliceEval(dataset, config, predictions, list(first), options, engine=engine, gt_cache=cache,
                      progress=progress, watch=tuple(watch))
     metrics = {m: (first if i == 0 else build_metrics(run.metric_names, options)[0]) for i, m in enumerate(stores)}
@@ -387,7 +369,7 @@ def _documents(run: _SliceEval, evs: Mapping[str, Evaluation], stores: Mapping[s
     for m, ev in evs.items():
         inputs = {"mode": "dataset", "dataset": str(run.dataset), "config": run.config,
                   "predictions": str(run.predictions[m]), "prediction_layout": stores[m].layout}
-        docs[m] = _finish(ev, metrics[m], skipped, run.options, method=m, slice_name=run.config, inputs=inputs,
+        docs[m] = finish_document(ev, metrics[m], skipped, run.options, method=m, slice_name=run.config, inputs=inputs,
                           report=not docs)
     return docs
 
@@ -466,4 +448,4 @@ def evaluate_dataset(
                           engine=engine, gt_cache=gt_cache)[name]
 
 
-__all__ = ["evaluate_dataset", "evaluate_directory", "evaluate_slice", "prediction_method_name"]
+__all__ = ["evaluate_dataset", "evaluate_slice", "finish_document", "prediction_method_name", "prepare_metrics"]

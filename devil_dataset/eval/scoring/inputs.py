@@ -218,6 +218,22 @@ class PredictionStore:
             return None
         return _png_info(folder, "pred", clip_id)
 
+    def source(self, clip_id: str) -> Path:
+        """The file or folder the clip's prediction is read from (what its values depend on).
+
+        >>> import tempfile, pathlib
+        >>> PredictionStore(pathlib.Path(tempfile.mkdtemp())).source("a").name
+        'a'
+        """
+        if self.layout == "single":
+            return self.root
+        if self.layout == "video":
+            path = self._video_path(clip_id)
+            if path is None:
+                raise DevilError(f"{self.root}: no prediction video for clip {clip_id}")
+            return path
+        return self.root / clip_id
+
     def read(self, clip_id: str) -> np.ndarray:
         """The clip's prediction as uint8 RGB [T, H, W, 3]."""
         if self.layout == "single":

@@ -11,8 +11,8 @@ import pytest
 
 from devil_dataset.core.engines import get_engine
 from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
+from devil_dataset.eval.protocols.devil.run import evaluate_directory
 from devil_dataset.eval.report.html import error_map, pick_clips, write_clip_mp4, write_html_report
-from devil_dataset.eval.scoring.evaluate import evaluate_directory
 from devil_dataset.eval.stats.significance import compare_methods
 
 from ..conftest import make_video, write_release_dirs

@@ -13,8 +13,9 @@ from devil_dataset.eval.kernels.pixel import pcons_psnr_mask, psnr, ssim
 from devil_dataset.eval.metrics import registry
 from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import build_metrics
+from devil_dataset.eval.protocols.devil.run import evaluate_directory
 from devil_dataset.eval.scoring import evaluate as ev_mod
-from devil_dataset.eval.scoring.evaluate import evaluate_dataset, evaluate_directory
+from devil_dataset.eval.scoring.evaluate import evaluate_dataset
 from devil_dataset.eval.scoring.one_pass import evaluate
 from devil_dataset.eval.scoring.results import dumps, locate_inputs, read_results, write_results
 

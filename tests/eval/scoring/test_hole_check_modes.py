@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from devil_dataset.core.release_format import write_frame_pngs, write_mask_pngs
-from devil_dataset.eval.scoring.evaluate import evaluate_directory
+from devil_dataset.eval.protocols.devil.run import evaluate_directory
 
 WARNING = "were the masks read inverted?"
 

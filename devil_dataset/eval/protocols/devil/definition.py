@@ -1,7 +1,7 @@
 """DEVIL's own protocol as the registry reads it: every metric class's result keys (the metric floor's; a class
 another protocol declares is that protocol's) (the release's formats), read through
-:mod:`devil_dataset.eval.scoring` from a built slice (dataset mode) or the release's
-folders (directory mode).
+:mod:`devil_dataset.eval.scoring` from a built slice (dataset mode), or from the release's folders (directory mode)
+through the one runner (:mod:`devil_dataset.eval.protocols.devil.run`).
 
     >>> PROTOCOL.key("psnr").title, PROTOCOL.key("warp_error_mask").arrow
     ('PSNR', '▼')
@@ -23,7 +23,8 @@ PROTOCOL = EvaluationProtocol(
     keys=tuple(ResultKey(k, hib, f, TITLES.get(k, k)) for e in (METRICS[n] for n in FLOOR_METRICS)
                for k, hib, f in zip(e.keys, e.higher_is_better, e.formats)),
     layouts=(InputLayout("dataset", ("dataset", "config", "predictions"), "a slice of a built DEVIL dataset"),
-             InputLayout("directory", ("gt_dir", "pred_dir"), "the release's frame_%04d_gt/mask/pred.png folders")),
+             InputLayout("directory", ("gt_dir", "pred_dir"), "the release's frame_%04d_gt/mask/pred.png folders",
+                         evaluate="devil_dataset.eval.protocols.devil.run:evaluate_folders")),
     metrics=FLOOR_METRICS,
     default_metrics=DEVIL_METRICS,
     parity_modes={"release": "the release's SSIM data range 2, PVCS padding and slice-max clipping",

@@ -11,8 +11,8 @@ pytest.importorskip("transformers", reason="the removal metrics' DINOv2 needs th
 
 from devil_dataset.eval.metrics.metric import EvalOptions, VideoSample
 from devil_dataset.eval.metrics.registry import higher_is_better, metric_entry
+from devil_dataset.eval.protocols.devil.run import evaluate_directory
 from devil_dataset.eval.protocols.prove.removal import RCSMetric, RCTMetric, removal_scores
-from devil_dataset.eval.scoring.evaluate import evaluate_directory
 
 from ...prove_data import tiny_dinov2_folder
 
