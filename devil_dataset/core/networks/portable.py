@@ -21,7 +21,8 @@ kernel covers a column), and the shapes here depend only on the input. It runs o
 
 :func:`portable_arithmetic` is a ``TorchFunctionMode``: inside it ``conv1d/2d/3d``, ``linear``, ``matmul``
 (``@``), ``mm``, ``bmm``, ``addmm`` and ``baddbmm`` on float32 CPU tensors become an exact copy of the input
-patches (``unfold``, "im2col") and one ``sgemm`` of scipy's OpenBLAS per sample and group, bias added after;
+patches (``unfold``, "im2col") and one ``sgemm`` of scipy's OpenBLAS per sample and group (called outside the GIL),
+bias added after;
 ``sqrt``, ``rsqrt`` and ``pow(x, ±0.5)`` become numpy's IEEE square root; the exact ``gelu`` (a
 oneDNN primitive in torch) is computed in float64 with scipy's ``erf``. Every other operation is torch's own, at
 the pinned AVX2 level (``tests/core/test_networks_portable.py`` keeps the list of the functions the networks call,
@@ -41,6 +42,8 @@ pass where :func:`portable_in_force` says so.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import math
 import os
 from typing import Any, Callable, Iterator, Sequence
@@ -49,7 +52,7 @@ import numpy as np
 import torch  # noqa: TID253
 import torch.nn.functional as F  # noqa: TID253
 from scipy import special  # noqa: TID253
-from scipy.linalg import blas  # noqa: TID253
+from scipy.linalg import cython_blas  # noqa: TID253
 from torch.overrides import TorchFunctionMode  # noqa: TID253
 
 from ..blas_threads import one_blas_thread, scipy_blas_core
@@ -63,9 +66,37 @@ PATCH_BUFFER_ELEMENTS = 1 << 24  # 64 MiB
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
 
+@functools.lru_cache(maxsize=1)
+def _fortran_sgemm() -> Callable[..., None]:
+    """scipy's OpenBLAS ``sgemm`` (the Fortran routine ``scipy.linalg.blas.sgemm`` wraps), called through its
+    Cython BLAS pointer (``scipy.linalg.cython_blas``, SciPy's public C-level API) with ctypes, which releases the
+    GIL for the call: scipy's Python wrapper holds it, so two threads' products ran one after the other."""
+    capsule = cython_blas.__pyx_capi__["sgemm"]
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    pointer.restype, pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    integer, real = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_float)
+    prototype = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, integer, integer, integer, real,
+                                 ctypes.c_void_p, integer, ctypes.c_void_p, integer, real, ctypes.c_void_p, integer)
+    return prototype(pointer(capsule, name(capsule)))
+
+
+def _blas_sgemm(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
+    """``c = a @ b`` in BLAS's column-major terms, as ``scipy.linalg.blas.sgemm(1.0, a, b, beta=0.0, c=c,
+    overwrite_c=1)`` calls it: ``a`` [m, k] and ``b`` [k, n] made Fortran-contiguous (f2py copies the others the
+    same way), leading dimensions their first sides, ``c`` a Fortran-contiguous float32 [m, n] written in place."""
+    fa, fb = np.asfortranarray(a, np.float32), np.asfortranarray(b, np.float32)
+    (m, k), n = fa.shape, fb.shape[1]
+    dims = [ctypes.c_int(v) for v in (m, n, k, max(m, 1), max(k, 1), max(m, 1))]
+    _fortran_sgemm()(b"N", b"N", ctypes.byref(dims[0]), ctypes.byref(dims[1]), ctypes.byref(dims[2]),
+                     ctypes.byref(ctypes.c_float(1.0)), fa.ctypes.data, ctypes.byref(dims[3]), fb.ctypes.data,
+                     ctypes.byref(dims[4]), ctypes.byref(ctypes.c_float(0.0)), c.ctypes.data, ctypes.byref(dims[5]))
+
+
 def sgemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """``a @ b`` of two float32 CPU matrices [M, K] x [K, N] on scipy's OpenBLAS ``sgemm`` (float32 [M, N]; into
-    ``out``, a contiguous float32 [M, N] tensor, when given).
+    ``out``, a contiguous float32 [M, N] tensor, when given), outside the GIL (:func:`_fortran_sgemm`).
 
     The product is formed as ``(b.T @ a.T).T`` in BLAS's column-major terms, so row-major inputs are not copied, and
     written into a tensor from torch's allocator (64-byte aligned, as oneDNN's outputs were): ATen's vectorised
@@ -84,10 +115,7 @@ def sgemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> 
         return out.zero_()
     # beta = 0: BLAS writes C without reading it (OpenBLAS's beta step stores zeros first), so ``out`` need not be
     # cleared, and no NaN left in fresh memory can reach the product
-    target = out.numpy().T  # Fortran [N, M] over the same memory
-    written = blas.sgemm(1.0, bn.T, an.T, beta=0.0, c=target, overwrite_c=1)
-    if not np.shares_memory(written, target):  # scipy copied (it should not for a Fortran-ordered float32 c)
-        target[...] = written
+    _blas_sgemm(bn.T, an.T, out.numpy().T)  # Fortran [N, M] over the out tensor's memory
     return out
 
 
