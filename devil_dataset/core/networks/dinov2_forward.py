@@ -67,7 +67,7 @@ def expected_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
 
     >>> shapes = expected_shapes({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2})
     >>> shapes["embeddings.position_embeddings"], shapes["encoder.layer.0.mlp.fc1.weight"], len(shapes)
-    ((1, 257, 8), (32, 8), 21)
+    ((1, 257, 8), (32, 8), 24)
     """
     d = int(_setting(config, "hidden_size"))
     p = int(_setting(config, "patch_size"))
