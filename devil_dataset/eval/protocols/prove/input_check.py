@@ -40,8 +40,9 @@ MAX_LISTED = 20
 
 
 def _with_libav_reasons(path: Path, problem: str) -> str:
-    """A video's problem with libav's own reasons for it (PyAV's log level is process-wide: one file at a time)."""
-    if path.is_dir() or problem.startswith("cannot be read"):
+    """A video file's problem with libav's own reasons for it (PyAV's log level is process-wide: one file at a time);
+    a frame folder's, or a path that cannot be read, as it is."""
+    if not path.is_file():
         return problem
     reasons = [m.split(": libav: ", 1)[-1] for m in libav_messages(path, limit=2)]
     return problem + (f"; libav: {'; '.join(reasons)}" if reasons else "")

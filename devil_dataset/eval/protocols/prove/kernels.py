@@ -310,7 +310,7 @@ def float32_mmds(x_features: np.ndarray, y_features: np.ndarray, x_sets: np.ndar
     import torch
 
     fx = torch.as_tensor(np.asarray(x_features, np.float32))
-    fy = torch.as_tensor(np.asarray(y_features, np.float32))
+    fy = fx if y_features is x_features else torch.as_tensor(np.asarray(y_features, np.float32))  # RC-S: one crop
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small matrices: one thread is ~15x faster than several (measured on 2 cores)
     try:
@@ -326,7 +326,7 @@ def _float32_kernel_means(torch: Any, fx: Any, fy: Any, x_sets: np.ndarray, y_se
     gamma = 1.0 / (2.0 * MMD_SIGMA ** 2)
     normalize = torch.nn.functional.normalize
     nx = normalize(fx, p=2, dim=1)
-    ny = nx if fy is fx else normalize(fy, p=2, dim=1)
+    ny = nx if fy is fx else normalize(fy, p=2, dim=1)  # RC-S compares a crop with itself: normalised once
     means: list[Any] = []
     k_yy_of: dict[bytes, Any] = {}  # RC-S's inner windows share the crop's known set: its K(Y, Y), computed once
     for xs, ys in zip(x_sets, y_sets):
