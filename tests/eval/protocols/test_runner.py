@@ -13,6 +13,7 @@ from devil_dataset.eval.scoring.results import DEVIL_FIELDS, dumps, results_docu
 
 from ..davis_data import TEST_SIZE, write_davis_layout
 from ..prove_data import write_prove_layout
+from .resume_check import interrupted_then_resumed
 
 
 def _patch_features(images):
@@ -137,26 +138,9 @@ def test_devil_evaluate_protocol_prove_resumes_from_values_cache(prove_dirs, tmp
     command = ["evaluate", "--protocol", "prove", "--input-dir", str(prove_dirs[0]), "--pred-dir",
                str(prove_dirs[1]), "--mask-dir", str(prove_dirs[2]), "--metrics", "bg_psnr", "masked_ssim",
                "--no-progress"]
-    assert main([*command, "--out", str(tmp_path / "whole.json")]) == 0
-    real = prove_run.score_prove_video
-    scored: list[str] = []
-
-    def interrupted_at_moving(video, *args, **kwargs):
-        scored.append(video.name)
-        if video.name == "moving":
-            raise KeyboardInterrupt  # Ctrl-C while the second video is scored
-        return real(video, *args, **kwargs)
-
-    monkeypatch.setattr(prove_run, "score_prove_video", interrupted_at_moving)
-    cached = [*command, "--values-cache", str(tmp_path / "cache"), "--out", str(tmp_path / "resumed.json")]
-    assert main(cached) == 130  # "devil: interrupted; completed outputs are kept, re-run to resume"
-    assert not (tmp_path / "resumed.json").exists() and scored == ["corner", "moving"]
-    scored.clear()
-    monkeypatch.setattr(prove_run, "score_prove_video", lambda video, *a, **k: scored.append(video.name)
-                        or real(video, *a, **k))
-    assert main(cached) == 0
-    assert scored == ["moving", "two_parts"]
-    assert (tmp_path / "resumed.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+    before, after = interrupted_then_resumed(monkeypatch, prove_run, "score_prove_video", command, tmp_path,
+                                             stop_at="moving")
+    assert before == ["corner", "moving"] and after == ["moving", "two_parts"]
     assert main(["evaluate", "--dataset", str(tmp_path), "--config", "c", "--predictions", str(tmp_path),
                  "--values-cache", str(tmp_path / "cache")]) == 2
     assert "--values-cache: only with a protocol reading folders of its own" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from devil_dataset.eval.scoring.one_pass import evaluate
 from devil_dataset.eval.scoring.results import build_results, dumps
 
 from ...conftest import make_video, write_release_dirs
+from ..resume_check import interrupted_then_resumed
 
 PIXEL = ["psnr", "ssim", "pcons", "warp_error"]
 
@@ -152,26 +153,9 @@ def test_devil_evaluate_directory_mode_resumes_from_the_values_cache(release_dir
     of an uninterrupted run. `--values-cache` stays refused in dataset mode."""
     command = ["evaluate", "--gt-dir", str(release_dirs[0]), "--pred-dir", str(release_dirs[1]), "--metrics", "psnr",
                "ssim", "--no-progress"]
-    assert main([*command, "--out", str(tmp_path / "whole.json")]) == 0
-    real = devil_run.score_directory_clip
-    scored: list[str] = []
-
-    def interrupted_at_clip1(clip, *args, **kwargs):
-        scored.append(clip.name)
-        if clip.name == "clip1":
-            raise KeyboardInterrupt  # Ctrl-C while the second clip is scored
-        return real(clip, *args, **kwargs)
-
-    monkeypatch.setattr(devil_run, "score_directory_clip", interrupted_at_clip1)
-    cached = [*command, "--values-cache", str(tmp_path / "cache"), "--out", str(tmp_path / "resumed.json")]
-    assert main(cached) == 130
-    assert not (tmp_path / "resumed.json").exists() and scored == ["clip0", "clip1"]
-    scored.clear()
-    monkeypatch.setattr(devil_run, "score_directory_clip", lambda clip, *a, **k: scored.append(clip.name)
-                        or real(clip, *a, **k))
-    assert main([*cached, "--jobs", "1"]) == 0
-    assert scored == ["clip1", "clip2"]
-    assert (tmp_path / "resumed.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+    before, after = interrupted_then_resumed(monkeypatch, devil_run, "score_directory_clip", command, tmp_path,
+                                             stop_at="clip1", resume_args=("--jobs", "1"))
+    assert before == ["clip0", "clip1"] and after == ["clip1", "clip2"]
     capsys.readouterr()
     assert main(["evaluate", "--dataset", str(tmp_path), "--config", "c", "--predictions", str(tmp_path),
                  "--values-cache", str(tmp_path / "cache")]) == 2
