@@ -202,9 +202,8 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
                     "--parity release computes the MMDs in PROVE's float32, corrected in float64")
     pv.add_argument("--values-cache", type=Path, metavar="DIR",
                     help="with --protocol propainter or prove, or --gt-dir/--pred-dir: each video's values kept in "
-                    "DIR as soon as it is "
-                    "scored (keyed by its files' bytes and the scoring options); run again after an interruption, "
-                    "only the videos without values are scored, and the results are the same")
+                    "DIR as soon as it is scored (keyed by its files' bytes and the scoring options); run again after "
+                    "an interruption, only the videos without values are scored, and the results are the same")
 
 
 def _print_summary(doc: dict) -> None:
