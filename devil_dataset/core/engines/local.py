@@ -37,6 +37,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -52,6 +53,7 @@ START_METHOD = "spawn"
 
 _pools: dict[int, ProcessPoolExecutor] = {}  # jobs -> the pool of this command
 _pools_lock = threading.Lock()
+_clocks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # pool -> its shared clock (see _caller_clock)
 _pools_pid = os.getpid()  # the process whose children the pools' workers are (a forked child starts its own)
 _busy = False  # in a worker: a record is being computed (Ctrl-C interrupts it; an idle worker ignores Ctrl-C)
 _context: tuple | None = None  # in a worker: the caller's context it adopted last (see _caller_context)
@@ -59,7 +61,14 @@ _worker_pins: dict[str, str] = {}  # in a worker: the pin variables it started w
 # Ctrl-C starts no new record: a task carries the time it was submitted (time.monotonic(), one clock for every
 # process of the machine), and a worker that got Ctrl-C (from the terminal, or from the caller when its call is
 # interrupted) starts no record submitted before that moment; records of later calls run as usual.
-_interrupted_at = -math.inf  # in a worker: when it last got Ctrl-C
+_interrupted_at = -math.inf  # in a worker: the moment of the last Ctrl-C it handled
+_current_submitted = -math.inf  # in a worker: when the record it computes was submitted
+# When the caller interrupts its call it writes the moment into the pool's shared clock (count, moment) before it
+# sends Ctrl-C: a worker handles a signal only when the scheduler next runs it, which on a loaded machine can be
+# after the caller has submitted the records of its next call; the moment it reads is the caller's, so those
+# records still start (the worker's own clock at handling time refused them: a KeyboardInterrupt in the next call).
+_caller_clock = None  # in a worker: the pool's shared clock (a RawArray of 2 doubles)
+_caller_interrupts_seen = 0.0  # in a worker: how many of the caller's interrupts it has handled
 # The message of the KeyboardInterrupt a worker raises for a record it does not start after Ctrl-C.
 NOT_STARTED = "not started: the call was interrupted (Ctrl-C)"
 # Seconds the workers get after Ctrl-C to stop the records they compute (an external command's process group gets
@@ -98,19 +107,33 @@ def _adopt(context: tuple) -> None:
 
 
 def _on_interrupt(signum, frame):
-    global _interrupted_at
-    _interrupted_at = time.monotonic()  # busy or idle: no record queued before now starts here
-    if _busy:
+    """A worker's Ctrl-C: no record submitted before its moment starts here; the record being computed stops if it
+    was submitted before it.
+
+    The moment is the caller's when the caller sent it (read from the shared clock), else (the terminal's Ctrl-C)
+    the moment this worker handles it.
+    """
+    global _interrupted_at, _caller_interrupts_seen
+    moment = time.monotonic()
+    if _caller_clock is not None and _caller_clock[0] > _caller_interrupts_seen:
+        _caller_interrupts_seen = _caller_clock[0]
+        moment = _caller_clock[1]
+    _interrupted_at = max(_interrupted_at, moment)
+    if _busy and _current_submitted <= _interrupted_at:
         raise KeyboardInterrupt
 
 
-def _start_worker() -> None:
+def _start_worker(caller_clock=None) -> None:
     """Worker initialiser: the process pinned (:func:`~devil_dataset.core.cpu_pins.pin_process`, its environment
     pins already there from its start); Ctrl-C interrupts the record being computed (its clean-up runs, e.g. an
     external inpainter's process group is killed) but not an idle worker, so the pool survives an interrupted
-    command; the records queued before the Ctrl-C are not started."""
+    command; the records queued before the Ctrl-C are not started. ``caller_clock``: the pool's shared clock."""
+    global _caller_clock, _caller_interrupts_seen
     pin_process()
     _worker_pins.update({name: os.environ[name] for name in AVX2_PINS if name in os.environ})
+    _caller_clock = caller_clock
+    # a worker started after an interrupt (a replacement) owes nothing to the interrupts before it
+    _caller_interrupts_seen = caller_clock[0] if caller_clock is not None else 0.0
     signal.signal(signal.SIGINT, _on_interrupt)
 
 
@@ -153,11 +176,12 @@ def _call(task: tuple[float, tuple], fn: Callable[[T], R], record: T) -> R:
     A record submitted before this worker last got Ctrl-C is not started: KeyboardInterrupt (:data:`NOT_STARTED`)
     comes back instead of its result.
     """
-    global _busy
+    global _busy, _current_submitted
     submitted, context = task
     if submitted <= _interrupted_at:
         raise KeyboardInterrupt(NOT_STARTED)
     _adopt(context)
+    _current_submitted = submitted
     _busy = True
     try:
         return fn(record)
@@ -187,8 +211,10 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
             pool.shutdown(wait=False)
             pool = None
         if pool is None:
+            clock = _PinnedSpawnContext().RawArray("d", [0.0, -math.inf])  # see _caller_clock
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_PinnedSpawnContext(),
-                                       initializer=_start_worker)
+                                       initializer=_start_worker, initargs=(clock,))
+            _clocks[pool] = clock
             _pools[jobs] = pool
         return pool
 
@@ -212,7 +238,12 @@ atexit.register(shutdown_pools)
 
 
 def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
-    """Send Ctrl-C to the pool's workers: the records they compute stop, idle workers ignore it."""
+    """Send Ctrl-C to the pool's workers: the records they compute stop, idle workers ignore it; none starts a
+    record submitted before now, whenever it handles the signal (the moment goes through the pool's shared clock)."""
+    clock = _clocks.get(pool)
+    if clock is not None:
+        clock[1] = time.monotonic()  # the moment first, then the count the workers look at
+        clock[0] += 1
     for pid in list((getattr(pool, "_processes", None) or {}).keys()):
         try:
             os.kill(pid, signal.SIGINT)
