@@ -42,8 +42,8 @@ Output: PRED_DIR/<clip id>/frame_%04d_pred.png. The command template's placehold
 Mask conventions (two, easy to mix up):
   {input_dir}/frame_%04d_mask.png (--command, --inputs, the release's PNGs): WHITE = KNOWN, black = hole;
   the dataset's `hole` column and --callable's hole argument: True/white = HOLE.
-A prediction that changes many known pixels gets a warning ("your method wrote outside the hole; were the masks
-read inverted?").
+A prediction that changes many known pixels gets a warning ("were the masks read inverted? your method wrote outside
+the hole: ...").
 """
 
 

@@ -43,7 +43,7 @@ import numpy as np
 from ..core.atomic import atomic_directory, atomic_write_text, remove_stale_temporaries
 from ..core.errors import DevilError
 from ..core.folder_lock import acquire_folder_lock
-from ..core.hole_check import CHANGED_LEVELS, INVERTED_MASK_FIX, OUTSIDE_CHANGED_FRACTION, check_hole, hole_problem
+from ..core.hole_check import CHANGED_LEVELS, OUTSIDE_CHANGED_FRACTION, check_hole, hole_problem, hole_warning
 from ..core.progress import progress_bar
 from ..core.release_format import PRED_PATTERN, list_frames, read_frame_pngs, read_mask_pngs, write_frame_pngs
 
@@ -231,7 +231,8 @@ class RunSummary:
 # The thresholds are the package's one inverted-mask check's (core/hole_check.py).
 WROTE_OUTSIDE_LEVELS = CHANGED_LEVELS
 WROTE_OUTSIDE_FRACTION = OUTSIDE_CHANGED_FRACTION
-OUTSIDE_HOLE_WARNING = "your method wrote outside the hole; were the masks read inverted?"
+#: Where the inverted-mask warning of ``devil inpaint`` says the problem was seen (core/hole_check.py's one wording).
+OUTSIDE_HOLE_WHERE = "your method wrote outside the hole"
 
 
 def known_pixels_changed(pred: np.ndarray, frames: np.ndarray, hole: np.ndarray) -> float:
@@ -248,13 +249,9 @@ def known_pixels_changed(pred: np.ndarray, frames: np.ndarray, hole: np.ndarray)
 
 
 def _warn_outside_hole(summary: RunSummary) -> None:
-    if summary.hole_problems:
-        worst = max(summary.outside_hole, key=summary.outside_hole.__getitem__)
-        print(f"devil inpaint: warning: {OUTSIDE_HOLE_WARNING} In {len(summary.hole_problems)} of "
-              f"{len(summary.written)} clips it changed known pixels (clip {worst}: "
-              f"{summary.hole_problems[worst]}). Release mask PNGs and --command inputs: white = known; "
-              f"the dataset's hole and --callable's hole argument: True = hole; {INVERTED_MASK_FIX}.",
-              file=sys.stderr)
+    line = hole_warning(summary.hole_problems, len(summary.written), OUTSIDE_HOLE_WHERE)
+    if line:
+        print(f"devil inpaint: {line}", file=sys.stderr)
 
 
 def _check_clip_id(clip_id: object) -> str:

@@ -197,8 +197,8 @@ def test_a_failed_run_leaves_no_empty_prediction_folder(tmp_path):
 
 
 def test_a_method_reading_the_masks_inverted_gets_a_warning(tmp_path, capsys):
-    """A prediction that changed known pixels warns "your method wrote outside the hole; were the
-    masks read inverted?"; a baseline (known pixels kept) does not."""
+    """A prediction that changed known pixels gets the package's inverted-mask warning, saying the method wrote
+    outside the hole; a baseline (known pixels kept) does not."""
     import numpy as np
 
     from devil_dataset.inpaint import get_inpainter
@@ -219,5 +219,5 @@ def test_a_method_reading_the_masks_inverted_gets_a_warning(tmp_path, capsys):
     summary = run_inpainter(inverted, rows, tmp_path / "bad", progress=False)
     assert summary.outside_hole["a"] > 0.5 and summary.written == ["a"]
     err = capsys.readouterr().err
-    assert "devil inpaint: warning: your method wrote outside the hole; were the masks read inverted? In 1 of 1 " \
-           "clips it changed known pixels" in err
+    assert "devil inpaint: warning: were the masks read inverted? your method wrote outside the hole: 1 of 1 " \
+           "video (a: the output differs from the ground truth on " in err
