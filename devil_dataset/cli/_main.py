@@ -52,8 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The same numbers on every CPU: pinned once the arguments are read (so --help and usage errors stay light)
         # and before the command imports torch or scipy (core/cpu_pins).
         from ..core.cpu_pins import pin_process  # imports OpenCV: not for --help
+        from ..core.freed_memory import reuse_freed_memory
 
         pin_process()
+        reuse_freed_memory()  # the command's process: freed blocks reused, not faulted in again (core/freed_memory)
         return int(args.func(args) or 0)
     except DevilError as exc:
         print(f"devil: error: {exc}", file=sys.stderr)

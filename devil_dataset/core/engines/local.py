@@ -44,6 +44,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 from ..cpu_pins import AVX2_PINS, pin_process, pinned_environment
+from ..freed_memory import reuse_freed_memory
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -130,6 +131,7 @@ def _start_worker(caller_clock=None) -> None:
     command; the records queued before the Ctrl-C are not started. ``caller_clock``: the pool's shared clock."""
     global _caller_clock, _caller_interrupts_seen
     pin_process()
+    reuse_freed_memory()  # a process of the command's: as the command's own (core/freed_memory)
     _worker_pins.update({name: os.environ[name] for name in AVX2_PINS if name in os.environ})
     _caller_clock = caller_clock
     # a worker started after an interrupt (a replacement) owes nothing to the interrupts before it

@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..cpu_pins import AVX2_PINS, pin_process, pinned_environment
 from ..errors import DevilError
+from ..freed_memory import reuse_freed_memory
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -174,6 +175,7 @@ def cluster_gpus() -> int:
 
 def _call(fn, record):
     pin_process()  # OpenCV for this worker process; its environment pins came with its start (runtime_env)
+    reuse_freed_memory()  # as the command's own process (core/freed_memory)
     return fn(record)
 
 
