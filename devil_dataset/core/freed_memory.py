@@ -16,7 +16,6 @@ process keeps the memory it peaked at, instead of returning it between operation
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 #: glibc's ``mallopt`` parameters (``<malloc.h>``): ``M_TRIM_THRESHOLD`` and ``M_MMAP_THRESHOLD``.
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
@@ -33,14 +32,13 @@ def reuse_freed_memory() -> bool:
     global _done
     if _done:
         return True
-    name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name or "libc.so.6")
-        mallopt = libc.mallopt
-        gnu_get_libc_version = libc.gnu_get_libc_version  # glibc only: musl and macOS have no such symbol
-    except (OSError, AttributeError):
+        libc = ctypes.CDLL(None)  # this process's own symbols, libc's among them (no ldconfig run, unlike find_library)
+    except OSError:
         return False
-    del gnu_get_libc_version
+    if not hasattr(libc, "gnu_get_libc_version"):  # glibc only: musl and macOS have no such symbol
+        return False
+    mallopt = libc.mallopt
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     _done = bool(mallopt(M_MMAP_THRESHOLD, KEEP_BELOW_BYTES)) and bool(mallopt(M_TRIM_THRESHOLD, KEEP_BELOW_BYTES))
     return _done

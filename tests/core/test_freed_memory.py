@@ -2,7 +2,6 @@
 again; the ``devil`` command and the local engine's workers set it, importing the package does not."""
 from __future__ import annotations
 
-import functools
 import subprocess
 import sys
 
@@ -51,11 +50,7 @@ def test_a_freed_large_block_is_reused_instead_of_faulted_in_again():
     assert kept < 8  # the freed block is reused
 
 
-def _worker_faults(_) -> int:
-    return _faults_here()
-
-
-def _faults_here() -> int:
+def _second_block_faults(_) -> int:
     import ctypes
     import resource
 
@@ -74,7 +69,7 @@ def _faults_here() -> int:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc (Linux) is what it tunes")
 def test_the_local_engines_workers_reuse_freed_memory():
-    assert all(f < 8 for f in map_ordered(functools.partial(_worker_faults), range(2), jobs=2))
+    assert all(f < 8 for f in map_ordered(_second_block_faults, range(2), jobs=2))
 
 
 def test_the_devil_command_sets_it_before_the_subcommand_runs(monkeypatch, capsys):
