@@ -7,8 +7,10 @@ does not grow with the number of records. ``fn`` and the records must be picklab
 
 The worker processes are kept for the whole command: the first call with ``jobs`` workers starts them, every later
 call with the same ``jobs`` reuses them (their imports, OpenCV/torch start-up and caches), and they stop at
-interpreter exit or at :func:`shutdown_pools`. A task carries the caller's working directory, import path and
-environment, and the worker adopts them before the record runs, as a worker started then would see them.
+interpreter exit or at :func:`shutdown_pools`; records still running at exit, left by a loop its caller quit, are
+interrupted, not waited for (:func:`_stop_abandoned_records`). A task carries the caller's working directory,
+import path and environment, and the worker adopts them before the record runs, as a worker started then would see
+them.
 
 Workers start with :data:`START_METHOD` ``spawn``: a fresh interpreter, once per worker and command, instead of a
 fork of a parent that may already hold torch's OpenMP threads or a CUDA context (the evaluation builds its networks
@@ -239,6 +241,29 @@ def shutdown_pools(jobs: int | None = None) -> None:
 atexit.register(shutdown_pools)
 
 
+def _stop_abandoned_records() -> None:
+    """At interpreter exit, before the pools' threads are joined: a record still running belongs to a loop its
+    caller left (Ctrl-C or an exception in the loop's body, where :func:`_map_in_workers` does not see it; a
+    ``break``), and nobody will read its result. The pool's workers get Ctrl-C, as an interrupted call's do, and are
+    killed if a record still computes after :data:`INTERRUPT_GRACE_S`: the exit no longer waits for them (a record in
+    one long C call held it for as long as the call ran)."""
+    with _pools_lock:
+        if _pools_pid != os.getpid():
+            return
+        kept = list(_pools.items())
+    for jobs, pool in kept:
+        items = list((getattr(pool, "_pending_work_items", None) or {}).values())  # CPython's executor: id -> item
+        running = [item.future for item in items if item.future.running()]
+        if running:
+            _interrupt_workers(pool)
+            _kill_if_still_busy(pool, running, jobs)
+
+
+# concurrent.futures joins its executors' threads at exit through threading's exit hooks, which run before atexit's
+# (last registered first): an executor with a record running waits for it there, so the records are stopped first.
+threading._register_atexit(_stop_abandoned_records)  # type: ignore[attr-defined]  # concurrent.futures uses it too
+
+
 def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
     """Send Ctrl-C to the pool's workers: the records they compute stop, idle workers ignore it; none starts a
     record submitted before now, whenever it handles the signal (the moment goes through the pool's shared clock)."""
@@ -320,11 +345,11 @@ def _submit_and_collect(pool: ProcessPoolExecutor, context: tuple, fn: Callable[
         yield flight.pop()
 
 
-def _kill_if_still_busy(pool: ProcessPoolExecutor, flight: _InFlight, jobs: int) -> bool:
-    """After Ctrl-C: wait up to :data:`INTERRUPT_GRACE_S` for the records in flight to stop (the queued ones come
-    back :data:`NOT_STARTED`), then kill the pool's workers if some still compute (the next parallel call starts new
-    ones). True when they were killed."""
-    _, running = wait(list(flight.futures), timeout=INTERRUPT_GRACE_S)
+def _kill_if_still_busy(pool: ProcessPoolExecutor, futures: list[Future], jobs: int) -> bool:
+    """After Ctrl-C: wait up to :data:`INTERRUPT_GRACE_S` for the records of ``futures`` to stop (the queued ones
+    come back :data:`NOT_STARTED`), then kill the pool's workers if some still compute (the next parallel call starts
+    new ones). True when they were killed."""
+    _, running = wait(futures, timeout=INTERRUPT_GRACE_S)
     if not running:
         return False
     for process in list((getattr(pool, "_processes", None) or {}).values()):
@@ -371,7 +396,7 @@ def _map_in_workers(fn: Callable[[T], R], records: Iterable[T], jobs: int, windo
             resubmit = flight.take_back()
         except KeyboardInterrupt:
             _interrupt_workers(pool)  # also tells idle workers to start none of the records queued so far
-            if _kill_if_still_busy(pool, flight, jobs):
+            if _kill_if_still_busy(pool, list(flight.futures), jobs):
                 flight.forget()  # the killed pool fails them; only a surviving pool's futures are cancelled below
             raise
         finally:

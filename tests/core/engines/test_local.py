@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import subprocess
+import sys
 import time
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -208,6 +210,37 @@ def test_ctrl_c_handled_late_by_a_worker_does_not_refuse_the_next_calls_records(
         assert len(pids) == 6 and set(pids) <= before
     finally:
         shutdown_pools(2)  # a worker that ran none of them still holds Ctrl-C back
+
+
+# A program whose loop body gets Ctrl-C (not the engine's wait for a result) while both workers are in one long C
+# call that sees Ctrl-C only when it returns: the records are abandoned, and the exit must not wait for them.
+_ABANDONED = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from spin import spin
+from devil_dataset.core.engines.local import map_ordered
+
+if __name__ == "__main__":
+    try:
+        for value in map_ordered(spin, [0, 10 ** 11, 10 ** 11, 10 ** 11], jobs=2, window=2):
+            time.sleep(1.0)  # both workers are in their long call by now
+            raise KeyboardInterrupt  # Ctrl-C handled in the loop's body
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_in_the_loop_body_does_not_make_the_exit_wait_for_running_records(tmp_path):
+    (tmp_path / "spin.py").write_text("def spin(n):\n    return sum(range(n))\n")  # minutes for 10 ** 11
+    proc = subprocess.Popen([sys.executable, "-c", _ABANDONED, str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=60)  # measured: 9 s (the workers get INTERRUPT_GRACE_S, then are killed)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError("the program did not exit: its exit waited for the abandoned records") from None
+    assert proc.returncode == 0 and out == "interrupted\n", err
 
 
 def test_killed_worker_is_replaced_by_the_next_call():
