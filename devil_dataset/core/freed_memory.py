@@ -6,8 +6,8 @@ The networks' CPU passes allocate and free blocks of tens of MB, operation after
 threshold (adaptive, at most 32 MB) with a new mapping and unmaps it when freed, and hands the free top of a heap
 back to the system above its trim threshold, so the kernel faults in and zeroes the pages of every such block
 again. With both thresholds at :data:`KEEP_BELOW_BYTES` a freed block is reused: on one base-sized pass that took
-the page faults from 460,000 to 1,500 and the system time from 1.8 s to 0.01 s (6.1 s to 4.5 s wall, one thread,
-2-core AMD EPYC; ``benchmarks/freed_memory.py``). Values are unchanged: only where the bytes live differs. The
+the minor page faults from 444,196 to 0 and the system time from 1.50 s to 0.01 s (5.60 s to 4.57 s wall, 1.23x, one
+thread, 2-core AMD EPYC; ``benchmarks/freed_memory.py``). Values are unchanged: only where the bytes live differs. The
 process keeps the memory it peaked at, instead of returning it between operations.
 
     >>> isinstance(reuse_freed_memory(), bool)  # True under glibc (Linux), False elsewhere
