@@ -255,8 +255,7 @@ def _stop_abandoned_records() -> None:
         items = list((getattr(pool, "_pending_work_items", None) or {}).values())  # CPython's executor: id -> item
         running = [item.future for item in items if item.future.running()]
         if running:
-            _interrupt_workers(pool)
-            _kill_if_still_busy(pool, running, jobs)
+            _stop_records(pool, running, jobs)
 
 
 # concurrent.futures joins its executors' threads at exit through threading's exit hooks, which run before atexit's
@@ -345,10 +344,11 @@ def _submit_and_collect(pool: ProcessPoolExecutor, context: tuple, fn: Callable[
         yield flight.pop()
 
 
-def _kill_if_still_busy(pool: ProcessPoolExecutor, futures: list[Future], jobs: int) -> bool:
-    """After Ctrl-C: wait up to :data:`INTERRUPT_GRACE_S` for the records of ``futures`` to stop (the queued ones
-    come back :data:`NOT_STARTED`), then kill the pool's workers if some still compute (the next parallel call starts
-    new ones). True when they were killed."""
+def _stop_records(pool: ProcessPoolExecutor, futures: list[Future], jobs: int) -> bool:
+    """Ctrl-C to the pool's workers (:func:`_interrupt_workers`), then wait up to :data:`INTERRUPT_GRACE_S` for the
+    records of ``futures`` to stop (the queued ones come back :data:`NOT_STARTED`), and kill the pool's workers if
+    some still compute (the next parallel call starts new ones). True when they were killed."""
+    _interrupt_workers(pool)  # also tells idle workers to start none of the records queued so far
     _, running = wait(futures, timeout=INTERRUPT_GRACE_S)
     if not running:
         return False
@@ -395,8 +395,7 @@ def _map_in_workers(fn: Callable[[T], R], records: Iterable[T], jobs: int, windo
                 raise
             resubmit = flight.take_back()
         except KeyboardInterrupt:
-            _interrupt_workers(pool)  # also tells idle workers to start none of the records queued so far
-            if _kill_if_still_busy(pool, list(flight.futures), jobs):
+            if _stop_records(pool, list(flight.futures), jobs):
                 flight.forget()  # the killed pool fails them; only a surviving pool's futures are cancelled below
             raise
         finally:
